@@ -1,0 +1,58 @@
+"""The engine contract.
+
+An engine is a pure, synchronous, deterministic function from a record's text
+units to new texts.  It does no I/O: what it drops goes into
+``EngineOutput.stash`` (hash -> original text) and the pipeline persists it
+after the fidelity gate has accepted the change.
+
+Rules every engine follows (the pipeline enforces the first two):
+- frozen units are never changed (their new text is ignored);
+- ``texts`` has one entry per input unit, in the same order;
+- a marker an engine writes is decodable by a decoder registered in
+  ``workers.markers`` (lossless engines) or points into the stash
+  (``<<cx:HASH>>``, lossy engines);
+- the same units and context give the same output, on any worker.
+"""
+
+from __future__ import annotations
+
+from abc import ABC, abstractmethod
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from typing import Any, ClassVar
+
+from workers.messages.model import Unit
+from workers.tokens import TokenCounter
+
+__all__ = ["Engine", "EngineContext", "EngineOutput"]
+
+
+@dataclass(frozen=True, slots=True)
+class EngineContext:
+    """What an engine may know besides the units."""
+
+    tokens: TokenCounter
+    latest_user_text: str = ""
+    budget_tokens: int | None = None
+    allow_lossy_structure: bool = False
+    options: dict[str, Any] = field(default_factory=dict)
+
+
+@dataclass(slots=True)
+class EngineOutput:
+    """New texts (one per unit), engine-specific details, and stashed originals."""
+
+    texts: list[str]
+    details: dict[str, Any] = field(default_factory=dict)
+    stash: dict[str, str] = field(default_factory=dict)
+
+
+class Engine(ABC):
+    """One compression step.  Subclasses set ``name`` and ``lossless``."""
+
+    name: ClassVar[str]
+    lossless: ClassVar[bool]
+
+    @abstractmethod
+    def apply(self, units: Sequence[Unit], ctx: EngineContext) -> EngineOutput:
+        """Return one new text per unit (unchanged texts returned as they are)."""

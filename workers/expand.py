@@ -1,0 +1,117 @@
+"""``expand``: reverse every marker ctxpress writes.
+
+Only the units listed in ``compression.changed`` are decoded (a unit whose
+input already contained marker-like text is never changed, so literal input
+is never mistaken for a marker).  Each changed unit is decoded in reverse
+engine order: offload markers (``<<cx:KEY>>``, recursively, from the store),
+then the structured envelope, ``[[json-min:...]]``, ``[[json-table:v1 ...]]``,
+and last dedup back-references, which point at the restored text of earlier
+units.  In lossless mode the result is the input record, byte for byte once
+serialised in the record's original layout.
+"""
+
+from __future__ import annotations
+
+import importlib
+import re
+from collections.abc import Callable, Mapping
+from typing import Any
+
+from workers.engines import dedup
+from workers.messages import RESERVED_KEY, apply_texts, parse_record
+from workers.offload import OffloadStore
+
+__all__ = ["ExpandError", "expand_record", "expand_text"]
+
+_CX = re.compile(r"…(?: [^\n]{0,300}?)? <<cx:([0-9a-f]{16})>>")
+MAX_DEPTH = 32
+
+# (module, function) of lossless decoders in reverse engine order, after cx.
+_DECODERS: tuple[tuple[str, str], ...] = (
+    ("workers.engines.structured", "decode"),
+    ("workers.engines.jsonminify", "decode"),
+    ("workers.engines.jsontable", "decode"),
+)
+
+
+class ExpandError(ValueError):
+    """A marker could not be resolved (missing stash entry, bad reference)."""
+
+
+def _decoders() -> list[Callable[[str], str]]:
+    found: list[Callable[[str], str]] = []
+    for module_name, attr in _DECODERS:
+        try:
+            module = importlib.import_module(module_name)
+        except ModuleNotFoundError:
+            continue
+        fn = getattr(module, attr, None)
+        if fn is not None:
+            found.append(fn)
+    return found
+
+
+def expand_offload(text: str, store: OffloadStore | None, missing: list[str]) -> str:
+    for _ in range(MAX_DEPTH):
+        if "<<cx:" not in text:
+            return text
+
+        def replace(match: re.Match[str]) -> str:
+            key = match.group(1)
+            original = store.get(key) if store is not None else None
+            if original is None:
+                missing.append(key)
+                return match.group(0)
+            return original
+
+        new = _CX.sub(replace, text)
+        if new == text:
+            return text
+        text = new
+    return text
+
+
+def expand_text(
+    text: str,
+    restored: Mapping[str, str],
+    store: OffloadStore | None = None,
+    missing: list[str] | None = None,
+) -> str:
+    """Decode one changed unit's text.  ``restored``: uid -> text of earlier units."""
+    missing = [] if missing is None else missing
+    text = expand_offload(text, store, missing)
+    for decode in _decoders():
+        text = decode(text)
+    return dedup.decode(text, restored)
+
+
+def expand_record(data: dict[str, Any], store: OffloadStore | None = None, strict: bool = True) -> dict[str, Any]:
+    """The record without its ``compression`` object and with every marker reversed.
+
+    With ``strict``, a ``<<cx:KEY>>`` whose original is not in the store raises
+    :class:`ExpandError` naming the keys and what to pass (``--offload DIR``).
+    """
+    comp = data.get(RESERVED_KEY)
+    if not isinstance(comp, dict):
+        return data
+    plain = {k: v for k, v in data.items() if k != RESERVED_KEY}
+    changed = set(comp.get("changed") or ())
+    if not changed:
+        return plain
+    record = parse_record(plain)
+    restored: dict[str, str] = {}
+    changes = {}
+    missing: list[str] = []
+    for unit in record.units:
+        text = unit.text
+        if unit.uid in changed:
+            text = expand_text(text, restored, store, missing)
+            changes[unit.path] = text
+        restored[unit.uid] = text
+    if missing and strict:
+        raise ExpandError(
+            f"record {record.record_id!r}: {len(missing)} stashed span(s) not found "
+            f"({', '.join(sorted(set(missing))[:5])}); pass the offload store the record was "
+            "compressed with (--offload DIR, or the worker's offload topic)"
+        )
+    return apply_texts(plain, changes)

@@ -1,0 +1,354 @@
+"""Decode raw records into :class:`Record` and write rewritten texts back.
+
+Three shapes come in (see DESIGN.md): OpenAI chat records, Anthropic message
+records (``"format": "anthropic"``), and single tool outputs
+(``"kind": "tool_output"``).  Anything else is an :class:`InvalidRecord` whose
+message says what is wrong and what shape was expected; it is data for the
+dead letter, never a crash.
+
+``apply_texts`` copies only the containers on the path to a changed text, so
+the input dict is never mutated and untouched fields keep identity and order.
+"""
+
+from __future__ import annotations
+
+import shlex
+from typing import Any
+
+import orjson
+
+from workers.messages.model import Format, Path, Record, Unit
+
+__all__ = ["RESERVED_KEY", "InvalidRecord", "apply_texts", "parse_record"]
+
+RESERVED_KEY = "compression"
+_SYSTEM_ROLES = frozenset({"system", "developer"})
+_COMMAND_KEYS = ("command", "cmd", "script", "shell_command", "commandLine", "code")
+_PATH_KEYS = ("path", "file_path", "filePath", "filename", "file")
+
+
+class InvalidRecord(ValueError):
+    """A record that does not have one of the accepted shapes."""
+
+    def __init__(self, reason: str, record_id: str | None = None) -> None:
+        super().__init__(reason)
+        self.reason = reason
+        self.record_id = record_id
+
+
+def _record_id(data: dict[str, Any]) -> str | None:
+    rid = data.get("id")
+    if isinstance(rid, str | int) and not isinstance(rid, bool):
+        return str(rid)
+    return None
+
+
+def command_from_arguments(arguments: Any) -> str | None:
+    """The shell command (or file path for read tools) inside tool-call arguments."""
+    if isinstance(arguments, str):
+        try:
+            arguments = orjson.loads(arguments)
+        except orjson.JSONDecodeError:
+            return None
+    if not isinstance(arguments, dict):
+        return None
+    for key in _COMMAND_KEYS:
+        value = arguments.get(key)
+        if isinstance(value, str) and value.strip():
+            return value
+        if isinstance(value, list) and value and all(isinstance(v, str) for v in value):
+            return shlex.join(value)
+    for key in _PATH_KEYS:
+        value = arguments.get(key)
+        if isinstance(value, str) and value.strip():
+            return f"cat {shlex.quote(value)}"
+    return None
+
+
+def parse_record(data: Any) -> Record:
+    """Turn a decoded JSON value into a :class:`Record` or raise :class:`InvalidRecord`."""
+    if not isinstance(data, dict):
+        raise InvalidRecord(
+            f"record must be a JSON object, got {type(data).__name__}; "
+            'expected {"id": ..., "messages": [...]} or {"id": ..., "kind": "tool_output", "content": "..."}'
+        )
+    rid = _record_id(data)
+    if RESERVED_KEY in data:
+        raise InvalidRecord(
+            f"record already has a '{RESERVED_KEY}' object: it was compressed before; "
+            "run 'ctxpress expand' on it first",
+            rid,
+        )
+    if data.get("kind") == "tool_output":
+        units = _tool_output_units(data, rid)
+        fmt: Format = "tool_output"
+    elif data.get("format") == "anthropic":
+        units = _anthropic_units(data, rid)
+        fmt = "anthropic"
+    elif "format" in data and data["format"] not in (None, "openai"):
+        raise InvalidRecord(
+            f"unknown format {data['format']!r}; valid formats: openai (default), anthropic", rid
+        )
+    else:
+        units = _openai_units(data, rid)
+        fmt = "openai"
+    mode = data.get("mode")
+    if mode is not None and not isinstance(mode, str):
+        raise InvalidRecord("field 'mode' must be a string", rid)
+    budget = data.get("budget_tokens")
+    if budget is not None and (
+        not isinstance(budget, int) or isinstance(budget, bool) or budget < 0
+    ):
+        raise InvalidRecord("field 'budget_tokens' must be a non-negative integer", rid)
+    lossy = data.get("allow_lossy_structure")
+    if lossy is not None and not isinstance(lossy, bool):
+        raise InvalidRecord("field 'allow_lossy_structure' must be true or false", rid)
+    return Record(
+        data=data,
+        format=fmt,
+        units=tuple(units),
+        record_id=rid,
+        mode=mode,
+        budget_tokens=budget,
+        allow_lossy_structure=lossy,
+    )
+
+
+def _tool_output_units(data: dict[str, Any], rid: str | None) -> list[Unit]:
+    content = data.get("content")
+    if not isinstance(content, str):
+        raise InvalidRecord(
+            f"tool_output record needs a string 'content', got {type(content).__name__}", rid
+        )
+    command = data.get("command")
+    tool_name = data.get("tool_name")
+    if command is not None and not isinstance(command, str):
+        raise InvalidRecord("field 'command' must be a string", rid)
+    if tool_name is not None and not isinstance(tool_name, str):
+        raise InvalidRecord("field 'tool_name' must be a string", rid)
+    return [
+        Unit(
+            uid="c",
+            index=-1,
+            role="tool",
+            kind="tool_result",
+            text=content,
+            path=("content",),
+            command=command,
+            tool_name=tool_name,
+        )
+    ]
+
+
+def _messages(data: dict[str, Any], rid: str | None) -> list[Any]:
+    messages = data.get("messages")
+    if messages is None:
+        raise InvalidRecord(
+            "record has no 'messages' list; expected {\"id\": ..., \"messages\": [...]} "
+            'or a tool output {"kind": "tool_output", "content": "..."}',
+            rid,
+        )
+    if not isinstance(messages, list):
+        raise InvalidRecord(f"'messages' must be a list, got {type(messages).__name__}", rid)
+    for i, message in enumerate(messages):
+        if not isinstance(message, dict):
+            raise InvalidRecord(f"message {i} must be an object, got {type(message).__name__}", rid)
+        role = message.get("role")
+        if not isinstance(role, str):
+            raise InvalidRecord(f"message {i} has no string 'role'", rid)
+    return messages
+
+
+def _pinned(data: dict[str, Any], messages: list[Any], rid: str | None) -> set[int]:
+    pinned: set[int] = set()
+    prefix = data.get("cached_prefix_messages")
+    if prefix is not None:
+        if not isinstance(prefix, int) or isinstance(prefix, bool) or prefix < 0:
+            raise InvalidRecord("field 'cached_prefix_messages' must be a non-negative integer", rid)
+        pinned.update(range(min(prefix, len(messages))))
+    pins = data.get("pinned")
+    if pins is not None:
+        if not isinstance(pins, list) or not all(
+            isinstance(p, int) and not isinstance(p, bool) for p in pins
+        ):
+            raise InvalidRecord("field 'pinned' must be a list of message indexes", rid)
+        pinned.update(p for p in pins if 0 <= p < len(messages))
+    for i, message in enumerate(messages):
+        if message.get("pinned") is True:
+            pinned.add(i)
+    return pinned
+
+
+def _leading_system(messages: list[Any]) -> set[int]:
+    frozen: set[int] = set()
+    for i, message in enumerate(messages):
+        if message.get("role") not in _SYSTEM_ROLES:
+            break
+        frozen.add(i)
+    return frozen
+
+
+def _openai_units(data: dict[str, Any], rid: str | None) -> list[Unit]:
+    messages = _messages(data, rid)
+    frozen = _leading_system(messages) | _pinned(data, messages, rid)
+    calls: dict[str, tuple[str | None, str | None]] = {}
+    units: list[Unit] = []
+    for i, message in enumerate(messages):
+        role = message["role"]
+        tool_calls = message.get("tool_calls")
+        if tool_calls is not None:
+            if not isinstance(tool_calls, list):
+                raise InvalidRecord(f"message {i}: 'tool_calls' must be a list", rid)
+            for call in tool_calls:
+                if not isinstance(call, dict):
+                    raise InvalidRecord(f"message {i}: every tool call must be an object", rid)
+                function = call.get("function")
+                if isinstance(function, dict) and isinstance(call.get("id"), str):
+                    name = function.get("name")
+                    calls[call["id"]] = (
+                        name if isinstance(name, str) else None,
+                        command_from_arguments(function.get("arguments")),
+                    )
+        is_tool = role in ("tool", "function")
+        name, command = (None, None)
+        if is_tool:
+            call_id = message.get("tool_call_id")
+            if isinstance(call_id, str):
+                name, command = calls.get(call_id, (None, None))
+            if name is None and isinstance(message.get("name"), str):
+                name = message["name"]
+        kind = "tool_result" if is_tool else "text"
+        unit_role = "tool" if is_tool else ("system" if role in _SYSTEM_ROLES else role)
+        content = message.get("content")
+        common = dict(
+            index=i,
+            role=unit_role,
+            kind=kind,
+            frozen=i in frozen,
+            command=command,
+            tool_name=name,
+        )
+        if content is None:
+            continue
+        if isinstance(content, str):
+            units.append(Unit(uid=f"m{i}", text=content, path=("messages", i, "content"), **common))  # type: ignore[arg-type]
+        elif isinstance(content, list):
+            for j, part in enumerate(content):
+                if not isinstance(part, dict):
+                    raise InvalidRecord(f"message {i}: content part {j} must be an object", rid)
+                if part.get("type") == "text":
+                    text = part.get("text")
+                    if not isinstance(text, str):
+                        raise InvalidRecord(f"message {i}: text part {j} needs a string 'text'", rid)
+                    units.append(
+                        Unit(uid=f"m{i}.{j}", text=text, path=("messages", i, "content", j, "text"), **common)  # type: ignore[arg-type]
+                    )
+        else:
+            raise InvalidRecord(
+                f"message {i}: 'content' must be a string, a list of parts or null, "
+                f"got {type(content).__name__}",
+                rid,
+            )
+    return units
+
+
+def _has_cache_control(block: Any) -> bool:
+    return isinstance(block, dict) and isinstance(block.get("cache_control"), dict)
+
+
+def _anthropic_units(data: dict[str, Any], rid: str | None) -> list[Unit]:
+    messages = _messages(data, rid)
+    frozen = _pinned(data, messages, rid)
+    # Everything up to the last cache_control breakpoint is a cached prefix.
+    last_breakpoint = -1
+    for i, message in enumerate(messages):
+        content = message.get("content")
+        if _has_cache_control(message) or (
+            isinstance(content, list) and any(_has_cache_control(b) for b in content)
+        ):
+            last_breakpoint = i
+    frozen.update(range(last_breakpoint + 1))
+    units: list[Unit] = []
+    system = data.get("system")
+    if isinstance(system, str):
+        units.append(Unit(uid="s", index=-1, role="system", kind="text", text=system, path=("system",), frozen=True))
+    elif isinstance(system, list):
+        for j, block in enumerate(system):
+            if isinstance(block, dict) and block.get("type") == "text" and isinstance(block.get("text"), str):
+                units.append(
+                    Unit(uid=f"s{j}", index=-1, role="system", kind="text", text=block["text"], path=("system", j, "text"), frozen=True)
+                )
+    elif system is not None:
+        raise InvalidRecord("'system' must be a string or a list of blocks", rid)
+    tool_uses: dict[str, tuple[str | None, str | None]] = {}
+    for i, message in enumerate(messages):
+        role = message["role"]
+        content = message.get("content")
+        is_frozen = i in frozen
+        if isinstance(content, str):
+            units.append(Unit(uid=f"m{i}", index=i, role=role, kind="text", text=content, path=("messages", i, "content"), frozen=is_frozen))
+            continue
+        if not isinstance(content, list):
+            raise InvalidRecord(
+                f"message {i}: 'content' must be a string or a list of blocks, got {type(content).__name__}",
+                rid,
+            )
+        for j, block in enumerate(content):
+            if not isinstance(block, dict):
+                raise InvalidRecord(f"message {i}: block {j} must be an object", rid)
+            btype = block.get("type")
+            if btype == "text":
+                if not isinstance(block.get("text"), str):
+                    raise InvalidRecord(f"message {i}: text block {j} needs a string 'text'", rid)
+                units.append(
+                    Unit(uid=f"m{i}.{j}", index=i, role=role, kind="text", text=block["text"], path=("messages", i, "content", j, "text"), frozen=is_frozen)
+                )
+            elif btype == "tool_use":
+                if isinstance(block.get("id"), str):
+                    name = block.get("name")
+                    tool_uses[block["id"]] = (
+                        name if isinstance(name, str) else None,
+                        command_from_arguments(block.get("input")),
+                    )
+            elif btype == "tool_result":
+                name, command = tool_uses.get(str(block.get("tool_use_id")), (None, None))
+                is_error = block.get("is_error") is True
+                inner = block.get("content")
+                common: dict[str, Any] = dict(
+                    index=i, role="tool", kind="tool_result", frozen=is_frozen,
+                    command=command, tool_name=name, is_error=is_error,
+                )
+                if isinstance(inner, str):
+                    units.append(Unit(uid=f"m{i}.{j}", text=inner, path=("messages", i, "content", j, "content"), **common))
+                elif isinstance(inner, list):
+                    for k, sub in enumerate(inner):
+                        if isinstance(sub, dict) and sub.get("type") == "text" and isinstance(sub.get("text"), str):
+                            units.append(
+                                Unit(uid=f"m{i}.{j}.{k}", text=sub["text"], path=("messages", i, "content", j, "content", k, "text"), **common)
+                            )
+                elif inner is not None:
+                    raise InvalidRecord(f"message {i}: tool_result {j} 'content' must be a string or blocks", rid)
+    return units
+
+
+def _set_path(container: Any, path: Path, value: str) -> Any:
+    """Copy-on-write assignment of ``value`` at ``path``."""
+    key = path[0]
+    if isinstance(container, dict):
+        copy: Any = dict(container)
+    else:
+        copy = list(container)
+    if len(path) == 1:
+        copy[key] = value
+    else:
+        copy[key] = _set_path(container[key], path[1:], value)
+    return copy
+
+
+def apply_texts(data: dict[str, Any], changes: dict[Path, str]) -> dict[str, Any]:
+    """A new record dict with the texts at ``changes``' paths replaced."""
+    out: Any = data
+    for path, text in changes.items():
+        out = _set_path(out, path, text)
+    result: dict[str, Any] = out
+    return result

@@ -1,0 +1,183 @@
+"""What a text must keep: protected spans and critical lines.
+
+Two families, both named by kind in gate violations and dead letters:
+
+- *recoverable* spans (numbers, URLs, paths, identifiers, versions, inline
+  and fenced code, JSON keys): after a lossy engine each must still be in the
+  message, or inside a stash the message points at (``<<cx:HASH>>``);
+- *visible* lines (error and warning lines, failing tests and the test
+  summary, diff file and hunk headers, compiler/linter findings, git status
+  paths, the innermost traceback frame, constraint and negation lines of
+  prose): each must still be readable in the message itself.
+
+Extraction is cached per text, because the text an engine receives is the
+text the previous engine produced.
+"""
+
+from __future__ import annotations
+
+import re
+from collections import OrderedDict
+from collections.abc import Iterable
+
+__all__ = ["critical_lines", "protected_spans", "visible_lines"]
+
+# --- recoverable spans -----------------------------------------------------
+
+_SPAN_PATTERNS: tuple[tuple[str, re.Pattern[str]], ...] = (
+    ("url", re.compile(r"\b(?:https?|ftp|file|s3|gs)://[^\s<>\"'`)\]]{1,2000}")),
+    ("fenced_code", re.compile(r"^(?:```|~~~)[^\n]{0,200}\n[\s\S]{0,200000}?\n(?:```|~~~)[ \t]*$", re.M)),
+    ("inline_code", re.compile(r"`[^`\n]{1,300}`")),
+    ("path", re.compile(r"(?<![\w/.-])(?:~|\.{1,2})?/?(?:[\w.@+-]{1,255}/){1,64}[\w.@+-]{1,255}")),
+    ("version", re.compile(r"\bv?\d{1,6}\.\d{1,6}\.\d{1,6}(?:[-+.][\w.]{1,40})?\b")),
+    ("identifier", re.compile(r"\b[A-Z][A-Z0-9]{1,40}(?:_[A-Z0-9]{1,40}){1,8}\b|\b[a-zA-Z_]\w{0,60}(?:\.[a-zA-Z_]\w{0,60}){1,8}(?=\()|\b[a-zA-Z_]\w{0,60}(?=\()")),
+    ("json_key", re.compile(r"\"([^\"\\\n]{1,100})\"\s*:")),
+    ("number", re.compile(r"(?<![\w.])-?\d{1,300}(?:\.\d{1,300})?(?:[eE][+-]?\d{1,4})?(?![\w])")),
+)
+
+
+def _iter_spans(text: str) -> Iterable[tuple[str, str]]:
+    for kind, pattern in _SPAN_PATTERNS:
+        if kind == "fenced_code" and "```" not in text and "~~~" not in text:
+            continue
+        if kind == "inline_code" and "`" not in text:
+            continue
+        if kind == "url" and "://" not in text:
+            continue
+        for match in pattern.finditer(text):
+            token = match.group(1) if kind == "json_key" else match.group(0)
+            yield kind, token
+
+
+# --- visible lines ---------------------------------------------------------
+
+_ERROR_LINE = re.compile(
+    r"\b(?:error|errors|ERROR|Error|FAILED|FAIL|FAILURE|failed|Failed|fatal|FATAL|Fatal|panic|"
+    r"Exception|Traceback|CRITICAL|critical|Warning|WARNING|warning|WARN|denied|refused|"
+    r"[A-Z]\w*(?:Error|Exception))\b"
+)
+_SUMMARY_LINE = re.compile(
+    r"^=+ .*\b(?:passed|failed|error|errors|skipped|xfailed|deselected)\b.* =+$"
+    r"|^(?:Tests?|Test Suites):\s+.*\b(?:passed|failed|total)\b"
+    r"|^(?:FAIL|ok|PASS)\s+\S+\s+[\d.]+s$"
+    r"|^test result: "
+    r"|^Ran \d+ tests? in "
+    r"|^(?:OK|FAILED)(?: \(.*\))?$"
+    r"|^Found \d+ errors?"
+    r"|^\d+ (?:problems?|errors?|warnings?)\b"
+    r"|^Successfully installed "
+    r"|^added \d+ packages?"
+    r"|^BUILD (?:SUCCESS|FAILURE|FAILED)",
+    re.M,
+)
+_DIFF_HEADER = re.compile(r"^(?:diff --git .*|@@ .* @@.*|\+\+\+ \S.*|--- (?:a/|b/|/dev/null).*|rename (?:from|to) .*|new file mode .*|deleted file mode .*)$", re.M)
+_FINDING = re.compile(r"^\s*[\w./\\@+-]{1,400}\.[A-Za-z0-9]{1,12}[:(]\d+(?:[:,]\d+)?\)?:?.*$", re.M)
+_GIT_STATUS = re.compile(
+    r"^\s*(?:modified|new file|deleted|renamed|copied|typechange|both modified|both added|both deleted|added by us|added by them|deleted by us|deleted by them):\s+\S.*$"
+    r"|^\s*[MADRCU?!][MADRCU? ]? \S.*$",
+    re.M,
+)
+_CONSTRAINT = re.compile(
+    r"\b(?:must|never|do not|don't|dont|always|required|requires|require|security|shall|should not|"
+    r"shouldn't|cannot|can't|mustn't|forbidden|prohibited|only|important|IMPORTANT|MUST|NEVER|DO NOT|ALWAYS)\b",
+    re.I,
+)
+_NEGATION = re.compile(
+    r"\b(?:not|no|never|none|nothing|nobody|neither|nor|without|unless|except|isn't|aren't|wasn't|"
+    r"weren't|doesn't|don't|didn't|won't|wouldn't|can't|cannot|couldn't|shouldn't|mustn't|hasn't|"
+    r"haven't|hadn't)\b",
+    re.I,
+)
+_TRACE_FRAME = re.compile(r'^\s*File "[^"]+", line \d+|^\s+at [\w$.<>]+\(.*:\d+\)|^\s+at .+ \(.+:\d+:\d+\)$')
+
+
+def _tool_lines(text: str) -> Iterable[tuple[str, str]]:
+    last_frame: str | None = None
+    in_status_untracked = False
+    for raw in text.splitlines():
+        line = raw.strip()
+        if not line:
+            in_status_untracked = False
+            continue
+        if len(line) > 600:
+            line = line[:600]
+        if _TRACE_FRAME.match(raw):
+            last_frame = line
+            continue
+        if _DIFF_HEADER.match(raw):
+            yield "diff_header", line
+        elif _SUMMARY_LINE.match(line):
+            yield "test_summary", line
+        elif _FINDING.match(raw) and not raw.startswith((" ", "\t", "+", "-")):
+            yield "finding", line
+        elif _ERROR_LINE.search(line):
+            if last_frame is not None:
+                yield "stack_frame", last_frame
+                last_frame = None
+            yield "error_line", line
+        elif _GIT_STATUS.match(raw) and ":" in line[:22]:
+            yield "git_status_path", line
+        if line.startswith("Untracked files:"):
+            in_status_untracked = True
+        elif in_status_untracked and raw.startswith("\t"):
+            yield "git_status_path", line
+
+
+def _prose_lines(text: str) -> Iterable[tuple[str, str]]:
+    for raw in text.splitlines():
+        line = raw.strip()
+        if not line:
+            continue
+        if _CONSTRAINT.search(line):
+            yield "constraint", line[:600]
+        elif _NEGATION.search(line):
+            yield "negation", line[:600]
+        elif _ERROR_LINE.search(line) and len(line) < 400:
+            yield "error_line", line
+
+
+class _Cache:
+    def __init__(self, size: int = 4096) -> None:
+        self.size = size
+        self.data: OrderedDict[tuple[str, str], frozenset[tuple[str, str]]] = OrderedDict()
+
+    def get(self, key: tuple[str, str]) -> frozenset[tuple[str, str]] | None:
+        value = self.data.get(key)
+        if value is not None:
+            self.data.move_to_end(key)
+        return value
+
+    def put(self, key: tuple[str, str], value: frozenset[tuple[str, str]]) -> None:
+        self.data[key] = value
+        if len(self.data) > self.size:
+            self.data.popitem(last=False)
+
+
+_SPANS = _Cache()
+_LINES = _Cache()
+
+
+def protected_spans(text: str) -> frozenset[tuple[str, str]]:
+    """(kind, token) pairs that must survive in the message or its stash."""
+    key = ("s", text)
+    cached = _SPANS.get(key)
+    if cached is None:
+        cached = frozenset(_iter_spans(text))
+        _SPANS.put(key, cached)
+    return cached
+
+
+def critical_lines(text: str, kind: str) -> frozenset[tuple[str, str]]:
+    """(kind, line) pairs that must stay visible; ``kind`` is the unit kind."""
+    key = (kind, text)
+    cached = _LINES.get(key)
+    if cached is None:
+        lines = _tool_lines(text) if kind == "tool_result" else _prose_lines(text)
+        cached = frozenset(lines)
+        _LINES.put(key, cached)
+    return cached
+
+
+def visible_lines(text: str) -> frozenset[str]:
+    """Stripped lines of ``text`` (truncated like critical lines) for visibility checks."""
+    return frozenset(raw.strip()[:600] for raw in text.splitlines())

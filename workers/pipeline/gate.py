@@ -1,0 +1,84 @@
+"""The fidelity gate: judges one changed message against its previous version.
+
+- Lossless engines are judged by decoding: the engine's own decoder applied to
+  the new text must give back the old text exactly.
+- Lossy engines are judged on protected content: every recoverable span of
+  the old text must be in the new text or in a stash the new text points at
+  (``<<cx:HASH>>``); every critical line must still be visible in the new
+  text (or in a message the engine names as an explicit back-reference).
+
+A failing message is reverted by the pipeline for that engine only; the
+violations (kind + missing token) go to the dead letter.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterable
+from dataclasses import dataclass
+
+from workers.pipeline.facts import critical_lines, protected_spans, visible_lines
+
+__all__ = ["MAX_VIOLATIONS", "OFFLOAD_REF", "Violation", "check_lossy"]
+
+MAX_VIOLATIONS = 20
+OFFLOAD_REF = re.compile(r"<<cx:([0-9a-f]{8,64})>>")
+
+
+@dataclass(frozen=True, slots=True)
+class Violation:
+    kind: str
+    token: str
+
+    def as_dict(self) -> dict[str, str]:
+        return {"kind": self.kind, "token": self.token[:300]}
+
+
+def _referenced_stash(after: str, stash: dict[str, str]) -> list[str]:
+    texts: list[str] = []
+    seen: set[str] = set()
+    pending = OFFLOAD_REF.findall(after)
+    while pending:
+        key = pending.pop()
+        if key in seen or key not in stash:
+            continue
+        seen.add(key)
+        texts.append(stash[key])
+        pending.extend(OFFLOAD_REF.findall(stash[key]))
+    return texts
+
+
+def check_lossy(
+    before: str,
+    after: str,
+    unit_kind: str,
+    stash: dict[str, str],
+    backrefs: Iterable[str] = (),
+) -> list[Violation]:
+    """Violations of ``after`` against ``before`` (empty list = accepted)."""
+    violations: list[Violation] = []
+    recoverable_texts = [after, *_referenced_stash(after, stash)]
+    after_spans: set[tuple[str, str]] = set()
+    for text in recoverable_texts:
+        after_spans.update(protected_spans(text))
+    for kind, token in sorted(protected_spans(before) - after_spans):
+        if kind in ("number", "json_key", "identifier") and any(token in t for t in recoverable_texts):
+            continue  # tokenised differently in its new context but still present
+        if kind in ("path", "url", "version", "inline_code", "fenced_code") and any(
+            token in t for t in recoverable_texts
+        ):
+            continue
+        violations.append(Violation(kind, token))
+        if len(violations) >= MAX_VIOLATIONS:
+            return violations
+    visible_texts = [after, *backrefs]
+    lines_after: set[str] = set()
+    for text in visible_texts:
+        lines_after.update(visible_lines(text))
+    for kind, line in sorted(critical_lines(before, unit_kind)):
+        if line in lines_after or any(line in text for text in visible_texts):
+            continue
+        violations.append(Violation(kind, line))
+        if len(violations) >= MAX_VIOLATIONS:
+            break
+    return violations

@@ -1,0 +1,346 @@
+"""The pipeline: one record in, one :class:`Outcome` out.  Pure and synchronous.
+
+For each engine of the record's mode:
+
+1. the engine returns one new text per unit (frozen units, and units whose
+   input already contains marker-like literals, are kept as they were);
+2. a changed unit that got more tokens is reverted (never-worse, per message);
+3. the fidelity gate judges every other changed unit; a failing one is
+   reverted for this engine only and becomes a :class:`Rejection`;
+4. an engine that raises is reverted as a whole and becomes a rejection with
+   stage ``engine``.
+
+Finally, if the whole record got more tokens, the input is returned
+unchanged.  The same record and settings give the same output on any worker.
+Per-record failures are data (``Outcome.rejections``), never exceptions;
+:class:`RecordError` is raised only for input that cannot be processed at all
+(it goes to the dead letter as the record's one result).
+"""
+
+from __future__ import annotations
+
+import re
+import time
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+from workers.engines import Engine, EngineContext, UnknownEngine, resolve
+from workers.messages import RESERVED_KEY, InvalidRecord, Record, Unit, apply_texts, parse_record
+from workers.pipeline.gate import Violation, check_lossy
+from workers.pipeline.modes import MODES
+from workers.redact import redact
+from workers.settings import Settings
+from workers.tokens import TokenCounter
+
+__all__ = ["MARKER_LITERAL", "EngineStats", "Outcome", "Pipeline", "Rejection", "RecordError"]
+
+STATS_VERSION = 1
+# Text that already looks like one of our markers is never touched, so that
+# expand can never mistake input for a marker.
+MARKER_LITERAL = re.compile(r"\[\[/?(?:json-table|json-min|dup|read):|<<cx:")
+
+
+class RecordError(Exception):
+    """The record cannot be processed (bad shape, unknown mode, too large)."""
+
+    def __init__(self, reason: str, record_id: str | None = None, stage: str = "validate") -> None:
+        super().__init__(reason)
+        self.reason = reason
+        self.record_id = record_id
+        self.stage = stage
+
+
+@dataclass(slots=True)
+class Rejection:
+    """A message the gate (or a failing engine) reverted: dead-letter data."""
+
+    record_id: str | None
+    engine: str
+    stage: str  # "gate" | "engine"
+    message_index: int | None
+    uid: str | None
+    violations: list[Violation] = field(default_factory=list)
+    before: str = ""
+    after: str = ""
+    error_class: str = ""
+    error_message: str = ""
+
+    def as_dict(self) -> dict[str, Any]:
+        reason = (
+            f"fidelity gate rejected {self.engine} on message {self.message_index}: "
+            + ", ".join(sorted({v.kind for v in self.violations}))
+            if self.stage == "gate"
+            else f"engine {self.engine} raised {self.error_class}: {self.error_message}"
+        )
+        return {
+            "record_id": self.record_id,
+            "reason": reason,
+            "stage": self.stage,
+            "engine": self.engine,
+            "message_index": self.message_index,
+            "unit": self.uid,
+            "violations": [v.as_dict() for v in self.violations],
+            "before": redact(self.before),
+            "after": redact(self.after),
+            "error_class": self.error_class or "FidelityViolation",
+            "error_message": self.error_message or reason,
+        }
+
+
+@dataclass(slots=True)
+class EngineStats:
+    engine: str
+    status: str  # applied | unchanged | inflation | fidelity | error | disabled
+    tokens_before: int
+    tokens_after: int
+    ms: float
+    messages_changed: int = 0
+    details: dict[str, Any] = field(default_factory=dict)
+
+    def as_dict(self) -> dict[str, Any]:
+        return {
+            "engine": self.engine,
+            "status": self.status,
+            "tokens_before": self.tokens_before,
+            "tokens_after": self.tokens_after,
+            "ms": round(self.ms, 3),
+            "messages_changed": self.messages_changed,
+            "details": self.details,
+        }
+
+
+@dataclass(slots=True)
+class Outcome:
+    """The compressed record (with its ``compression`` object), rejections, stash."""
+
+    record: dict[str, Any]
+    stats: dict[str, Any]
+    engine_stats: list[EngineStats]
+    rejections: list[Rejection]
+    stash: dict[str, str]
+    record_id: str | None
+    mode: str
+
+
+def _ms(start: float) -> float:
+    return (time.perf_counter() - start) * 1000.0
+
+
+class Pipeline:
+    """Runs records through the engines of their mode.  Build once, reuse."""
+
+    def __init__(self, settings: Settings | None = None, tokens: TokenCounter | None = None) -> None:
+        self.settings = settings or Settings()
+        self.tokens = tokens or TokenCounter(self.settings.encoding)
+        self._engines: dict[str, list[Engine]] = {}
+        # Fail at start-up for the default mode, with the list of valid names.
+        self.engines_for(self.settings.mode)
+
+    def engines_for(self, mode: str) -> list[Engine]:
+        engines = self._engines.get(mode)
+        if engines is None:
+            names = MODES.get(mode)
+            if names is None:
+                raise UnknownEngine(f"unknown mode {mode!r}; valid modes: {', '.join(MODES)}")
+            engines = resolve(names)
+            self._engines[mode] = engines
+        return engines
+
+    # -- entry points ------------------------------------------------------
+
+    def run_raw(self, data: Any) -> Outcome:
+        """Validate a decoded JSON value and run it; raises :class:`RecordError`."""
+        try:
+            record = parse_record(data)
+        except InvalidRecord as exc:
+            raise RecordError(exc.reason, exc.record_id) from exc
+        return self.run(record)
+
+    def run(self, record: Record) -> Outcome:
+        started = time.perf_counter()
+        mode = record.mode or self.settings.mode
+        try:
+            engines = self.engines_for(mode)
+        except UnknownEngine as exc:
+            raise RecordError(str(exc), record.record_id, stage="validate") from exc
+        units = record.units
+        texts = [u.text for u in units]
+        counts = [self.tokens.count(t) for t in texts]
+        tokens_before = sum(counts)
+        locked = [u.frozen or bool(MARKER_LITERAL.search(u.text)) for u in units]
+        ctx = EngineContext(
+            tokens=self.tokens,
+            latest_user_text=record.latest_user_text(),
+            budget_tokens=record.budget_tokens,
+            allow_lossy_structure=(
+                record.allow_lossy_structure
+                if record.allow_lossy_structure is not None
+                else self.settings.allow_lossy_structure
+            ),
+        )
+        stash: dict[str, str] = {}
+        all_stats: list[EngineStats] = []
+        rejections: list[Rejection] = []
+        for engine in engines:
+            stats, texts, counts = self._run_engine(
+                engine, record, units, texts, counts, locked, ctx, stash, rejections
+            )
+            all_stats.append(stats)
+        tokens_after = sum(counts)
+        if tokens_after > tokens_before:  # never-worse, whole record
+            texts = [u.text for u in units]
+            tokens_after = tokens_before
+            stash = {}
+        changes = {u.path: t for u, t in zip(units, texts, strict=True) if t != u.text}
+        out = apply_texts(record.data, changes) if changes else dict(record.data)
+        chars_before = sum(len(u.text) for u in units)
+        chars_after = sum(len(t) for t in texts)
+        stats_obj: dict[str, Any] = {
+            "version": STATS_VERSION,
+            "mode": mode,
+            "encoding": self.tokens.encoding_name,
+            "tokens_before": tokens_before,
+            "tokens_after": tokens_after,
+            "saved_pct": round(100.0 * (tokens_before - tokens_after) / tokens_before, 2)
+            if tokens_before
+            else 0.0,
+            "chars_before": chars_before,
+            "chars_after": chars_after,
+            "duration_ms": round(_ms(started), 3),
+            "engines_applied": [s.engine for s in all_stats if s.status == "applied"],
+            "engines": [s.as_dict() for s in all_stats],
+            "changed": [u.uid for u, t in zip(units, texts, strict=True) if t != u.text],
+            "rejections": len(rejections),
+        }
+        out[RESERVED_KEY] = stats_obj
+        return Outcome(
+            record=out,
+            stats=stats_obj,
+            engine_stats=all_stats,
+            rejections=rejections,
+            stash=stash,
+            record_id=record.record_id,
+            mode=mode,
+        )
+
+    # -- one engine ----------------------------------------------------------
+
+    def _run_engine(
+        self,
+        engine: Engine,
+        record: Record,
+        original_units: Sequence[Unit],
+        texts: list[str],
+        counts: list[int],
+        locked: list[bool],
+        ctx: EngineContext,
+        stash: dict[str, str],
+        rejections: list[Rejection],
+    ) -> tuple[EngineStats, list[str], list[int]]:
+        started = time.perf_counter()
+        before_total = sum(counts)
+        current = [
+            u if u.text == t else _with_text(u, t) for u, t in zip(original_units, texts, strict=True)
+        ]
+        try:
+            output = engine.apply(current, ctx)
+            if len(output.texts) != len(current):
+                raise RuntimeError(
+                    f"engine returned {len(output.texts)} texts for {len(current)} units"
+                )
+        except Exception as exc:  # an engine bug must not lose the record
+            rejections.append(
+                Rejection(
+                    record_id=record.record_id,
+                    engine=engine.name,
+                    stage="engine",
+                    message_index=None,
+                    uid=None,
+                    error_class=type(exc).__name__,
+                    error_message=str(exc)[:500],
+                )
+            )
+            return (
+                EngineStats(engine.name, "error", before_total, before_total, _ms(started),
+                            details={"error": f"{type(exc).__name__}: {str(exc)[:200]}"}),
+                texts,
+                counts,
+            )
+        new_texts = list(texts)
+        new_counts = list(counts)
+        originals: Mapping[str, str] = {u.uid: u.text for u in current}
+        changed = inflated = rejected = 0
+        backref_texts = output.details.pop("_backrefs", {}) if output.details else {}
+        for i, unit in enumerate(current):
+            after = output.texts[i]
+            if after == unit.text or locked[i]:
+                continue
+            after_count = self.tokens.count(after)
+            if after_count > counts[i] or (after_count == counts[i] and len(after) >= len(unit.text)):
+                inflated += 1
+                continue
+            if engine.lossless:
+                violations = _check_decode(engine, unit.text, after, originals)
+            else:
+                refs = [new_texts[j] for j in backref_texts.get(i, ())]
+                violations = check_lossy(unit.text, after, unit.kind, {**stash, **output.stash}, refs)
+            if violations:
+                rejected += 1
+                rejections.append(
+                    Rejection(
+                        record_id=record.record_id,
+                        engine=engine.name,
+                        stage="gate",
+                        message_index=unit.index,
+                        uid=unit.uid,
+                        violations=violations,
+                        before=unit.text,
+                        after=after,
+                    )
+                )
+                continue
+            new_texts[i] = after
+            new_counts[i] = after_count
+            changed += 1
+        if changed:
+            kept = "\n".join(new_texts)
+            for key, value in output.stash.items():
+                if f"<<cx:{key}>>" in kept or any(f"<<cx:{key}>>" in v for v in output.stash.values()):
+                    stash[key] = value
+        status = (
+            "applied" if changed
+            else "fidelity" if rejected
+            else "inflation" if inflated
+            else "unchanged"
+        )
+        details = dict(output.details)
+        if rejected:
+            details["messages_rejected"] = rejected
+        if inflated:
+            details["messages_inflated"] = inflated
+        return (
+            EngineStats(engine.name, status, before_total, sum(new_counts), _ms(started), changed, details),
+            new_texts,
+            new_counts,
+        )
+
+
+def _with_text(unit: Unit, text: str) -> Unit:
+    from dataclasses import replace
+
+    return replace(unit, text=text)
+
+
+def _check_decode(engine: Engine, before: str, after: str, originals: Mapping[str, str]) -> list[Violation]:
+    decode = getattr(engine, "decode", None)
+    if decode is None:
+        return [Violation("lossless", "engine has no decoder")]
+    try:
+        restored = decode(after, originals)
+    except Exception as exc:
+        return [Violation("lossless", f"decoder raised {type(exc).__name__}: {exc}")]
+    if restored != before:
+        at = next((k for k, (a, b) in enumerate(zip(restored, before, strict=False)) if a != b), min(len(restored), len(before)))
+        return [Violation("lossless", f"decoded text differs at char {at}: {before[at:at + 60]!r}")]
+    return []

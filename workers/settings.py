@@ -1,0 +1,153 @@
+"""One frozen settings object, read from the environment once.
+
+Every setting is declared in ``SETTINGS`` with its variable, default and a
+sentence of help; ``Settings.from_env`` builds the object and
+``settings_help()`` renders the table that ``ctxpress worker --help`` prints.
+Bad values fail at start-up with a message that names the variable.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Mapping
+from dataclasses import dataclass, fields
+from typing import Any
+
+__all__ = ["SETTINGS", "Settings", "SettingsError", "settings_help"]
+
+
+class SettingsError(ValueError):
+    """A configuration value is missing or malformed."""
+
+
+@dataclass(frozen=True, slots=True)
+class Setting:
+    name: str
+    env: str
+    default: Any
+    help: str
+
+
+SETTINGS: tuple[Setting, ...] = (
+    Setting("mode", "CTXPRESS_MODE", "lossless", "default mode when a record has no 'mode' field: off, lossless, standard, aggressive"),
+    Setting("encoding", "CTXPRESS_ENCODING", "cl100k_base", "tiktoken encoding for token counts (cl100k_base or o200k_base)"),
+    Setting("allow_lossy_structure", "CTXPRESS_ALLOW_LOSSY_STRUCTURE", False, "let the structured engine use lossy strategies (drop_nulls, round_numbers, ...) unless a record says otherwise"),
+    Setting("max_record_bytes", "CTXPRESS_MAX_RECORD_BYTES", 16 * 1024 * 1024, "records larger than this go to the dead letter instead of being compressed"),
+    Setting("offload_dir", "CTXPRESS_OFFLOAD_DIR", "", "directory store for stashed originals (batch CLI default; empty = in-memory)"),
+    Setting("filters_dir", "CTXPRESS_FILTERS_DIR", "", "directory with user toolfilter files (JSON or TOML), loaded after the built-in ones"),
+    Setting("trust_project_filters", "CTXPRESS_TRUST_PROJECT_FILTERS", False, "load filter files from the project's .ctxpress/filters directory"),
+    Setting("kafka_bootstrap", "CTXPRESS_KAFKA_BOOTSTRAP", "127.0.0.1:19092", "Kafka bootstrap servers (host:port[,host:port])"),
+    Setting("kafka_security_protocol", "CTXPRESS_KAFKA_SECURITY_PROTOCOL", "PLAINTEXT", "PLAINTEXT, SSL, SASL_PLAINTEXT or SASL_SSL"),
+    Setting("kafka_sasl_mechanism", "CTXPRESS_KAFKA_SASL_MECHANISM", "", "PLAIN, SCRAM-SHA-256 or SCRAM-SHA-512 when SASL is used"),
+    Setting("kafka_sasl_username", "CTXPRESS_KAFKA_SASL_USERNAME", "", "SASL user name"),
+    Setting("kafka_sasl_password", "CTXPRESS_KAFKA_SASL_PASSWORD", "", "SASL password (keep it in a Secret, not in a ConfigMap)"),
+    Setting("kafka_ssl_cafile", "CTXPRESS_KAFKA_SSL_CAFILE", "", "CA bundle for SSL connections to the brokers"),
+    Setting("kafka_ssl_certfile", "CTXPRESS_KAFKA_SSL_CERTFILE", "", "client certificate for mutual TLS"),
+    Setting("kafka_ssl_keyfile", "CTXPRESS_KAFKA_SSL_KEYFILE", "", "client key for mutual TLS"),
+    Setting("topic_prefix", "CTXPRESS_TOPIC_PREFIX", "ctxpress.", "prefix of every topic name (short names come from topics/)"),
+    Setting("app_id", "CTXPRESS_APP_ID", "ctxpress-worker", "Faust app id = Kafka consumer group"),
+    Setting("processing_guarantee", "CTXPRESS_PROCESSING_GUARANTEE", "exactly_once", "exactly_once (Kafka transactions) or at_least_once"),
+    Setting("batch_size", "CTXPRESS_BATCH_SIZE", 64, "records taken per agent batch (take_events)"),
+    Setting("batch_timeout", "CTXPRESS_BATCH_TIMEOUT", 0.05, "seconds to wait for a batch to fill"),
+    Setting("concurrency", "CTXPRESS_CONCURRENCY", 1, "agent instances per worker process"),
+    Setting("producer_linger_ms", "CTXPRESS_PRODUCER_LINGER_MS", 5, "producer linger in milliseconds (batches sends)"),
+    Setting("web_host", "CTXPRESS_WEB_HOST", "127.0.0.1", "address of the worker's web server (/metrics, /expand/{hash})"),
+    Setting("web_port", "CTXPRESS_WEB_PORT", 6066, "port of the worker's web server"),
+    Setting("web_token", "CTXPRESS_WEB_TOKEN", "", "bearer token required by /expand/{hash} (required when web_host is not loopback)"),
+    Setting("data_dir", "CTXPRESS_DATA_DIR", ".cache/worker", "Faust data directory (tables, state)"),
+)
+
+
+def _convert(setting: Setting, raw: str) -> Any:
+    default = setting.default
+    try:
+        if isinstance(default, bool):
+            lowered = raw.strip().lower()
+            if lowered in ("1", "true", "yes", "on"):
+                return True
+            if lowered in ("0", "false", "no", "off", ""):
+                return False
+            raise ValueError(raw)
+        if isinstance(default, int):
+            return int(raw)
+        if isinstance(default, float):
+            return float(raw)
+    except ValueError as exc:
+        raise SettingsError(
+            f"{setting.env}={raw!r} is not a valid {type(default).__name__}: {setting.help}"
+        ) from exc
+    return raw
+
+
+@dataclass(frozen=True, slots=True)
+class Settings:
+    mode: str = "lossless"
+    encoding: str = "cl100k_base"
+    allow_lossy_structure: bool = False
+    max_record_bytes: int = 16 * 1024 * 1024
+    offload_dir: str = ""
+    filters_dir: str = ""
+    trust_project_filters: bool = False
+    kafka_bootstrap: str = "127.0.0.1:19092"
+    kafka_security_protocol: str = "PLAINTEXT"
+    kafka_sasl_mechanism: str = ""
+    kafka_sasl_username: str = ""
+    kafka_sasl_password: str = ""
+    kafka_ssl_cafile: str = ""
+    kafka_ssl_certfile: str = ""
+    kafka_ssl_keyfile: str = ""
+    topic_prefix: str = "ctxpress."
+    app_id: str = "ctxpress-worker"
+    processing_guarantee: str = "exactly_once"
+    batch_size: int = 64
+    batch_timeout: float = 0.05
+    concurrency: int = 1
+    producer_linger_ms: int = 5
+    web_host: str = "127.0.0.1"
+    web_port: int = 6066
+    web_token: str = ""
+    data_dir: str = ".cache/worker"
+
+    @classmethod
+    def from_env(cls, environ: Mapping[str, str] | None = None, **overrides: Any) -> Settings:
+        env = os.environ if environ is None else environ
+        values: dict[str, Any] = {}
+        for setting in SETTINGS:
+            if setting.env in env:
+                values[setting.name] = _convert(setting, env[setting.env])
+        values.update({k: v for k, v in overrides.items() if v is not None})
+        settings = cls(**values)
+        settings.validate()
+        return settings
+
+    def validate(self) -> None:
+        from workers.pipeline.modes import MODES
+
+        if self.mode not in MODES:
+            raise SettingsError(
+                f"unknown mode {self.mode!r} in CTXPRESS_MODE; valid modes: {', '.join(MODES)}"
+            )
+        if self.processing_guarantee not in ("exactly_once", "at_least_once"):
+            raise SettingsError(
+                "CTXPRESS_PROCESSING_GUARANTEE must be exactly_once or at_least_once, "
+                f"got {self.processing_guarantee!r}"
+            )
+        if self.batch_size < 1:
+            raise SettingsError("CTXPRESS_BATCH_SIZE must be at least 1")
+
+    def topic(self, short_name: str) -> str:
+        """Full Kafka topic name for a short name from topics/."""
+        return f"{self.topic_prefix}{short_name}"
+
+
+assert [f.name for f in fields(Settings)] == [s.name for s in SETTINGS], "SETTINGS and Settings disagree"
+
+
+def settings_help() -> str:
+    """One line per setting: variable, default, help."""
+    width = max(len(s.env) for s in SETTINGS)
+    lines = ["settings (environment variables):"]
+    for s in SETTINGS:
+        default = s.default if s.default != "" else '""'
+        lines.append(f"  {s.env:<{width}}  {s.help} (default: {default})")
+    return "\n".join(lines)
