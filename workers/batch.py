@@ -1,0 +1,175 @@
+"""Offline batch compression of JSONL: the same pipeline the worker runs.
+
+``compress_lines`` yields one :class:`LineResult` per input line: either the
+compressed record (plus its gate rejections, which are extra dead-letter
+entries) or a dead letter for the line itself.  Every input line ends as
+exactly one output record or one dead-letter record.  A :class:`Summary`
+adds the numbers up for the table printed at the end of a run.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Iterable, Iterator
+from dataclasses import dataclass, field
+from typing import Any
+
+from workers.jsonl import BadLine, decode_line, detect_layout
+from workers.messages import RESERVED_KEY
+from workers.offload import OffloadStore
+from workers.pipeline.runner import Outcome, Pipeline, RecordError
+from workers.redact import redact
+
+__all__ = ["LineResult", "Summary", "compress_lines", "dead_letter_for_line"]
+
+
+@dataclass(slots=True)
+class LineResult:
+    line_no: int
+    size: int
+    outcome: Outcome | None = None
+    dead_letter: dict[str, Any] | None = None
+
+
+def dead_letter_for_line(
+    line_no: int, reason: str, raw: bytes, record_id: str | None, stage: str, error_class: str
+) -> dict[str, Any]:
+    try:
+        original = raw.decode("utf-8")
+        key = "original_value"
+    except UnicodeDecodeError:
+        import base64
+
+        original = base64.b64encode(raw).decode("ascii")
+        key = "original_value_b64"
+    return {
+        "record_id": record_id,
+        "reason": reason,
+        "stage": stage,
+        "error_class": error_class,
+        "error_message": reason,
+        key: redact(original[:65536]) if key == "original_value" else original[:65536],
+        "source": {"line": line_no},
+    }
+
+
+def compress_lines(
+    lines: Iterable[bytes],
+    pipeline: Pipeline,
+    store: OffloadStore | None = None,
+) -> Iterator[LineResult]:
+    max_bytes = pipeline.settings.max_record_bytes
+    for line_no, raw in enumerate(lines, start=1):
+        stripped = raw.strip()
+        if not stripped:
+            continue
+        value = decode_line(stripped, line_no, max_bytes)
+        if isinstance(value, BadLine):
+            yield LineResult(
+                line_no,
+                len(raw),
+                dead_letter=dead_letter_for_line(
+                    line_no, value.reason, value.raw, None, "decode", "InvalidJSON"
+                ),
+            )
+            continue
+        try:
+            outcome = pipeline.run_raw(value)
+        except RecordError as exc:
+            yield LineResult(
+                line_no,
+                len(raw),
+                dead_letter=dead_letter_for_line(
+                    line_no,
+                    f"line {line_no}: {exc.reason}",
+                    stripped,
+                    exc.record_id,
+                    exc.stage,
+                    "InvalidRecord",
+                ),
+            )
+            continue
+        except RecursionError:
+            yield LineResult(
+                line_no,
+                len(raw),
+                dead_letter=dead_letter_for_line(
+                    line_no,
+                    f"line {line_no}: record nested too deeply to process",
+                    stripped,
+                    None,
+                    "validate",
+                    "InvalidRecord",
+                ),
+            )
+            continue
+        layout = detect_layout(stripped, value)
+        if layout is not None:
+            outcome.record[RESERVED_KEY]["layout"] = layout
+        if store is not None and outcome.stash:
+            store.put_many({k: redact(v) for k, v in outcome.stash.items()})
+        yield LineResult(line_no, len(raw), outcome=outcome)
+
+
+@dataclass(slots=True)
+class Summary:
+    started: float = field(default_factory=time.perf_counter)
+    records: int = 0
+    dead_letters: int = 0
+    rejections: int = 0
+    bytes_in: int = 0
+    tokens_before: int = 0
+    tokens_after: int = 0
+    by_engine: dict[str, list[int]] = field(
+        default_factory=dict
+    )  # engine -> [before, after, applied, rejected]
+    latencies_ms: list[float] = field(default_factory=list)
+
+    def add(self, result: LineResult) -> None:
+        self.bytes_in += result.size
+        if result.outcome is None:
+            self.dead_letters += 1
+            return
+        outcome = result.outcome
+        self.records += 1
+        self.rejections += len(outcome.rejections)
+        self.tokens_before += outcome.stats["tokens_before"]
+        self.tokens_after += outcome.stats["tokens_after"]
+        self.latencies_ms.append(outcome.stats["duration_ms"])
+        for stats in outcome.engine_stats:
+            row = self.by_engine.setdefault(stats.engine, [0, 0, 0, 0])
+            row[0] += stats.tokens_before
+            row[1] += stats.tokens_after
+            row[2] += stats.status == "applied"
+            row[3] += int(stats.details.get("messages_rejected", 0))
+
+    @property
+    def saved_pct(self) -> float:
+        if not self.tokens_before:
+            return 0.0
+        return 100.0 * (self.tokens_before - self.tokens_after) / self.tokens_before
+
+    def render(self) -> str:
+        seconds = max(time.perf_counter() - self.started, 1e-9)
+        mb_s = self.bytes_in / seconds / 1e6
+        lines = [
+            "",
+            f"{'records':<22}{self.records:>14,}",
+            f"{'dead letters':<22}{self.dead_letters:>14,}",
+            f"{'gate rejections':<22}{self.rejections:>14,}",
+            f"{'tokens before':<22}{self.tokens_before:>14,}",
+            f"{'tokens after':<22}{self.tokens_after:>14,}",
+            f"{'saved':<22}{self.saved_pct:>13.1f}%",
+            f"{'throughput':<22}{mb_s:>10.2f} MB/s  ({self.bytes_in / 1e6:.2f} MB in {seconds:.2f} s)",
+        ]
+        if self.by_engine:
+            lines += [
+                "",
+                f"{'engine':<16}{'tokens saved':>14}{'saved %':>9}{'records':>9}{'rejected':>10}",
+            ]
+            for engine, (before, after, applied, rejected) in self.by_engine.items():
+                pct = 100.0 * (before - after) / before if before else 0.0
+                lines.append(
+                    f"{engine:<16}{before - after:>14,}{pct:>8.1f}%{applied:>9,}{rejected:>10,}"
+                )
+        return "\n".join(lines)

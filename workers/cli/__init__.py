@@ -1,0 +1,64 @@
+"""The ``ctxpress`` command line: one sub-command module each, registered here.
+
+Each module exposes ``register(subparsers)``; its sub-parsers set ``func`` to
+a callable taking the parsed args and returning an exit code.  Errors that a
+user can fix print one line that says what to do and exit 2; bugs raise.
+"""
+
+from __future__ import annotations
+
+import argparse
+import importlib
+import sys
+from collections.abc import Sequence
+
+__all__ = ["main"]
+
+COMMAND_MODULES = (
+    "workers.cli.compress",
+    "workers.cli.expand_cmd",
+    "workers.cli.bench",
+    "workers.cli.kafka_cmd",
+    "workers.cli.worker_cmd",
+    "workers.cli.io_cmd",
+    "workers.cli.demo",
+)
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(
+        prog="ctxpress",
+        description="Compress LLM chat transcripts and agent tool outputs without making them wrong.",
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
+    sub = parser.add_subparsers(dest="command", metavar="COMMAND")
+    for name in COMMAND_MODULES:
+        try:
+            module = importlib.import_module(name)
+        except ModuleNotFoundError as exc:
+            if exc.name == name:
+                continue  # that command is not part of this build yet
+            raise
+        module.register(sub)
+    return parser
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    parser = build_parser()
+    args = parser.parse_args(argv)
+    func = getattr(args, "func", None)
+    if func is None:
+        parser.print_help(sys.stderr)
+        return 2
+    try:
+        code: int = func(args)
+    except KeyboardInterrupt:
+        print("ctxpress: interrupted", file=sys.stderr)
+        return 130
+    except BrokenPipeError:
+        return 0
+    return code
+
+
+if __name__ == "__main__":  # pragma: no cover
+    sys.exit(main())

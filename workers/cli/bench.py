@@ -1,0 +1,155 @@
+"""``ctxpress bench``: throughput, latency and memory of the pipeline per mode.
+
+Prints, per mode: MB/s and records/s of input, p50/p99 per-record latency,
+peak memory (max RSS), tokens saved, and the ratio to one tokenizer pass over
+the same text (the floor for exact token accounting).  Targets live here, not
+in timed tests.
+"""
+
+from __future__ import annotations
+
+import argparse
+import resource
+import sys
+import time
+from pathlib import Path
+from typing import Any
+
+import orjson
+
+from workers.batch import Summary, compress_lines
+from workers.cli._common import UserError
+from workers.engines import UnknownEngine
+from workers.messages import InvalidRecord, parse_record
+from workers.offload import MemoryStore
+from workers.pipeline.modes import MODES
+from workers.pipeline.runner import Pipeline
+from workers.settings import Settings
+from workers.tokens import TokenCounter
+
+__all__ = ["BenchResult", "bench_mode", "register"]
+
+DEFAULT_CORPUS = Path(__file__).resolve().parents[2].parent / "shared" / "corpus" / "public.jsonl"
+
+
+def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
+    p = sub.add_parser(
+        "bench",
+        help="measure pipeline throughput, latency and memory per mode",
+        description="Run the pipeline over a JSONL file once per mode (in-process, one core) and "
+        "print MB/s, records/s, p50/p99 latency per record, peak memory and savings.",
+    )
+    p.add_argument(
+        "-i",
+        "--input",
+        default=str(DEFAULT_CORPUS),
+        help="JSONL file to run (default: ../shared/corpus/public.jsonl)",
+    )
+    p.add_argument(
+        "--modes",
+        default="lossless,standard,aggressive",
+        help="comma-separated modes to run (default: lossless,standard,aggressive)",
+    )
+    p.add_argument(
+        "--repeat", type=int, default=1, help="passes over the file per mode (default: 1)"
+    )
+    p.add_argument(
+        "--json", action="store_true", help="print one JSON object per mode instead of a table"
+    )
+    p.set_defaults(func=run)
+
+
+class BenchResult(dict[str, Any]):
+    pass
+
+
+def _percentile(values: list[float], q: float) -> float:
+    if not values:
+        return 0.0
+    ordered = sorted(values)
+    k = min(len(ordered) - 1, max(0, round(q * (len(ordered) - 1))))
+    return ordered[k]
+
+
+def tokenizer_floor_seconds(lines: list[bytes], encoding: str) -> float:
+    """Seconds for one uncached tokenizer pass over every text unit."""
+    counter = TokenCounter(encoding)
+    texts: list[str] = []
+    for raw in lines:
+        try:
+            texts.extend(u.text for u in parse_record(orjson.loads(raw)).units)
+        except (orjson.JSONDecodeError, InvalidRecord):
+            continue
+    started = time.perf_counter()
+    for text in texts:
+        counter.encode(text)
+    return time.perf_counter() - started
+
+
+def bench_mode(lines: list[bytes], mode: str, repeat: int = 1) -> BenchResult:
+    pipeline = Pipeline(Settings.from_env(mode=mode))
+    latencies: list[float] = []
+    summary = Summary()
+    total_bytes = 0
+    started = time.perf_counter()
+    for _ in range(repeat):
+        pipeline.tokens = TokenCounter(pipeline.settings.encoding)  # cold cache each pass
+        summary = Summary()
+        for result in compress_lines(lines, pipeline, MemoryStore()):
+            summary.add(result)
+        latencies.extend(summary.latencies_ms)
+        total_bytes += summary.bytes_in
+    seconds = time.perf_counter() - started
+    floor = tokenizer_floor_seconds(lines, pipeline.settings.encoding) * repeat
+    return BenchResult(
+        mode=mode,
+        mb_per_s=round(total_bytes / seconds / 1e6, 2),
+        records_per_s=round(summary.records * repeat / seconds, 1),
+        p50_ms=round(_percentile(latencies, 0.5), 2),
+        p99_ms=round(_percentile(latencies, 0.99), 2),
+        peak_rss_mb=round(resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024, 1),
+        tokens_before=summary.tokens_before,
+        tokens_after=summary.tokens_after,
+        saved_pct=round(summary.saved_pct, 2),
+        dead_letters=summary.dead_letters,
+        rejections=summary.rejections,
+        tokenizer_ratio=round(seconds / floor, 2) if floor else 0.0,
+    )
+
+
+def run(args: argparse.Namespace) -> int:
+    try:
+        path = Path(args.input)
+        if not path.is_file():
+            raise UserError(f"bench input {str(path)!r} not found; pass -i FILE.jsonl")
+        lines = path.read_bytes().splitlines()
+        modes = [m.strip() for m in args.modes.split(",") if m.strip()]
+        for mode in modes:
+            if mode not in MODES:
+                raise UserError(f"unknown mode {mode!r}; valid modes: {', '.join(MODES)}")
+        print(
+            f"bench: {path} ({sum(map(len, lines)) / 1e6:.2f} MB, {len(lines)} lines), one core, "
+            f"repeat {args.repeat}",
+            file=sys.stderr,
+        )
+        header = f"{'mode':<11}{'MB/s':>8}{'rec/s':>9}{'p50 ms':>9}{'p99 ms':>9}{'peak MB':>9}{'saved %':>9}{'x tokenizer':>13}"
+        if not args.json:
+            print(header)
+        for mode in modes:
+            try:
+                result = bench_mode(lines, mode, args.repeat)
+            except UnknownEngine as exc:
+                print(f"{mode:<11} not available: {exc}")
+                continue
+            if args.json:
+                print(orjson.dumps(result).decode())
+            else:
+                print(
+                    f"{mode:<11}{result['mb_per_s']:>8.2f}{result['records_per_s']:>9.1f}"
+                    f"{result['p50_ms']:>9.2f}{result['p99_ms']:>9.2f}{result['peak_rss_mb']:>9.1f}"
+                    f"{result['saved_pct']:>9.2f}{result['tokenizer_ratio']:>13.2f}"
+                )
+        return 0
+    except UserError as exc:
+        print(f"ctxpress bench: {exc}", file=sys.stderr)
+        return 2

@@ -1,0 +1,175 @@
+"""``ctxpress compress``: JSONL in, compressed JSONL out, dead letters aside, a summary at the end."""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from typing import Any
+
+import orjson
+
+from workers.batch import Summary, compress_lines
+from workers.cli._common import Progress, UserError, open_in, open_out
+from workers.engines import UnknownEngine
+from workers.jsonl import dump_layout
+from workers.offload import DirectoryStore, OffloadStore
+from workers.pipeline.modes import MODES
+from workers.pipeline.runner import Pipeline
+from workers.settings import Settings, SettingsError
+
+__all__ = ["register"]
+
+EPILOG = """\
+Every input line ends as exactly one output record or one dead-letter record.
+Gate rejections (a message an engine was not allowed to change) are extra
+dead-letter entries with stage "gate"; their record still goes to the output.
+
+examples:
+  ctxpress compress --mode lossless -i chats.jsonl -o small.jsonl
+  ctxpress compress --mode standard -i chats.jsonl -o small.jsonl --offload stash/
+  cat chats.jsonl | ctxpress compress --mode lossless > small.jsonl
+"""
+
+
+def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
+    p = sub.add_parser(
+        "compress",
+        help="compress a JSONL file of chat records or tool outputs",
+        description="Compress JSONL records (OpenAI chats, Anthropic messages, tool outputs).",
+        epilog=EPILOG,
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
+    p.add_argument(
+        "--mode",
+        choices=list(MODES),
+        default=None,
+        help="engine chain for records without a 'mode' field (default: CTXPRESS_MODE or lossless)",
+    )
+    p.add_argument(
+        "-i", "--input", default="-", help="input JSONL file, or - for stdin (default: -)"
+    )
+    p.add_argument(
+        "-o", "--output", default="-", help="output JSONL file, or - for stdout (default: -)"
+    )
+    p.add_argument(
+        "--stats", default=None, help="write per-record statistics as JSONL to this file"
+    )
+    p.add_argument(
+        "--dead-letter",
+        default=None,
+        help="write dead letters (bad lines, gate rejections) as JSONL to this file (default: stderr summary only)",
+    )
+    p.add_argument(
+        "--offload",
+        default=None,
+        metavar="DIR",
+        help="directory that stores stashed originals of lossy engines (needed later by expand)",
+    )
+    p.add_argument(
+        "--budget-tokens",
+        type=int,
+        default=None,
+        help="token budget per record for aggressive mode (records may set budget_tokens)",
+    )
+    p.add_argument(
+        "--allow-lossy-structure",
+        action="store_true",
+        default=None,
+        help="let the structured engine use lossy strategies (drop_nulls, round_numbers, ...)",
+    )
+    p.add_argument(
+        "--encoding", default=None, help="tokenizer: cl100k_base (default) or o200k_base"
+    )
+    p.add_argument(
+        "--progress",
+        choices=("auto", "always", "never"),
+        default="auto",
+        help="progress bar on stderr (auto: only when stderr is a terminal)",
+    )
+    p.add_argument("--quiet", action="store_true", help="do not print the summary table")
+    p.set_defaults(func=run)
+
+
+def _build(args: argparse.Namespace) -> tuple[Pipeline, OffloadStore | None]:
+    try:
+        settings = Settings.from_env(
+            mode=args.mode,
+            encoding=args.encoding,
+            allow_lossy_structure=args.allow_lossy_structure,
+            offload_dir=args.offload,
+        )
+        pipeline = Pipeline(settings)
+    except (SettingsError, UnknownEngine) as exc:
+        raise UserError(str(exc)) from exc
+    store = DirectoryStore(settings.offload_dir) if settings.offload_dir else None
+    return pipeline, store
+
+
+def run(args: argparse.Namespace) -> int:
+    try:
+        return _run(args)
+    except UserError as exc:
+        print(f"ctxpress compress: {exc}", file=sys.stderr)
+        return 2
+
+
+def _run(args: argparse.Namespace) -> int:
+    pipeline, store = _build(args)
+    if store is None and pipeline.settings.mode in ("standard", "aggressive"):
+        print(
+            "ctxpress compress: note: no --offload DIR given; stashed originals are not kept, "
+            "so 'expand' cannot restore what lossy engines dropped",
+            file=sys.stderr,
+        )
+    source, size = open_in(args.input)
+    progress = Progress(size, enabled={"always": True, "never": False}.get(args.progress))
+    summary = Summary()
+    budget = args.budget_tokens
+    with (
+        open_out(args.output) as out,
+        open_out(args.stats) as stats_out,
+        open_out(args.dead_letter) as dlq,
+    ):
+        lines = source if budget is None else _with_budget(source, budget)
+        for result in compress_lines(lines, pipeline, store):
+            summary.add(result)
+            progress.update(result.size)
+            if result.outcome is None:
+                assert result.dead_letter is not None
+                if dlq is not None:
+                    dlq.write(orjson.dumps(result.dead_letter) + b"\n")
+                continue
+            outcome = result.outcome
+            assert out is not None
+            out.write(dump_layout(outcome.record, None) + b"\n")
+            if stats_out is not None:
+                stats_out.write(orjson.dumps({"id": outcome.record_id, **outcome.stats}) + b"\n")
+            if dlq is not None:
+                for rejection in outcome.rejections:
+                    dlq.write(orjson.dumps(rejection.as_dict()) + b"\n")
+    progress.close()
+    if not args.quiet:
+        print(
+            f"ctxpress compress: mode {pipeline.settings.mode}" + summary.render(), file=sys.stderr
+        )
+        if summary.dead_letters and args.dead_letter is None:
+            print(
+                f"{summary.dead_letters} line(s) were dead-lettered; pass --dead-letter FILE to see why",
+                file=sys.stderr,
+            )
+    return 0
+
+
+def _with_budget(source: Any, budget: int) -> Any:
+    """Lines with ``budget_tokens`` set where the record has none."""
+    for raw in source:
+        try:
+            value = orjson.loads(raw)
+        except orjson.JSONDecodeError:
+            yield raw
+            continue
+        if isinstance(value, dict) and "budget_tokens" not in value:
+            value["budget_tokens"] = budget
+            yield orjson.dumps(value)
+        else:
+            yield raw
