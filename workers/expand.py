@@ -85,7 +85,9 @@ def expand_text(
     return dedup.decode(text, restored)
 
 
-def expand_record(data: dict[str, Any], store: OffloadStore | None = None, strict: bool = True) -> dict[str, Any]:
+def expand_record(
+    data: dict[str, Any], store: OffloadStore | None = None, strict: bool = True
+) -> dict[str, Any]:
     """The record without its ``compression`` object and with every marker reversed.
 
     With ``strict``, a ``<<cx:KEY>>`` whose original is not in the store raises

@@ -41,7 +41,7 @@ def decode_line(raw: bytes, line_no: int, max_bytes: int) -> Any:
         return orjson.loads(raw)
     except orjson.JSONDecodeError as exc:
         message = str(exc)
-        if "recursion" in message.lower():
+        if "recursion" in message.lower() or "depth limit" in message.lower():
             message = "JSON nested deeper than 1024 levels"
         return BadLine(line_no, f"line {line_no}: not valid JSON ({message})", raw[:1024])
 

@@ -29,32 +29,121 @@ class Setting:
 
 
 SETTINGS: tuple[Setting, ...] = (
-    Setting("mode", "CTXPRESS_MODE", "lossless", "default mode when a record has no 'mode' field: off, lossless, standard, aggressive"),
-    Setting("encoding", "CTXPRESS_ENCODING", "cl100k_base", "tiktoken encoding for token counts (cl100k_base or o200k_base)"),
-    Setting("allow_lossy_structure", "CTXPRESS_ALLOW_LOSSY_STRUCTURE", False, "let the structured engine use lossy strategies (drop_nulls, round_numbers, ...) unless a record says otherwise"),
-    Setting("max_record_bytes", "CTXPRESS_MAX_RECORD_BYTES", 16 * 1024 * 1024, "records larger than this go to the dead letter instead of being compressed"),
-    Setting("offload_dir", "CTXPRESS_OFFLOAD_DIR", "", "directory store for stashed originals (batch CLI default; empty = in-memory)"),
-    Setting("filters_dir", "CTXPRESS_FILTERS_DIR", "", "directory with user toolfilter files (JSON or TOML), loaded after the built-in ones"),
-    Setting("trust_project_filters", "CTXPRESS_TRUST_PROJECT_FILTERS", False, "load filter files from the project's .ctxpress/filters directory"),
-    Setting("kafka_bootstrap", "CTXPRESS_KAFKA_BOOTSTRAP", "127.0.0.1:19092", "Kafka bootstrap servers (host:port[,host:port])"),
-    Setting("kafka_security_protocol", "CTXPRESS_KAFKA_SECURITY_PROTOCOL", "PLAINTEXT", "PLAINTEXT, SSL, SASL_PLAINTEXT or SASL_SSL"),
-    Setting("kafka_sasl_mechanism", "CTXPRESS_KAFKA_SASL_MECHANISM", "", "PLAIN, SCRAM-SHA-256 or SCRAM-SHA-512 when SASL is used"),
+    Setting(
+        "mode",
+        "CTXPRESS_MODE",
+        "lossless",
+        "default mode when a record has no 'mode' field: off, lossless, standard, aggressive",
+    ),
+    Setting(
+        "encoding",
+        "CTXPRESS_ENCODING",
+        "cl100k_base",
+        "tiktoken encoding for token counts (cl100k_base or o200k_base)",
+    ),
+    Setting(
+        "allow_lossy_structure",
+        "CTXPRESS_ALLOW_LOSSY_STRUCTURE",
+        False,
+        "let the structured engine use lossy strategies (drop_nulls, round_numbers, ...) unless a record says otherwise",
+    ),
+    Setting(
+        "max_record_bytes",
+        "CTXPRESS_MAX_RECORD_BYTES",
+        16 * 1024 * 1024,
+        "records larger than this go to the dead letter instead of being compressed",
+    ),
+    Setting(
+        "offload_dir",
+        "CTXPRESS_OFFLOAD_DIR",
+        "",
+        "directory store for stashed originals (batch CLI default; empty = in-memory)",
+    ),
+    Setting(
+        "filters_dir",
+        "CTXPRESS_FILTERS_DIR",
+        "",
+        "directory with user toolfilter files (JSON or TOML), loaded after the built-in ones",
+    ),
+    Setting(
+        "trust_project_filters",
+        "CTXPRESS_TRUST_PROJECT_FILTERS",
+        False,
+        "load filter files from the project's .ctxpress/filters directory",
+    ),
+    Setting(
+        "kafka_bootstrap",
+        "CTXPRESS_KAFKA_BOOTSTRAP",
+        "127.0.0.1:19092",
+        "Kafka bootstrap servers (host:port[,host:port])",
+    ),
+    Setting(
+        "kafka_security_protocol",
+        "CTXPRESS_KAFKA_SECURITY_PROTOCOL",
+        "PLAINTEXT",
+        "PLAINTEXT, SSL, SASL_PLAINTEXT or SASL_SSL",
+    ),
+    Setting(
+        "kafka_sasl_mechanism",
+        "CTXPRESS_KAFKA_SASL_MECHANISM",
+        "",
+        "PLAIN, SCRAM-SHA-256 or SCRAM-SHA-512 when SASL is used",
+    ),
     Setting("kafka_sasl_username", "CTXPRESS_KAFKA_SASL_USERNAME", "", "SASL user name"),
-    Setting("kafka_sasl_password", "CTXPRESS_KAFKA_SASL_PASSWORD", "", "SASL password (keep it in a Secret, not in a ConfigMap)"),
-    Setting("kafka_ssl_cafile", "CTXPRESS_KAFKA_SSL_CAFILE", "", "CA bundle for SSL connections to the brokers"),
-    Setting("kafka_ssl_certfile", "CTXPRESS_KAFKA_SSL_CERTFILE", "", "client certificate for mutual TLS"),
+    Setting(
+        "kafka_sasl_password",
+        "CTXPRESS_KAFKA_SASL_PASSWORD",
+        "",
+        "SASL password (keep it in a Secret, not in a ConfigMap)",
+    ),
+    Setting(
+        "kafka_ssl_cafile",
+        "CTXPRESS_KAFKA_SSL_CAFILE",
+        "",
+        "CA bundle for SSL connections to the brokers",
+    ),
+    Setting(
+        "kafka_ssl_certfile", "CTXPRESS_KAFKA_SSL_CERTFILE", "", "client certificate for mutual TLS"
+    ),
     Setting("kafka_ssl_keyfile", "CTXPRESS_KAFKA_SSL_KEYFILE", "", "client key for mutual TLS"),
-    Setting("topic_prefix", "CTXPRESS_TOPIC_PREFIX", "ctxpress.", "prefix of every topic name (short names come from topics/)"),
+    Setting(
+        "topic_prefix",
+        "CTXPRESS_TOPIC_PREFIX",
+        "ctxpress.",
+        "prefix of every topic name (short names come from topics/)",
+    ),
     Setting("app_id", "CTXPRESS_APP_ID", "ctxpress-worker", "Faust app id = Kafka consumer group"),
-    Setting("processing_guarantee", "CTXPRESS_PROCESSING_GUARANTEE", "exactly_once", "exactly_once (Kafka transactions) or at_least_once"),
+    Setting(
+        "processing_guarantee",
+        "CTXPRESS_PROCESSING_GUARANTEE",
+        "exactly_once",
+        "exactly_once (Kafka transactions) or at_least_once",
+    ),
     Setting("batch_size", "CTXPRESS_BATCH_SIZE", 64, "records taken per agent batch (take_events)"),
     Setting("batch_timeout", "CTXPRESS_BATCH_TIMEOUT", 0.05, "seconds to wait for a batch to fill"),
     Setting("concurrency", "CTXPRESS_CONCURRENCY", 1, "agent instances per worker process"),
-    Setting("producer_linger_ms", "CTXPRESS_PRODUCER_LINGER_MS", 5, "producer linger in milliseconds (batches sends)"),
-    Setting("web_host", "CTXPRESS_WEB_HOST", "127.0.0.1", "address of the worker's web server (/metrics, /expand/{hash})"),
+    Setting(
+        "producer_linger_ms",
+        "CTXPRESS_PRODUCER_LINGER_MS",
+        5,
+        "producer linger in milliseconds (batches sends)",
+    ),
+    Setting(
+        "web_host",
+        "CTXPRESS_WEB_HOST",
+        "127.0.0.1",
+        "address of the worker's web server (/metrics, /expand/{hash})",
+    ),
     Setting("web_port", "CTXPRESS_WEB_PORT", 6066, "port of the worker's web server"),
-    Setting("web_token", "CTXPRESS_WEB_TOKEN", "", "bearer token required by /expand/{hash} (required when web_host is not loopback)"),
-    Setting("data_dir", "CTXPRESS_DATA_DIR", ".cache/worker", "Faust data directory (tables, state)"),
+    Setting(
+        "web_token",
+        "CTXPRESS_WEB_TOKEN",
+        "",
+        "bearer token required by /expand/{hash} (required when web_host is not loopback)",
+    ),
+    Setting(
+        "data_dir", "CTXPRESS_DATA_DIR", ".cache/worker", "Faust data directory (tables, state)"
+    ),
 )
 
 
@@ -140,7 +229,9 @@ class Settings:
         return f"{self.topic_prefix}{short_name}"
 
 
-assert [f.name for f in fields(Settings)] == [s.name for s in SETTINGS], "SETTINGS and Settings disagree"
+assert [f.name for f in fields(Settings)] == [s.name for s in SETTINGS], (
+    "SETTINGS and Settings disagree"
+)
 
 
 def settings_help() -> str:

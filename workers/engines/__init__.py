@@ -46,7 +46,9 @@ def engine_class(name: str) -> type[Engine]:
     except ModuleNotFoundError as exc:
         if exc.name != module_name:
             raise
-        raise UnknownEngine(f"engine {name!r} is not available in this build ({module_name} missing)") from exc
+        raise UnknownEngine(
+            f"engine {name!r} is not available in this build ({module_name} missing)"
+        ) from exc
     cls: type[Engine] = getattr(module, class_name)
     return cls
 

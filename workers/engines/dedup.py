@@ -29,7 +29,9 @@ MIN_CHARS = 80
 MIN_LINES = 3
 PREVIEW_CHARS = 48
 _SEPARATOR = re.compile(r"\n[ \t]*\n")
-DUP_MARKER = re.compile(r"\[\[dup:v1 src=(self|[\w.]{1,40}) at=(\d{1,12}) len=(\d{1,12})(?: \|[^\]\n]{0,200})?\]\]")
+DUP_MARKER = re.compile(
+    r"\[\[dup:v1 src=(self|[\w.]{1,40}) at=(\d{1,12}) len=(\d{1,12})(?: \|[^\]\n]{0,200})?\]\]"
+)
 
 
 def _blocks(text: str) -> list[tuple[int, int]]:
@@ -40,9 +42,7 @@ def _blocks(text: str) -> list[tuple[int, int]]:
         start = match.end()
     spans.append((start, len(text)))
     return [
-        (a, b)
-        for a, b in spans
-        if b - a >= MIN_CHARS and text.count("\n", a, b) >= MIN_LINES - 1
+        (a, b) for a, b in spans if b - a >= MIN_CHARS and text.count("\n", a, b) >= MIN_LINES - 1
     ]
 
 

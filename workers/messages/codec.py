@@ -144,7 +144,7 @@ def _messages(data: dict[str, Any], rid: str | None) -> list[Any]:
     messages = data.get("messages")
     if messages is None:
         raise InvalidRecord(
-            "record has no 'messages' list; expected {\"id\": ..., \"messages\": [...]} "
+            'record has no \'messages\' list; expected {"id": ..., "messages": [...]} '
             'or a tool output {"kind": "tool_output", "content": "..."}',
             rid,
         )
@@ -164,7 +164,9 @@ def _pinned(data: dict[str, Any], messages: list[Any], rid: str | None) -> set[i
     prefix = data.get("cached_prefix_messages")
     if prefix is not None:
         if not isinstance(prefix, int) or isinstance(prefix, bool) or prefix < 0:
-            raise InvalidRecord("field 'cached_prefix_messages' must be a non-negative integer", rid)
+            raise InvalidRecord(
+                "field 'cached_prefix_messages' must be a non-negative integer", rid
+            )
         pinned.update(range(min(prefix, len(messages))))
     pins = data.get("pinned")
     if pins is not None:
@@ -239,9 +241,16 @@ def _openai_units(data: dict[str, Any], rid: str | None) -> list[Unit]:
                 if part.get("type") == "text":
                     text = part.get("text")
                     if not isinstance(text, str):
-                        raise InvalidRecord(f"message {i}: text part {j} needs a string 'text'", rid)
+                        raise InvalidRecord(
+                            f"message {i}: text part {j} needs a string 'text'", rid
+                        )
                     units.append(
-                        Unit(uid=f"m{i}.{j}", text=text, path=("messages", i, "content", j, "text"), **common)  # type: ignore[arg-type]
+                        Unit(
+                            uid=f"m{i}.{j}",
+                            text=text,
+                            path=("messages", i, "content", j, "text"),
+                            **common,
+                        )  # type: ignore[arg-type]
                     )
         else:
             raise InvalidRecord(
@@ -271,12 +280,34 @@ def _anthropic_units(data: dict[str, Any], rid: str | None) -> list[Unit]:
     units: list[Unit] = []
     system = data.get("system")
     if isinstance(system, str):
-        units.append(Unit(uid="s", index=-1, role="system", kind="text", text=system, path=("system",), frozen=True))
+        units.append(
+            Unit(
+                uid="s",
+                index=-1,
+                role="system",
+                kind="text",
+                text=system,
+                path=("system",),
+                frozen=True,
+            )
+        )
     elif isinstance(system, list):
         for j, block in enumerate(system):
-            if isinstance(block, dict) and block.get("type") == "text" and isinstance(block.get("text"), str):
+            if (
+                isinstance(block, dict)
+                and block.get("type") == "text"
+                and isinstance(block.get("text"), str)
+            ):
                 units.append(
-                    Unit(uid=f"s{j}", index=-1, role="system", kind="text", text=block["text"], path=("system", j, "text"), frozen=True)
+                    Unit(
+                        uid=f"s{j}",
+                        index=-1,
+                        role="system",
+                        kind="text",
+                        text=block["text"],
+                        path=("system", j, "text"),
+                        frozen=True,
+                    )
                 )
     elif system is not None:
         raise InvalidRecord("'system' must be a string or a list of blocks", rid)
@@ -286,7 +317,17 @@ def _anthropic_units(data: dict[str, Any], rid: str | None) -> list[Unit]:
         content = message.get("content")
         is_frozen = i in frozen
         if isinstance(content, str):
-            units.append(Unit(uid=f"m{i}", index=i, role=role, kind="text", text=content, path=("messages", i, "content"), frozen=is_frozen))
+            units.append(
+                Unit(
+                    uid=f"m{i}",
+                    index=i,
+                    role=role,
+                    kind="text",
+                    text=content,
+                    path=("messages", i, "content"),
+                    frozen=is_frozen,
+                )
+            )
             continue
         if not isinstance(content, list):
             raise InvalidRecord(
@@ -301,7 +342,15 @@ def _anthropic_units(data: dict[str, Any], rid: str | None) -> list[Unit]:
                 if not isinstance(block.get("text"), str):
                     raise InvalidRecord(f"message {i}: text block {j} needs a string 'text'", rid)
                 units.append(
-                    Unit(uid=f"m{i}.{j}", index=i, role=role, kind="text", text=block["text"], path=("messages", i, "content", j, "text"), frozen=is_frozen)
+                    Unit(
+                        uid=f"m{i}.{j}",
+                        index=i,
+                        role=role,
+                        kind="text",
+                        text=block["text"],
+                        path=("messages", i, "content", j, "text"),
+                        frozen=is_frozen,
+                    )
                 )
             elif btype == "tool_use":
                 if isinstance(block.get("id"), str):
@@ -315,19 +364,42 @@ def _anthropic_units(data: dict[str, Any], rid: str | None) -> list[Unit]:
                 is_error = block.get("is_error") is True
                 inner = block.get("content")
                 common: dict[str, Any] = dict(
-                    index=i, role="tool", kind="tool_result", frozen=is_frozen,
-                    command=command, tool_name=name, is_error=is_error,
+                    index=i,
+                    role="tool",
+                    kind="tool_result",
+                    frozen=is_frozen,
+                    command=command,
+                    tool_name=name,
+                    is_error=is_error,
                 )
                 if isinstance(inner, str):
-                    units.append(Unit(uid=f"m{i}.{j}", text=inner, path=("messages", i, "content", j, "content"), **common))
+                    units.append(
+                        Unit(
+                            uid=f"m{i}.{j}",
+                            text=inner,
+                            path=("messages", i, "content", j, "content"),
+                            **common,
+                        )
+                    )
                 elif isinstance(inner, list):
                     for k, sub in enumerate(inner):
-                        if isinstance(sub, dict) and sub.get("type") == "text" and isinstance(sub.get("text"), str):
+                        if (
+                            isinstance(sub, dict)
+                            and sub.get("type") == "text"
+                            and isinstance(sub.get("text"), str)
+                        ):
                             units.append(
-                                Unit(uid=f"m{i}.{j}.{k}", text=sub["text"], path=("messages", i, "content", j, "content", k, "text"), **common)
+                                Unit(
+                                    uid=f"m{i}.{j}.{k}",
+                                    text=sub["text"],
+                                    path=("messages", i, "content", j, "content", k, "text"),
+                                    **common,
+                                )
                             )
                 elif inner is not None:
-                    raise InvalidRecord(f"message {i}: tool_result {j} 'content' must be a string or blocks", rid)
+                    raise InvalidRecord(
+                        f"message {i}: tool_result {j} 'content' must be a string or blocks", rid
+                    )
     return units
 
 

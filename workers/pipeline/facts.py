@@ -26,11 +26,19 @@ __all__ = ["critical_lines", "protected_spans", "visible_lines"]
 
 _SPAN_PATTERNS: tuple[tuple[str, re.Pattern[str]], ...] = (
     ("url", re.compile(r"\b(?:https?|ftp|file|s3|gs)://[^\s<>\"'`)\]]{1,2000}")),
-    ("fenced_code", re.compile(r"^(?:```|~~~)[^\n]{0,200}\n[\s\S]{0,200000}?\n(?:```|~~~)[ \t]*$", re.M)),
+    (
+        "fenced_code",
+        re.compile(r"^(?:```|~~~)[^\n]{0,200}\n[\s\S]{0,200000}?\n(?:```|~~~)[ \t]*$", re.M),
+    ),
     ("inline_code", re.compile(r"`[^`\n]{1,300}`")),
     ("path", re.compile(r"(?<![\w/.-])(?:~|\.{1,2})?/?(?:[\w.@+-]{1,255}/){1,64}[\w.@+-]{1,255}")),
     ("version", re.compile(r"\bv?\d{1,6}\.\d{1,6}\.\d{1,6}(?:[-+.][\w.]{1,40})?\b")),
-    ("identifier", re.compile(r"\b[A-Z][A-Z0-9]{1,40}(?:_[A-Z0-9]{1,40}){1,8}\b|\b[a-zA-Z_]\w{0,60}(?:\.[a-zA-Z_]\w{0,60}){1,8}(?=\()|\b[a-zA-Z_]\w{0,60}(?=\()")),
+    (
+        "identifier",
+        re.compile(
+            r"\b[A-Z][A-Z0-9]{1,40}(?:_[A-Z0-9]{1,40}){1,8}\b|\b[a-zA-Z_]\w{0,60}(?:\.[a-zA-Z_]\w{0,60}){1,8}(?=\()|\b[a-zA-Z_]\w{0,60}(?=\()"
+        ),
+    ),
     ("json_key", re.compile(r"\"([^\"\\\n]{1,100})\"\s*:")),
     ("number", re.compile(r"(?<![\w.])-?\d{1,300}(?:\.\d{1,300})?(?:[eE][+-]?\d{1,4})?(?![\w])")),
 )
@@ -70,7 +78,10 @@ _SUMMARY_LINE = re.compile(
     r"|^BUILD (?:SUCCESS|FAILURE|FAILED)",
     re.M,
 )
-_DIFF_HEADER = re.compile(r"^(?:diff --git .*|@@ .* @@.*|\+\+\+ \S.*|--- (?:a/|b/|/dev/null).*|rename (?:from|to) .*|new file mode .*|deleted file mode .*)$", re.M)
+_DIFF_HEADER = re.compile(
+    r"^(?:diff --git .*|@@ .* @@.*|\+\+\+ \S.*|--- (?:a/|b/|/dev/null).*|rename (?:from|to) .*|new file mode .*|deleted file mode .*)$",
+    re.M,
+)
 _FINDING = re.compile(r"^\s*[\w./\\@+-]{1,400}\.[A-Za-z0-9]{1,12}[:(]\d+(?:[:,]\d+)?\)?:?.*$", re.M)
 _GIT_STATUS = re.compile(
     r"^\s*(?:modified|new file|deleted|renamed|copied|typechange|both modified|both added|both deleted|added by us|added by them|deleted by us|deleted by them):\s+\S.*$"
@@ -88,7 +99,9 @@ _NEGATION = re.compile(
     r"haven't|hadn't)\b",
     re.I,
 )
-_TRACE_FRAME = re.compile(r'^\s*File "[^"]+", line \d+|^\s+at [\w$.<>]+\(.*:\d+\)|^\s+at .+ \(.+:\d+:\d+\)$')
+_TRACE_FRAME = re.compile(
+    r'^\s*File "[^"]+", line \d+|^\s+at [\w$.<>]+\(.*:\d+\)|^\s+at .+ \(.+:\d+:\d+\)$'
+)
 
 
 def _tool_lines(text: str) -> Iterable[tuple[str, str]]:

@@ -62,7 +62,9 @@ def check_lossy(
     for text in recoverable_texts:
         after_spans.update(protected_spans(text))
     for kind, token in sorted(protected_spans(before) - after_spans):
-        if kind in ("number", "json_key", "identifier") and any(token in t for t in recoverable_texts):
+        if kind in ("number", "json_key", "identifier") and any(
+            token in t for t in recoverable_texts
+        ):
             continue  # tokenised differently in its new context but still present
         if kind in ("path", "url", "version", "inline_code", "fenced_code") and any(
             token in t for t in recoverable_texts

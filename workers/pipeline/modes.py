@@ -8,7 +8,7 @@ engines that trade meaning-preserving prose for budget.
 
 from __future__ import annotations
 
-__all__ = ["MODES", "LOSSLESS", "STANDARD", "AGGRESSIVE"]
+__all__ = ["AGGRESSIVE", "LOSSLESS", "MODES", "STANDARD"]
 
 LOSSLESS: tuple[str, ...] = ("dedup", "jsontable", "jsonminify")
 STANDARD: tuple[str, ...] = (

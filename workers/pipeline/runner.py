@@ -33,7 +33,7 @@ from workers.redact import redact
 from workers.settings import Settings
 from workers.tokens import TokenCounter
 
-__all__ = ["MARKER_LITERAL", "EngineStats", "Outcome", "Pipeline", "Rejection", "RecordError"]
+__all__ = ["MARKER_LITERAL", "EngineStats", "Outcome", "Pipeline", "RecordError", "Rejection"]
 
 STATS_VERSION = 1
 # Text that already looks like one of our markers is never touched, so that
@@ -130,10 +130,20 @@ def _ms(start: float) -> float:
 class Pipeline:
     """Runs records through the engines of their mode.  Build once, reuse."""
 
-    def __init__(self, settings: Settings | None = None, tokens: TokenCounter | None = None) -> None:
+    def __init__(
+        self,
+        settings: Settings | None = None,
+        tokens: TokenCounter | None = None,
+        engines: Mapping[str, Sequence[Engine]] | None = None,
+    ) -> None:
+        """``engines`` overrides the chain of some modes (tests, custom chains)."""
         self.settings = settings or Settings()
         self.tokens = tokens or TokenCounter(self.settings.encoding)
-        self._engines: dict[str, list[Engine]] = {}
+        self._engines: dict[str, list[Engine]] = {k: list(v) for k, v in (engines or {}).items()}
+        self._options: dict[str, Any] = {
+            "filters_dir": self.settings.filters_dir,
+            "trust_project_filters": self.settings.trust_project_filters,
+        }
         # Fail at start-up for the default mode, with the list of valid names.
         self.engines_for(self.settings.mode)
 
@@ -178,6 +188,7 @@ class Pipeline:
                 if record.allow_lossy_structure is not None
                 else self.settings.allow_lossy_structure
             ),
+            options=self._options,
         )
         stash: dict[str, str] = {}
         all_stats: list[EngineStats] = []
@@ -241,7 +252,8 @@ class Pipeline:
         started = time.perf_counter()
         before_total = sum(counts)
         current = [
-            u if u.text == t else _with_text(u, t) for u, t in zip(original_units, texts, strict=True)
+            u if u.text == t else _with_text(u, t)
+            for u, t in zip(original_units, texts, strict=True)
         ]
         try:
             output = engine.apply(current, ctx)
@@ -262,8 +274,14 @@ class Pipeline:
                 )
             )
             return (
-                EngineStats(engine.name, "error", before_total, before_total, _ms(started),
-                            details={"error": f"{type(exc).__name__}: {str(exc)[:200]}"}),
+                EngineStats(
+                    engine.name,
+                    "error",
+                    before_total,
+                    before_total,
+                    _ms(started),
+                    details={"error": f"{type(exc).__name__}: {str(exc)[:200]}"},
+                ),
                 texts,
                 counts,
             )
@@ -277,14 +295,18 @@ class Pipeline:
             if after == unit.text or locked[i]:
                 continue
             after_count = self.tokens.count(after)
-            if after_count > counts[i] or (after_count == counts[i] and len(after) >= len(unit.text)):
+            if after_count > counts[i] or (
+                after_count == counts[i] and len(after) >= len(unit.text)
+            ):
                 inflated += 1
                 continue
             if engine.lossless:
                 violations = _check_decode(engine, unit.text, after, originals)
             else:
                 refs = [new_texts[j] for j in backref_texts.get(i, ())]
-                violations = check_lossy(unit.text, after, unit.kind, {**stash, **output.stash}, refs)
+                violations = check_lossy(
+                    unit.text, after, unit.kind, {**stash, **output.stash}, refs
+                )
             if violations:
                 rejected += 1
                 rejections.append(
@@ -306,12 +328,17 @@ class Pipeline:
         if changed:
             kept = "\n".join(new_texts)
             for key, value in output.stash.items():
-                if f"<<cx:{key}>>" in kept or any(f"<<cx:{key}>>" in v for v in output.stash.values()):
+                if f"<<cx:{key}>>" in kept or any(
+                    f"<<cx:{key}>>" in v for v in output.stash.values()
+                ):
                     stash[key] = value
         status = (
-            "applied" if changed
-            else "fidelity" if rejected
-            else "inflation" if inflated
+            "applied"
+            if changed
+            else "fidelity"
+            if rejected
+            else "inflation"
+            if inflated
             else "unchanged"
         )
         details = dict(output.details)
@@ -320,7 +347,9 @@ class Pipeline:
         if inflated:
             details["messages_inflated"] = inflated
         return (
-            EngineStats(engine.name, status, before_total, sum(new_counts), _ms(started), changed, details),
+            EngineStats(
+                engine.name, status, before_total, sum(new_counts), _ms(started), changed, details
+            ),
             new_texts,
             new_counts,
         )
@@ -332,7 +361,9 @@ def _with_text(unit: Unit, text: str) -> Unit:
     return replace(unit, text=text)
 
 
-def _check_decode(engine: Engine, before: str, after: str, originals: Mapping[str, str]) -> list[Violation]:
+def _check_decode(
+    engine: Engine, before: str, after: str, originals: Mapping[str, str]
+) -> list[Violation]:
     decode = getattr(engine, "decode", None)
     if decode is None:
         return [Violation("lossless", "engine has no decoder")]
@@ -341,6 +372,11 @@ def _check_decode(engine: Engine, before: str, after: str, originals: Mapping[st
     except Exception as exc:
         return [Violation("lossless", f"decoder raised {type(exc).__name__}: {exc}")]
     if restored != before:
-        at = next((k for k, (a, b) in enumerate(zip(restored, before, strict=False)) if a != b), min(len(restored), len(before)))
-        return [Violation("lossless", f"decoded text differs at char {at}: {before[at:at + 60]!r}")]
+        at = next(
+            (k for k, (a, b) in enumerate(zip(restored, before, strict=False)) if a != b),
+            min(len(restored), len(before)),
+        )
+        return [
+            Violation("lossless", f"decoded text differs at char {at}: {before[at : at + 60]!r}")
+        ]
     return []

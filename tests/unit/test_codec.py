@@ -1,0 +1,71 @@
+from __future__ import annotations
+
+import copy
+
+import pytest
+
+from workers.messages import InvalidRecord, apply_texts, parse_record
+from workers.testing import anthropic_record, openai_record, tool_output_record
+
+
+def test_openai_units_carry_roles_commands_and_frozen_system() -> None:
+    data = openai_record("r1", ("user", "hi"), ("tool", "out"), command="git status")
+    record = parse_record(data)
+    assert [(u.uid, u.role, u.kind, u.frozen) for u in record.units] == [
+        ("m0", "system", "text", True),
+        ("m1", "user", "text", False),
+        ("m3", "tool", "tool_result", False),
+    ]
+    assert record.units[2].command == "git status"
+    assert record.units[2].tool_name == "bash"
+
+
+def test_anthropic_cache_control_freezes_prefix() -> None:
+    data = anthropic_record("r2", "sys", ("user", "a"), ("tool", "b"), ("user", "c"))
+    data["messages"][1]["content"][0]["cache_control"] = {"type": "ephemeral"}
+    record = parse_record(data)
+    frozen = {u.uid: u.frozen for u in record.units}
+    assert frozen == {"s": True, "m0.0": True, "m2.0": False, "m3.0": False}
+    assert record.units[2].command == "echo" and record.units[2].kind == "tool_result"
+
+
+def test_cached_prefix_and_pins() -> None:
+    data = openai_record("r3", ("user", "a"), ("assistant", "b"), ("user", "c"))
+    data["cached_prefix_messages"] = 2
+    data["messages"][3]["pinned"] = True
+    assert [u.frozen for u in parse_record(data).units] == [True, True, False, True]
+
+
+def test_apply_texts_copies_and_keeps_key_order() -> None:
+    data = openai_record("r4", ("user", "hello"))
+    data["extra"] = {"z": 1, "a": 2}
+    snapshot = copy.deepcopy(data)
+    out = apply_texts(data, {("messages", 1, "content"): "HELLO"})
+    assert data == snapshot
+    assert out["messages"][1]["content"] == "HELLO"
+    assert list(out) == list(data) and out["extra"] is data["extra"]
+
+
+def test_tool_output_record() -> None:
+    record = parse_record(tool_output_record("t", "x", command="ls"))
+    assert record.format == "tool_output" and record.units[0].command == "ls"
+
+
+@pytest.mark.parametrize(
+    ("data", "fragment"),
+    [
+        ([1, 2], "must be a JSON object"),
+        ({"id": "x"}, "has no 'messages' list"),
+        ({"id": "x", "messages": {}}, "'messages' must be a list"),
+        ({"id": "x", "messages": [{"role": "user", "content": 42}]}, "'content' must be a string"),
+        ({"id": "x", "messages": [{"content": "hi"}]}, "no string 'role'"),
+        ({"id": "x", "kind": "tool_output", "content": 3}, "needs a string 'content'"),
+        ({"id": "x", "format": "gemini", "messages": []}, "unknown format"),
+        ({"id": "x", "messages": [], "compression": {}}, "run 'ctxpress expand'"),
+        ({"id": "x", "messages": [], "budget_tokens": -1}, "budget_tokens"),
+    ],
+)
+def test_invalid_records_say_what_is_wrong(data: object, fragment: str) -> None:
+    with pytest.raises(InvalidRecord) as info:
+        parse_record(data)
+    assert fragment in info.value.reason

@@ -1,0 +1,43 @@
+from __future__ import annotations
+
+from workers.offload import offload_marker, stash_key
+from workers.pipeline.gate import check_lossy
+
+LOG = "start\nwarning: deprecated flag --fast\nline 3 value 42\nFAILED tests/test_x.py::test_y - assert 1 == 2\nend"
+
+
+def test_accepts_dropping_recoverable_lines_into_a_referenced_stash() -> None:
+    dropped = "line 3 value 42"
+    key = stash_key(dropped)
+    after = LOG.replace(dropped, offload_marker("1 line omitted", key))
+    assert check_lossy(LOG, after, "tool_result", {key: dropped}) == []
+
+
+def test_rejects_a_number_that_is_neither_visible_nor_stashed() -> None:
+    after = LOG.replace("line 3 value 42", "line 3 value")
+    violations = check_lossy(LOG, after, "tool_result", {})
+    assert [(v.kind, v.token) for v in violations] == [("number", "42")]
+
+
+def test_critical_lines_must_stay_visible_even_if_stashed() -> None:
+    dropped = "FAILED tests/test_x.py::test_y - assert 1 == 2"
+    key = stash_key(dropped)
+    after = LOG.replace(dropped, offload_marker("1 line omitted", key))
+    kinds = {v.kind for v in check_lossy(LOG, after, "tool_result", {key: dropped})}
+    assert kinds == {"error_line"}
+
+
+def test_negations_and_constraints_in_prose() -> None:
+    before = "Deploy the service.\nWe must never deploy on Friday.\nThis is not a drill."
+    after = "Deploy the service.\nWe must deploy on Friday.\nThis is a drill."
+    violations = check_lossy(before, after, "text", {})
+    assert {(v.kind, v.token) for v in violations} == {
+        ("constraint", "We must never deploy on Friday."),
+        ("negation", "This is not a drill."),
+    }
+
+
+def test_diff_headers_and_findings() -> None:
+    before = "diff --git a/x.py b/x.py\n@@ -1,3 +1,4 @@ def f():\nsrc/x.py:12:5: E501 line too long\n"
+    violations = check_lossy(before, "", "tool_result", {})
+    assert {v.kind for v in violations} >= {"diff_header", "finding"}
