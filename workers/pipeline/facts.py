@@ -20,7 +20,18 @@ import re
 from collections import OrderedDict
 from collections.abc import Iterable
 
-__all__ = ["critical_lines", "protected_spans", "visible_lines"]
+__all__ = ["SHAPED_KINDS", "critical_lines", "line_shape", "protected_spans", "visible_lines"]
+
+# Error and warning lines that differ only in numbers or hex ids are repeats
+# of one distinct line: one of them visible (with the rest stashed and a
+# count) keeps the fact visible.
+SHAPED_KINDS = frozenset({"error_line"})
+_SHAPE_TOKEN = re.compile(r"0x[0-9a-fA-F]+|\b[0-9a-f]{7,64}\b|\d+")
+
+
+def line_shape(line: str) -> str:
+    """The line with numbers and hex ids replaced by ``#``."""
+    return _SHAPE_TOKEN.sub("#", line)
 
 # --- recoverable spans -----------------------------------------------------
 

@@ -17,7 +17,13 @@ import re
 from collections.abc import Iterable
 from dataclasses import dataclass
 
-from workers.pipeline.facts import critical_lines, protected_spans, visible_lines
+from workers.pipeline.facts import (
+    SHAPED_KINDS,
+    critical_lines,
+    line_shape,
+    protected_spans,
+    visible_lines,
+)
 
 __all__ = ["MAX_VIOLATIONS", "OFFLOAD_REF", "Violation", "check_lossy"]
 
@@ -77,9 +83,15 @@ def check_lossy(
     lines_after: set[str] = set()
     for text in visible_texts:
         lines_after.update(visible_lines(text))
+    shapes_after: set[str] | None = None
     for kind, line in sorted(critical_lines(before, unit_kind)):
         if line in lines_after or any(line in text for text in visible_texts):
             continue
+        if kind in SHAPED_KINDS:
+            if shapes_after is None:
+                shapes_after = {line_shape(v) for v in lines_after}
+            if line_shape(line) in shapes_after:
+                continue
         violations.append(Violation(kind, line))
         if len(violations) >= MAX_VIOLATIONS:
             break
