@@ -56,7 +56,8 @@ def redact(text: str) -> str:
         return text
     for kind, pattern in SECRET_PATTERNS:
         if pattern.groups:
-            text = pattern.sub(lambda m, k=kind: f"{m.group(1)}[REDACTED:{k}]", text)
+            replacement = f"\\g<1>[REDACTED:{kind}]"
+            text = pattern.sub(replacement, text)
         else:
             text = pattern.sub(f"[REDACTED:{kind}]", text)
     return text

@@ -222,7 +222,7 @@ def _openai_units(data: dict[str, Any], rid: str | None) -> list[Unit]:
         kind = "tool_result" if is_tool else "text"
         unit_role = "tool" if is_tool else ("system" if role in _SYSTEM_ROLES else role)
         content = message.get("content")
-        common = dict(
+        common: dict[str, Any] = dict(
             index=i,
             role=unit_role,
             kind=kind,
@@ -233,7 +233,7 @@ def _openai_units(data: dict[str, Any], rid: str | None) -> list[Unit]:
         if content is None:
             continue
         if isinstance(content, str):
-            units.append(Unit(uid=f"m{i}", text=content, path=("messages", i, "content"), **common))  # type: ignore[arg-type]
+            units.append(Unit(uid=f"m{i}", text=content, path=("messages", i, "content"), **common))
         elif isinstance(content, list):
             for j, part in enumerate(content):
                 if not isinstance(part, dict):
@@ -250,7 +250,7 @@ def _openai_units(data: dict[str, Any], rid: str | None) -> list[Unit]:
                             text=text,
                             path=("messages", i, "content", j, "text"),
                             **common,
-                        )  # type: ignore[arg-type]
+                        )
                     )
         else:
             raise InvalidRecord(
