@@ -1,0 +1,103 @@
+"""The local Apache Kafka broker for tests that need a real one (``@pytest.mark.kafka``).
+
+Not a conftest: a test module opts in with ::
+
+    from tests.kafka_broker import kafka_bootstrap  # noqa: F401
+
+``kafka_bootstrap`` (session scope) runs ``deploy/kafka/kafka.sh start`` - which fetches the jars
+from Maven Central the first time and returns at once when the broker already runs - and yields
+the bootstrap string. The broker stays up between tests. At the end of the session it is stopped
+only if this session started it and no other live pytest session still uses it (each session
+holds a lease file under ``$CTXPRESS_KAFKA_HOME/leases`` while it runs).
+
+Environment: ``CTXPRESS_KAFKA_PORT``, ``CTXPRESS_KAFKA_CONTROLLER_PORT`` and
+``CTXPRESS_KAFKA_HOME`` are passed through to kafka.sh.
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+import subprocess
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+REPO = Path(__file__).resolve().parents[1]
+KAFKA_SH = REPO / "deploy" / "kafka" / "kafka.sh"
+
+__all__ = ["KAFKA_SH", "broker_bootstrap", "kafka_bootstrap", "kafka_sh"]
+
+
+def broker_home() -> Path:
+    return Path(os.environ.get("CTXPRESS_KAFKA_HOME", REPO / ".cache" / "kafka"))
+
+
+def broker_bootstrap() -> str:
+    return f"127.0.0.1:{os.environ.get('CTXPRESS_KAFKA_PORT', '19092')}"
+
+
+def kafka_sh(action: str, timeout: float = 600) -> subprocess.CompletedProcess[str]:
+    """Run ``deploy/kafka/kafka.sh ACTION`` and capture its output."""
+    return subprocess.run(
+        ["bash", str(KAFKA_SH), action],
+        capture_output=True,
+        text=True,
+        timeout=timeout,
+        check=False,
+    )
+
+
+def _pid_alive(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:
+        return True
+    return True
+
+
+def _other_live_leases(leases: Path, mine: Path) -> list[Path]:
+    live = []
+    for lease in leases.glob("*.lease"):
+        if lease == mine:
+            continue
+        try:
+            pid = int(lease.stem)
+        except ValueError:
+            continue
+        if _pid_alive(pid):
+            live.append(lease)
+        else:
+            lease.unlink(missing_ok=True)  # left by a session that crashed
+    return live
+
+
+@pytest.fixture(scope="session")
+def kafka_bootstrap() -> Iterator[str]:
+    """Bootstrap servers of a running local broker; started (and later stopped) if needed."""
+    if shutil.which(os.environ.get("JAVA", "java")) is None:
+        pytest.skip("no java on PATH: the local Kafka broker needs Java 17+")
+    leases = broker_home() / "leases"
+    leases.mkdir(parents=True, exist_ok=True)
+    lease = leases / f"{os.getpid()}.lease"
+    lease.write_text(broker_bootstrap() + "\n")
+
+    was_running = kafka_sh("status", timeout=30).returncode == 0
+    if not was_running:
+        started = kafka_sh("start")
+        if started.returncode != 0:
+            lease.unlink(missing_ok=True)
+            pytest.fail(
+                "deploy/kafka/kafka.sh start failed "
+                f"(exit {started.returncode}):\n{started.stdout}\n{started.stderr}",
+                pytrace=False,
+            )
+    try:
+        yield broker_bootstrap()
+    finally:
+        lease.unlink(missing_ok=True)
+        if not was_running and not _other_live_leases(leases, lease):
+            kafka_sh("stop", timeout=120)
