@@ -15,7 +15,9 @@ SAMPLE = REPO / "samples" / "sample.jsonl"
 
 @pytest.fixture(scope="session")
 def corpus_lines() -> list[bytes]:
-    assert CORPUS.is_file(), f"corpus missing at {CORPUS} (../shared/corpus/public.jsonl next to the repo)"
+    assert CORPUS.is_file(), (
+        f"corpus missing at {CORPUS} (../shared/corpus/public.jsonl next to the repo)"
+    )
     return CORPUS.read_bytes().splitlines()
 
 

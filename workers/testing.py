@@ -13,10 +13,21 @@ from typing import Any
 from workers.engines.base import Engine, EngineContext, EngineOutput
 from workers.messages.model import Unit
 
-__all__ = ["FunctionEngine", "RaisingEngine", "anthropic_record", "openai_record", "tool_output_record"]
+__all__ = [
+    "FunctionEngine",
+    "RaisingEngine",
+    "anthropic_record",
+    "openai_record",
+    "tool_output_record",
+]
 
 
-def openai_record(rid: str, *turns: tuple[str, str], command: str | None = None, system: str | None = "You are helpful.") -> dict[str, Any]:
+def openai_record(
+    rid: str,
+    *turns: tuple[str, str],
+    command: str | None = None,
+    system: str | None = "You are helpful.",
+) -> dict[str, Any]:
     """An OpenAI chat record; a ``("tool", text)`` turn gets a matching assistant tool call."""
     messages: list[dict[str, Any]] = []
     if system is not None:
@@ -25,23 +36,51 @@ def openai_record(rid: str, *turns: tuple[str, str], command: str | None = None,
         if role == "tool":
             call_id = f"call_{n}"
             args = json.dumps({"command": command or "echo"})
-            messages.append({"role": "assistant", "content": None, "tool_calls": [
-                {"id": call_id, "type": "function", "function": {"name": "bash", "arguments": args}}]})
+            messages.append(
+                {
+                    "role": "assistant",
+                    "content": None,
+                    "tool_calls": [
+                        {
+                            "id": call_id,
+                            "type": "function",
+                            "function": {"name": "bash", "arguments": args},
+                        }
+                    ],
+                }
+            )
             messages.append({"role": "tool", "tool_call_id": call_id, "content": text})
         else:
             messages.append({"role": role, "content": text})
     return {"id": rid, "messages": messages}
 
 
-def anthropic_record(rid: str, system: str, *turns: tuple[str, str], command: str = "echo") -> dict[str, Any]:
+def anthropic_record(
+    rid: str, system: str, *turns: tuple[str, str], command: str = "echo"
+) -> dict[str, Any]:
     messages: list[dict[str, Any]] = []
     for n, (role, text) in enumerate(turns):
         if role == "tool":
             tool_id = f"toolu_{n}"
-            messages.append({"role": "assistant", "content": [
-                {"type": "tool_use", "id": tool_id, "name": "bash", "input": {"command": command}}]})
-            messages.append({"role": "user", "content": [
-                {"type": "tool_result", "tool_use_id": tool_id, "content": text}]})
+            messages.append(
+                {
+                    "role": "assistant",
+                    "content": [
+                        {
+                            "type": "tool_use",
+                            "id": tool_id,
+                            "name": "bash",
+                            "input": {"command": command},
+                        }
+                    ],
+                }
+            )
+            messages.append(
+                {
+                    "role": "user",
+                    "content": [{"type": "tool_result", "tool_use_id": tool_id, "content": text}],
+                }
+            )
         else:
             messages.append({"role": role, "content": [{"type": "text", "text": text}]})
     return {"id": rid, "format": "anthropic", "system": system, "messages": messages}

@@ -11,7 +11,9 @@ from workers.messages.model import Unit
 from workers.tokens import TokenCounter
 
 COUNTER = TokenCounter()
-line = st.text(st.characters(blacklist_categories=("Cs",)), min_size=0, max_size=40).map(lambda s: s.replace("\n", " "))
+line = st.text(st.characters(blacklist_categories=("Cs",)), min_size=0, max_size=40).map(
+    lambda s: s.replace("\n", " ")
+)
 block = st.lists(line, min_size=1, max_size=8).map("\n".join)
 
 
@@ -21,7 +23,13 @@ def texts_with_repeats(draw: st.DrawFn) -> list[str]:
     messages = []
     for _ in range(draw(st.integers(1, 4))):
         picks = draw(st.lists(st.sampled_from(pool), min_size=1, max_size=6))
-        seps = draw(st.lists(st.sampled_from(["\n\n", "\n \n", "\n\t\n\n", "\n"]), min_size=len(picks), max_size=len(picks)))
+        seps = draw(
+            st.lists(
+                st.sampled_from(["\n\n", "\n \n", "\n\t\n\n", "\n"]),
+                min_size=len(picks),
+                max_size=len(picks),
+            )
+        )
         messages.append("".join(p + s for p, s in zip(picks, seps, strict=True)))
     return messages
 
@@ -30,7 +38,14 @@ def texts_with_repeats(draw: st.DrawFn) -> list[str]:
 @settings(max_examples=300, deadline=None)
 def test_dedup_round_trip(texts: list[str]) -> None:
     units = [
-        Unit(uid=f"m{i}", index=i, role="tool", kind="tool_result", text=t, path=("messages", i, "content"))
+        Unit(
+            uid=f"m{i}",
+            index=i,
+            role="tool",
+            kind="tool_result",
+            text=t,
+            path=("messages", i, "content"),
+        )
         for i, t in enumerate(texts)
     ]
     out = DedupEngine().apply(units, EngineContext(tokens=COUNTER))

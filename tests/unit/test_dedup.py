@@ -16,10 +16,14 @@ def run(data: dict[str, object]) -> tuple[list[str], dict[str, str]]:
 
 
 def test_cross_message_block_becomes_back_reference_and_decodes() -> None:
-    data = openai_record("r", ("user", "first"), ("tool", "head\n\n" + BLOCK), ("tool", BLOCK + "\n\ntail"))
+    data = openai_record(
+        "r", ("user", "first"), ("tool", "head\n\n" + BLOCK), ("tool", BLOCK + "\n\ntail")
+    )
     texts, originals = run(data)
     assert texts[2] == "head\n\n" + BLOCK  # first copy stays
-    assert texts[3].startswith("[[dup:v1 src=m3 at=6 len=%d | same 5 lines as message 3: " % len(BLOCK))
+    assert texts[3].startswith(
+        f"[[dup:v1 src=m3 at=6 len={len(BLOCK)} | same 5 lines as message 3: "
+    )
     assert texts[3].endswith("]]\n\ntail")
     assert decode(texts[3], originals) == BLOCK + "\n\ntail"
 

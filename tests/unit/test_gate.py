@@ -38,13 +38,17 @@ def test_negations_and_constraints_in_prose() -> None:
 
 
 def test_diff_headers_and_findings() -> None:
-    before = "diff --git a/x.py b/x.py\n@@ -1,3 +1,4 @@ def f():\nsrc/x.py:12:5: E501 line too long\n"
+    before = (
+        "diff --git a/x.py b/x.py\n@@ -1,3 +1,4 @@ def f():\nsrc/x.py:12:5: E501 line too long\n"
+    )
     violations = check_lossy(before, "", "tool_result", {})
     assert {v.kind for v in violations} >= {"diff_header", "finding"}
 
 
 def test_error_lines_differing_only_in_numbers_are_one_distinct_line() -> None:
-    before = "\n".join(f"proc {pid}: open /proc/{pid}/fd (Permission denied)" for pid in range(100, 140))
+    before = "\n".join(
+        f"proc {pid}: open /proc/{pid}/fd (Permission denied)" for pid in range(100, 140)
+    )
     after = "proc 100: open /proc/100/fd (Permission denied)\n… 39 similar lines omitted <<cx:0123456789abcdef>>"
     stash = {"0123456789abcdef": before.split("\n", 1)[1]}
     assert check_lossy(before, after, "tool_result", stash) == []

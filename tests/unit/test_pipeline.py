@@ -21,10 +21,18 @@ def pipeline_with(*engines: object) -> Pipeline:
 def test_gate_reverts_only_the_failing_message_and_reports_it() -> None:
     drop_errors = FunctionEngine(
         "droperr",
-        lambda t: "\n".join(line.replace(": ok", ":") for line in t.splitlines() if "ERROR" not in line),
+        lambda t: "\n".join(
+            line.replace(": ok", ":") for line in t.splitlines() if "ERROR" not in line
+        ),
     )
     data = openai_record("r", ("user", "check the log"), ("tool", LOG))
-    data["messages"].append({"role": "tool", "tool_call_id": "x", "content": "\n".join(f"step {i}: ok" for i in range(30))})
+    data["messages"].append(
+        {
+            "role": "tool",
+            "tool_call_id": "x",
+            "content": "\n".join(f"step {i}: ok" for i in range(30)),
+        }
+    )
     data["mode"] = "standard"
     outcome = pipeline_with(drop_errors).run_raw(data)
     # message 3 (with the error line) is reverted, message 4 keeps the engine's work
@@ -35,7 +43,9 @@ def test_gate_reverts_only_the_failing_message_and_reports_it() -> None:
     assert rejection["engine"] == "droperr" and rejection["message_index"] == 3
     kinds = {v["kind"] for v in rejection["violations"]}
     assert "error_line" in kinds
-    assert any(v["token"] == "ERROR: disk /dev/sda1 full (errno 28)" for v in rejection["violations"])
+    assert any(
+        v["token"] == "ERROR: disk /dev/sda1 full (errno 28)" for v in rejection["violations"]
+    )
     engine_stats = outcome.stats["engines"][0]
     assert engine_stats["status"] == "applied" and engine_stats["details"]["messages_rejected"] == 1
 
@@ -89,7 +99,9 @@ def test_unknown_mode_fails_with_valid_names() -> None:
 
 
 def test_marker_literals_in_input_are_never_touched() -> None:
-    block = "\n".join(f"line {i} of a repeated block with <<cx:0123456789abcdef>>" for i in range(6))
+    block = "\n".join(
+        f"line {i} of a repeated block with <<cx:0123456789abcdef>>" for i in range(6)
+    )
     data = openai_record("r", ("user", "x"), ("tool", block + "\n\n" + block))
     data["mode"] = "standard"
     outcome = pipeline_with(DedupEngine()).run_raw(data)

@@ -27,7 +27,13 @@ def test_each_kind_is_redacted(kind: str, text: str) -> None:
     out = redact(f"before {text} after")
     assert f"[REDACTED:{kind}]" in out
     assert out.startswith("before ") and out.endswith(" after")
-    for secret in ("hunter22", "s3cr3t-value", "abcdef0123456789", "MIIEowIBAAKCAQEA7", "AKIAIOSFODNN7EXAMPLE"):
+    for secret in (
+        "hunter22",
+        "s3cr3t-value",
+        "abcdef0123456789",
+        "MIIEowIBAAKCAQEA7",
+        "AKIAIOSFODNN7EXAMPLE",
+    ):
         assert secret not in out
 
 

@@ -33,6 +33,7 @@ def line_shape(line: str) -> str:
     """The line with numbers and hex ids replaced by ``#``."""
     return _SHAPE_TOKEN.sub("#", line)
 
+
 # --- recoverable spans -----------------------------------------------------
 
 _SPAN_PATTERNS: tuple[tuple[str, re.Pattern[str]], ...] = (
