@@ -144,6 +144,38 @@ SETTINGS: tuple[Setting, ...] = (
     Setting(
         "data_dir", "CTXPRESS_DATA_DIR", ".cache/worker", "Faust data directory (tables, state)"
     ),
+    Setting(
+        "producer_max_batch_size",
+        "CTXPRESS_PRODUCER_MAX_BATCH_SIZE",
+        1024 * 1024,
+        "producer batch size in bytes per partition (bigger batches, fewer requests)",
+    ),
+    Setting(
+        "session_timeout",
+        "CTXPRESS_SESSION_TIMEOUT",
+        10.0,
+        "consumer group session timeout in seconds (how fast a dead worker's partitions move)",
+    ),
+    Setting(
+        "rebalance_timeout",
+        "CTXPRESS_REBALANCE_TIMEOUT",
+        10.0,
+        "consumer group rebalance timeout in seconds (joining takes about half of it)",
+    ),
+    Setting(
+        "transaction_timeout_ms",
+        "CTXPRESS_TRANSACTION_TIMEOUT_MS",
+        60000,
+        "exactly_once: the broker aborts a transaction a killed worker left open after this long "
+        "(a restarted worker aborts it at once)",
+    ),
+    Setting(
+        "pipeline_factory",
+        "CTXPRESS_PIPELINE_FACTORY",
+        "",
+        "module:function(settings) returning the Pipeline the worker runs (custom engine chains); "
+        "empty: the built-in modes",
+    ),
 )
 
 
@@ -196,6 +228,11 @@ class Settings:
     web_port: int = 6066
     web_token: str = ""
     data_dir: str = ".cache/worker"
+    producer_max_batch_size: int = 1024 * 1024
+    session_timeout: float = 10.0
+    rebalance_timeout: float = 10.0
+    transaction_timeout_ms: int = 60000
+    pipeline_factory: str = ""
 
     @classmethod
     def from_env(cls, environ: Mapping[str, str] | None = None, **overrides: Any) -> Settings:

@@ -1,0 +1,165 @@
+"""The Faust agent and table: thin glue around :class:`~workers.handler.BatchHandler`.
+
+One agent reads both input topics in batches (``take_events``; batch size and
+timeout from the settings), turns Faust events into
+:class:`~workers.process.InMessage`, and awaits the handler, which processes
+and publishes the batch.  Then it adds the batch's savings to the windowed
+``savings`` table (tumbling one-minute windows per mode, engine and input
+partition; its changelog is the topic ``<app id>-savings-changelog``).
+
+If publishing fails for good, the agent blocks input commits and crashes the
+app: the batch was not published, its offsets never move, and the next worker
+to own the partitions processes it again.
+"""
+
+from __future__ import annotations
+
+import logging
+import time
+import weakref
+from collections.abc import Callable, Iterator, Sequence
+from contextlib import contextmanager
+from datetime import timedelta
+from typing import Any
+
+import faust
+
+from workers.handler import BatchHandler, Savings, savings_of
+from workers.process import InMessage, Processed
+from workers.publish import PublishError
+
+__all__ = ["SAVINGS_WINDOW_S", "install_agents", "to_message"]
+
+log = logging.getLogger(__name__)
+
+SAVINGS_WINDOW_S = 60.0
+SAVINGS_EXPIRES = timedelta(hours=2)
+
+
+def _zero() -> list[int]:
+    return [0, 0, 0]
+
+
+def to_message(event: Any) -> InMessage:
+    """A Faust event (raw key and value) as an :class:`InMessage`."""
+    message = event.message
+    timestamp = message.timestamp
+    headers = message.headers or ()
+    if isinstance(headers, dict):
+        headers = headers.items()
+    return InMessage(
+        topic=message.topic,
+        partition=message.partition,
+        offset=message.offset,
+        timestamp_ms=int(timestamp * 1000) if timestamp else None,
+        key=message.key,
+        value=message.value,
+        headers=tuple((k, v if v is not None else b"") for k, v in headers),
+    )
+
+
+@contextmanager
+def _current(event: Any) -> Iterator[None]:
+    """Make ``event`` Faust's current event: a table write goes to its partition's changelog."""
+    from faust import streams
+
+    token = streams._current_event.set(weakref.ref(event))
+    try:
+        yield
+    finally:
+        streams._current_event.reset(token)
+
+
+def add_savings(table: Any, events: Sequence[Any], savings: Savings, now: float) -> None:
+    """Add one batch's aggregates to the windowed table (key: mode/engine/partition)."""
+    if not savings.rows:
+        return
+    by_partition = {e.message.partition: e for e in events}
+    window = table.relative_to(now)
+    for (partition, mode, engine), (records, before, after) in savings.rows.items():
+        event = by_partition.get(partition)
+        if event is None:
+            continue
+        key = f"{mode}/{engine}/{partition}"
+        with _current(event):
+            current = window[key].value() or [0, 0, 0]
+            window[key] = [current[0] + records, current[1] + before, current[2] + after]
+
+
+def savings_rows(table: Any) -> list[dict[str, Any]]:
+    """Every live window of the table, summed over partitions, newest first."""
+    rows: dict[tuple[float, str, str], list[int]] = {}
+    for stored_key, value in list(table.table.data.items()):
+        # (key, (start, end)); lists after a recovery from the JSON changelog
+        key, window_range = stored_key
+        start = float(window_range[0])
+        mode, engine, _partition = str(key).split("/", 2)
+        row = rows.setdefault((start, mode, engine), [0, 0, 0])
+        for i in range(3):
+            row[i] += int(value[i])
+    out = []
+    for (start, mode, engine), (records, before, after) in sorted(rows.items(), reverse=True):
+        out.append(
+            {
+                "window_start": start,
+                "window_seconds": SAVINGS_WINDOW_S,
+                "mode": mode,
+                "engine": engine,
+                "records": records,
+                "tokens_before": before,
+                "tokens_after": after,
+                "saved_pct": round(100.0 * (before - after) / before, 2) if before else 0.0,
+            }
+        )
+    return out
+
+
+def install_agents(
+    app: Any,
+    handler: BatchHandler,
+    *,
+    input_topics: Sequence[str],
+    partitions: int,
+    batch_size: int,
+    batch_timeout: float,
+    concurrency: int = 1,
+    on_fatal: Callable[[BaseException], None] | None = None,
+) -> tuple[Any, Any]:
+    """Register the ``compress`` agent and the ``savings`` table; returns both."""
+    topic = app.topic(
+        *input_topics,
+        key_serializer="raw",
+        value_serializer="raw",
+        allow_empty=True,
+    )
+    table = app.Table(
+        "savings",
+        default=_zero,
+        partitions=partitions,
+        schema=faust.Schema(key_serializer="json", value_serializer="json"),
+        help="savings per mode/engine/partition, one-minute tumbling windows",
+    ).tumbling(SAVINGS_WINDOW_S, expires=SAVINGS_EXPIRES)
+
+    async def compress(stream: Any) -> None:
+        async for events in stream.take_events(batch_size, batch_timeout):
+            messages = [to_message(e) for e in events]
+            try:
+                results: list[Processed] = await handler.handle(messages)
+            except Exception as exc:
+                # The batch is not published: its offsets must not move, and this worker
+                # must not go on with later batches (they would commit past it).
+                if isinstance(exc, PublishError):
+                    log.critical("stopping the worker: %s", exc)
+                else:
+                    log.critical("stopping the worker: publishing a batch raised", exc_info=True)
+                if on_fatal is not None:
+                    on_fatal(exc)
+                await app.crash(exc)
+                raise
+            try:
+                add_savings(table, events, savings_of(results), time.time())
+            except Exception:  # aggregates are best effort; the batch is published
+                log.exception("updating the savings table failed")
+
+    agent = app.agent(topic, name="ctxpress.compress", concurrency=concurrency)(compress)
+    return agent, table

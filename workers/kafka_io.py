@@ -1,0 +1,189 @@
+"""Producing JSONL to the input topics and reading topics back (the I/O CLI, demo, tests).
+
+- :func:`route` picks the input topic and key of one JSONL line: a record whose
+  ``kind`` is ``tool_output`` goes to ``tool-outputs``, anything else to
+  ``transcripts``; the key is the record id when the line parses.  The line's
+  bytes are sent unchanged, even when they are not JSON (the worker
+  dead-letters them).
+- :func:`produce_lines` sends lines with an idempotent producer.
+- :func:`read_topic` reads every partition of a topic from the beginning
+  (no consumer group, ``read_committed``) until ``count`` records arrived or
+  nothing new came for ``idle_timeout`` seconds.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import time
+from collections.abc import AsyncIterator, Iterable
+from dataclasses import dataclass, field
+from typing import Any
+
+import orjson
+
+from workers.kafka_options import bootstrap_list, client_options
+from workers.process import TopicNames
+from workers.settings import Settings
+
+__all__ = ["ProduceReport", "produce_lines", "read_topic", "route"]
+
+# The broker's default max.message.bytes is 1 MiB; the producer may send a bit more per request.
+MAX_REQUEST_SIZE = 8 * 1024 * 1024
+
+
+def route(line: bytes) -> tuple[str, bytes | None]:
+    """``(short topic name, key)`` for one input line."""
+    try:
+        value = orjson.loads(line)
+    except orjson.JSONDecodeError:
+        return "transcripts", None
+    if not isinstance(value, dict):
+        return "transcripts", None
+    rid = value.get("id")
+    key = (
+        str(rid).encode("utf-8")
+        if isinstance(rid, str | int) and not isinstance(rid, bool)
+        else None
+    )
+    short = "tool-outputs" if value.get("kind") == "tool_output" else "transcripts"
+    return short, key
+
+
+@dataclass(slots=True)
+class ProduceReport:
+    by_topic: dict[str, int] = field(default_factory=dict)
+    failed: list[tuple[int, str]] = field(default_factory=list)
+    bytes: int = 0
+    seconds: float = 0.0
+
+    @property
+    def sent(self) -> int:
+        return sum(self.by_topic.values())
+
+
+def _producer(settings: Settings, **extra: Any) -> Any:
+    from aiokafka import AIOKafkaProducer
+
+    options: dict[str, Any] = {
+        "bootstrap_servers": ",".join(bootstrap_list(settings)),
+        "acks": "all",
+        "enable_idempotence": True,
+        "linger_ms": max(settings.producer_linger_ms, 5),
+        "max_batch_size": settings.producer_max_batch_size,
+        "max_request_size": MAX_REQUEST_SIZE,
+        **client_options(settings),
+    }
+    options.update(extra)
+    return AIOKafkaProducer(**options)
+
+
+async def produce_lines(
+    lines: Iterable[bytes],
+    settings: Settings,
+    topic: str | None = None,
+) -> ProduceReport:
+    """Send each non-empty line (its bytes unchanged, without the line break).
+
+    ``topic``: a short name from topics/ (or None to route each line).
+    """
+    from aiokafka.errors import KafkaError
+
+    names = TopicNames.from_settings(settings)
+    forced = names.by_short(topic) if topic else None
+    report = ProduceReport()
+    started = time.perf_counter()
+    producer = _producer(settings)
+    await producer.start()
+    pending: list[tuple[int, str, asyncio.Future[Any]]] = []
+    try:
+        for line_no, raw in enumerate(lines, start=1):
+            line = raw.rstrip(b"\r\n")
+            if not line.strip():
+                continue
+            short, key = route(line)
+            full = forced or names.by_short(short)
+            try:
+                fut = await producer.send(full, line, key=key)
+            except KafkaError as exc:
+                report.failed.append((line_no, f"{type(exc).__name__}: {exc}"))
+                continue
+            pending.append((line_no, full, fut))
+            report.bytes += len(line)
+        for line_no, full, fut in pending:
+            try:
+                await fut
+            except KafkaError as exc:
+                report.failed.append((line_no, f"{type(exc).__name__}: {exc}"))
+                continue
+            report.by_topic[full] = report.by_topic.get(full, 0) + 1
+    finally:
+        await producer.stop()
+    report.seconds = time.perf_counter() - started
+    return report
+
+
+async def read_topic(
+    settings: Settings,
+    topic: str,
+    *,
+    count: int | None = None,
+    idle_timeout: float = 10.0,
+    deadline: float | None = None,
+    until_end: bool = False,
+) -> AsyncIterator[Any]:
+    """Yield aiokafka ``ConsumerRecord``s of ``topic`` (a full name), oldest first per partition.
+
+    Stops after ``count`` records, after ``idle_timeout`` seconds without a new
+    record, at ``deadline`` (``time.monotonic()``), or with ``until_end`` once
+    every partition reached its end offset as of the start.
+    """
+    from aiokafka import AIOKafkaConsumer
+    from aiokafka.structs import TopicPartition
+
+    consumer = AIOKafkaConsumer(
+        bootstrap_servers=",".join(bootstrap_list(settings)),
+        group_id=None,
+        enable_auto_commit=False,
+        isolation_level="read_committed",
+        auto_offset_reset="earliest",
+        max_partition_fetch_bytes=MAX_REQUEST_SIZE,
+        **client_options(settings),
+    )
+    await consumer.start()
+    try:
+        partitions = consumer.partitions_for_topic(topic)
+        if partitions is None:
+            await consumer._client.force_metadata_update()
+            partitions = consumer.partitions_for_topic(topic)
+        if not partitions:
+            raise LookupError(
+                f"topic {topic!r} does not exist on {settings.kafka_bootstrap}; "
+                "create the topics first (ctxpress topics create)"
+            )
+        tps = [TopicPartition(topic, p) for p in sorted(partitions)]
+        consumer.assign(tps)
+        await consumer.seek_to_beginning(*tps)
+        ends = await consumer.end_offsets(tps) if until_end else {}
+        seen = 0
+        last = time.monotonic()
+        while True:
+            if until_end:
+                positions = {tp: await consumer.position(tp) for tp in tps}
+                if all(positions[tp] >= ends[tp] for tp in tps):
+                    return
+            now = time.monotonic()
+            if deadline is not None and now >= deadline:
+                return
+            if now - last >= idle_timeout:
+                return
+            batches = await consumer.getmany(timeout_ms=200, max_records=1000)
+            for records in batches.values():
+                for record in records:
+                    yield record
+                    seen += 1
+                    if count is not None and seen >= count:
+                        return
+            if batches:
+                last = time.monotonic()
+    finally:
+        await consumer.stop()

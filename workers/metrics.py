@@ -1,0 +1,167 @@
+"""Every Prometheus metric the worker exports, declared in one place.
+
+``Metrics(registry)`` builds them in an injected ``CollectorRegistry`` (a
+fresh one per app, so tests and several apps in one process never clash).
+All names start with ``ctxpress_``; Faust's own sensors are exported from the
+same registry with the ``faust_`` prefix (see ``workers.app``).  Label values
+are low-cardinality: mode, engine, topic, outcome, violation kind, stage.
+
+| metric | type | labels |
+|---|---|---|
+| ctxpress_records_in_total | counter | topic |
+| ctxpress_bytes_in_total | counter | topic |
+| ctxpress_records_out_total | counter | mode, outcome (compressed, dead_letter) |
+| ctxpress_record_tokens_before_total / _after_total | counter | mode |
+| ctxpress_engine_tokens_before_total / _after_total | counter | mode, engine |
+| ctxpress_engine_runs_total | counter | mode, engine, status |
+| ctxpress_gate_rejections_total | counter | engine, kind |
+| ctxpress_dead_letters_total | counter | reason (decode, validate, gate, engine, pipeline) |
+| ctxpress_offload_entries_total | counter | |
+| ctxpress_record_latency_seconds | histogram | mode |
+| ctxpress_batch_size | histogram | |
+| ctxpress_publish_seconds | histogram | |
+| ctxpress_publish_retries_total | counter | |
+| ctxpress_worker_info | gauge (1) | guarantee, default_mode |
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+
+from prometheus_client import CollectorRegistry, Counter, Gauge, Histogram
+
+from workers.process import Processed
+
+__all__ = ["LATENCY_BUCKETS", "Metrics"]
+
+LATENCY_BUCKETS = (
+    0.0005,
+    0.001,
+    0.0025,
+    0.005,
+    0.01,
+    0.025,
+    0.05,
+    0.1,
+    0.25,
+    0.5,
+    1.0,
+    2.5,
+    5.0,
+    10.0,
+)
+BATCH_BUCKETS = (1, 2, 4, 8, 16, 32, 64, 128, 256, 512, 1024)
+
+
+class Metrics:
+    """The worker's metrics; ``observe`` records one processed batch."""
+
+    def __init__(self, registry: CollectorRegistry) -> None:
+        self.registry = registry
+
+        def counter(name: str, doc: str, labels: Iterable[str] = ()) -> Counter:
+            return Counter(name, doc, list(labels), registry=registry)
+
+        self.records_in = counter("ctxpress_records_in_total", "Input records consumed.", ["topic"])
+        self.bytes_in = counter("ctxpress_bytes_in_total", "Input value bytes consumed.", ["topic"])
+        self.records_out = counter(
+            "ctxpress_records_out_total",
+            "Input records by outcome: compressed (published) or dead_letter.",
+            ["mode", "outcome"],
+        )
+        self.record_tokens_before = counter(
+            "ctxpress_record_tokens_before_total", "Tokens of compressed records before.", ["mode"]
+        )
+        self.record_tokens_after = counter(
+            "ctxpress_record_tokens_after_total", "Tokens of compressed records after.", ["mode"]
+        )
+        self.engine_tokens_before = counter(
+            "ctxpress_engine_tokens_before_total",
+            "Tokens going into each engine.",
+            ["mode", "engine"],
+        )
+        self.engine_tokens_after = counter(
+            "ctxpress_engine_tokens_after_total",
+            "Tokens coming out of each engine (after the gate).",
+            ["mode", "engine"],
+        )
+        self.engine_runs = counter(
+            "ctxpress_engine_runs_total",
+            "Engine runs by status (applied, unchanged, inflation, fidelity, error, disabled).",
+            ["mode", "engine", "status"],
+        )
+        self.gate_rejections = counter(
+            "ctxpress_gate_rejections_total",
+            "Messages the fidelity gate reverted, by engine and violated kind "
+            "(kind 'error' for an engine that raised).",
+            ["engine", "kind"],
+        )
+        self.dead_letters = counter(
+            "ctxpress_dead_letters_total",
+            "Dead letters published, by reason (the stage: decode, validate, gate, engine, pipeline).",
+            ["reason"],
+        )
+        self.offload_entries = counter(
+            "ctxpress_offload_entries_total", "Stashed originals published to the offload topic."
+        )
+        self.latency = Histogram(
+            "ctxpress_record_latency_seconds",
+            "Processing time per record (decode, validate, pipeline, serialise).",
+            ["mode"],
+            buckets=LATENCY_BUCKETS,
+            registry=registry,
+        )
+        self.batch_size = Histogram(
+            "ctxpress_batch_size",
+            "Records per agent batch.",
+            buckets=BATCH_BUCKETS,
+            registry=registry,
+        )
+        self.publish_seconds = Histogram(
+            "ctxpress_publish_seconds",
+            "Time to publish one batch (exactly_once: until its transactions committed).",
+            buckets=LATENCY_BUCKETS,
+            registry=registry,
+        )
+        self.publish_retries = counter(
+            "ctxpress_publish_retries_total", "Batch publications retried after a broker error."
+        )
+        self.info = Gauge(
+            "ctxpress_worker_info",
+            "Always 1; the labels describe the worker's configuration.",
+            ["guarantee", "default_mode"],
+            registry=registry,
+        )
+
+    def observe(self, results: Iterable[Processed]) -> None:
+        count = 0
+        for result in results:
+            count += 1
+            self.observe_one(result)
+        self.batch_size.observe(count)
+
+    def observe_one(self, result: Processed) -> None:
+        msg = result.message
+        self.records_in.labels(msg.topic).inc()
+        self.bytes_in.labels(msg.topic).inc(len(msg.value or b""))
+        mode = result.mode
+        self.latency.labels(mode).observe(result.seconds)
+        outcome = result.outcome
+        if outcome is None:
+            self.records_out.labels(mode, "dead_letter").inc()
+            self.dead_letters.labels(result.stage or "pipeline").inc()
+            return
+        self.records_out.labels(mode, "compressed").inc()
+        self.record_tokens_before.labels(mode).inc(outcome.stats["tokens_before"])
+        self.record_tokens_after.labels(mode).inc(outcome.stats["tokens_after"])
+        for stats in outcome.engine_stats:
+            self.engine_tokens_before.labels(mode, stats.engine).inc(stats.tokens_before)
+            self.engine_tokens_after.labels(mode, stats.engine).inc(stats.tokens_after)
+            self.engine_runs.labels(mode, stats.engine, stats.status).inc()
+        for rejection in outcome.rejections:
+            self.dead_letters.labels(rejection.stage).inc()
+            kinds = {v.kind for v in rejection.violations} or {"error"}
+            for kind in sorted(kinds):
+                self.gate_rejections.labels(rejection.engine, kind).inc()
+        if outcome.stash:
+            self.offload_entries.inc(len(outcome.stash))

@@ -1,0 +1,478 @@
+"""Per-message processing for the worker: Kafka bytes in, output records out.
+
+No Faust and no I/O here, so tests call it directly.  :class:`Processor`
+turns one :class:`InMessage` into a :class:`Processed` whose ``outputs`` are
+the records to publish.  Every input message ends as exactly one of:
+
+- its compressed record on ``compressed`` (key: record id), plus one stats
+  record per engine on ``stats``, one dead letter per gate rejection or engine
+  error on ``dead-letter`` (the record itself is still published, without that
+  change), and one entry per stashed original on ``offload`` (key: hash);
+- or exactly one dead letter on ``dead-letter`` that carries the original key
+  and the original value bytes unchanged (``original_value`` or, for bytes
+  that are not UTF-8, ``original_value_b64``), so ``ctxpress dlq replay`` can
+  re-publish it byte for byte.
+
+Dead letters carry headers in the style of Kafka Connect / Kafka Streams
+(``ctxpress.dlq.original.topic`` ... see ``DLQ_HEADERS``) and the input's own
+headers after them.  Input validation happens here, at the edge, against the
+input topic's JSON Schema (compiled once).
+
+With ``deterministic=True`` (the at-least-once guarantee) the compressed record
+carries no timings (``duration_ms`` and each engine's ``ms`` are 0; the real
+ones are on the stats topic), so a record reprocessed after a crash is
+published byte-identical under the same key.
+"""
+
+from __future__ import annotations
+
+import base64
+import importlib
+import json
+import logging
+import time
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass, field
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import Any
+
+import orjson
+from jsonschema import Draft202012Validator
+from jsonschema.exceptions import best_match
+
+from workers.batch import dead_letter_for_line
+from workers.jsonl import BadLine, decode_line, detect_layout, dump_layout
+from workers.messages import RESERVED_KEY
+from workers.pipeline.runner import Outcome, Pipeline, RecordError, Rejection
+from workers.redact import redact
+from workers.settings import Settings, SettingsError
+from workers.topics import SCHEMAS_DIR, load_topics
+
+__all__ = [
+    "DLQ_HEADERS",
+    "DLQ_PREFIX",
+    "SHORT_NAMES",
+    "EdgeValidator",
+    "InMessage",
+    "OutMessage",
+    "Processed",
+    "Processor",
+    "TopicNames",
+    "build_pipeline",
+]
+
+log = logging.getLogger(__name__)
+
+SHORT_NAMES = ("transcripts", "tool-outputs", "compressed", "stats", "dead-letter", "offload")
+
+DLQ_PREFIX = "ctxpress.dlq."
+#: Header names of a dead letter, in the order they are written.
+DLQ_HEADERS = (
+    "ctxpress.dlq.original.topic",
+    "ctxpress.dlq.original.partition",
+    "ctxpress.dlq.original.offset",
+    "ctxpress.dlq.original.timestamp",
+    "ctxpress.dlq.original.consumer.group",
+    "ctxpress.dlq.error.class",
+    "ctxpress.dlq.error.message",
+    "ctxpress.dlq.error.stage",
+    "ctxpress.dlq.error.engine",
+    "ctxpress.dlq.record.id",
+    "ctxpress.dlq.time",
+    "ctxpress.dlq.replayable",
+)
+# A dead letter must fit the broker's default max.message.bytes (1 MiB) with
+# its JSON escaping; a larger original is kept truncated and not replayable.
+MAX_ORIGINAL_BYTES = 400_000
+MAX_HEADER_MESSAGE = 1000
+
+
+@dataclass(frozen=True, slots=True)
+class TopicNames:
+    """Full Kafka topic names of the six topics (prefix + short name)."""
+
+    transcripts: str
+    tool_outputs: str
+    compressed: str
+    stats: str
+    dead_letter: str
+    offload: str
+
+    @classmethod
+    def from_prefix(cls, prefix: str) -> TopicNames:
+        return cls(*(f"{prefix}{name}" for name in SHORT_NAMES))
+
+    @classmethod
+    def from_settings(cls, settings: Settings) -> TopicNames:
+        return cls.from_prefix(settings.topic_prefix)
+
+    @property
+    def inputs(self) -> tuple[str, str]:
+        return (self.transcripts, self.tool_outputs)
+
+    def by_short(self, short: str) -> str:
+        """Full name for a short name (``dead-letter`` -> ``<prefix>dead-letter``)."""
+        try:
+            return getattr(self, short.replace("-", "_"))  # type: ignore[no-any-return]
+        except AttributeError:
+            raise SettingsError(
+                f"unknown topic {short!r}; valid topics: {', '.join(SHORT_NAMES)}"
+            ) from None
+
+
+@dataclass(frozen=True, slots=True)
+class InMessage:
+    """One consumed Kafka record (what the worker needs of it)."""
+
+    topic: str
+    partition: int
+    offset: int
+    timestamp_ms: int | None
+    key: bytes | None
+    value: bytes | None
+    headers: tuple[tuple[str, bytes], ...] = ()
+
+
+@dataclass(frozen=True, slots=True)
+class OutMessage:
+    """One record to publish."""
+
+    topic: str
+    key: bytes | None
+    value: bytes
+    headers: tuple[tuple[str, bytes], ...] = ()
+
+
+@dataclass(slots=True)
+class Processed:
+    """What became of one input message."""
+
+    message: InMessage
+    outputs: list[OutMessage]
+    outcome: Outcome | None = None
+    #: stage of the input's own dead letter (None: it was compressed)
+    stage: str | None = None
+    error_class: str | None = None
+    reason: str | None = None
+    record_id: str | None = None
+    mode: str = "unknown"
+    seconds: float = 0.0
+    savings: dict[str, tuple[int, int]] = field(default_factory=dict)
+    #: hash -> redacted original, as published to the offload topic
+    offloaded: dict[str, str] = field(default_factory=dict)
+
+    @property
+    def ok(self) -> bool:
+        return self.outcome is not None
+
+
+class EdgeValidator:
+    """JSON Schema (2020-12) validation of input values; validators compiled once."""
+
+    def __init__(self, names: TopicNames, schemas_dir: Path = SCHEMAS_DIR) -> None:
+        specs = load_topics(schemas_dir.parent / "topics")
+        self._by_topic: dict[str, tuple[str, Draft202012Validator]] = {}
+        cache: dict[str, Draft202012Validator] = {}
+        for short in ("transcripts", "tool-outputs"):
+            schema_file = specs[short].value_schema
+            if schema_file not in cache:
+                schema = json.loads((schemas_dir / schema_file).read_text(encoding="utf-8"))
+                Draft202012Validator.check_schema(schema)
+                cache[schema_file] = Draft202012Validator(schema)
+            self._by_topic[names.by_short(short)] = (schema_file, cache[schema_file])
+        self._transcript = self._by_topic[names.transcripts]
+        self._tool_output = self._by_topic[names.tool_outputs]
+
+    def error(self, topic: str, value: Any) -> str | None:
+        """Why ``value`` does not match its topic's schema, or None when it does.
+
+        A topic that is not one of ours (a replay to a custom topic) is judged
+        by shape: ``"kind": "tool_output"`` against the tool-output schema.
+        """
+        entry = self._by_topic.get(topic)
+        if entry is None:
+            is_tool = isinstance(value, dict) and value.get("kind") == "tool_output"
+            entry = self._tool_output if is_tool else self._transcript
+        schema_file, validator = entry
+        error = best_match(validator.iter_errors(value))
+        if error is None:
+            return None
+        where = "".join(f"[{p}]" if isinstance(p, int) else f".{p}" for p in error.absolute_path)
+        message = error.message if len(error.message) <= 300 else error.message[:297] + "..."
+        return f"value does not match schemas/{schema_file} at ${where}: {message}"
+
+
+def build_pipeline(settings: Settings) -> Pipeline:
+    """The worker's pipeline: ``CTXPRESS_PIPELINE_FACTORY`` when set, else the built-in modes."""
+    spec = settings.pipeline_factory.strip()
+    if not spec:
+        return Pipeline(settings)
+    module_name, _, attr = spec.partition(":")
+    if not module_name or not attr:
+        raise SettingsError(
+            f"CTXPRESS_PIPELINE_FACTORY={spec!r} must look like module.path:function"
+        )
+    try:
+        factory: Callable[[Settings], Pipeline] = getattr(
+            importlib.import_module(module_name), attr
+        )
+    except (ImportError, AttributeError) as exc:
+        raise SettingsError(f"CTXPRESS_PIPELINE_FACTORY={spec!r} cannot be loaded: {exc}") from exc
+    pipeline = factory(settings)
+    if not isinstance(pipeline, Pipeline):
+        raise SettingsError(
+            f"CTXPRESS_PIPELINE_FACTORY={spec!r} returned {type(pipeline).__name__}, not a Pipeline"
+        )
+    return pipeline
+
+
+def _rid(value: Any) -> str | None:
+    if isinstance(value, dict):
+        rid = value.get("id")
+        if isinstance(rid, str | int) and not isinstance(rid, bool):
+            return str(rid)
+    return None
+
+
+def _utc_iso(now: float) -> str:
+    return datetime.fromtimestamp(now, UTC).strftime("%Y-%m-%dT%H:%M:%S.%f")[:-3] + "Z"
+
+
+class Processor:
+    """Turns input messages into output records; one instance per worker."""
+
+    def __init__(
+        self,
+        pipeline: Pipeline,
+        names: TopicNames,
+        group_id: str,
+        *,
+        deterministic: bool = False,
+        validator: EdgeValidator | None = None,
+        clock: Callable[[], float] = time.time,
+    ) -> None:
+        self.pipeline = pipeline
+        self.names = names
+        self.group_id = group_id
+        self.deterministic = deterministic
+        self.validator = validator or EdgeValidator(names)
+        self.clock = clock
+        self.max_bytes = pipeline.settings.max_record_bytes
+
+    # -- one message -------------------------------------------------------
+
+    def process(self, msg: InMessage) -> Processed:
+        started = time.perf_counter()
+        try:
+            result = self._process(msg)
+        except Exception as exc:  # a bug must not stop the partition: dead-letter it
+            log.exception(
+                "processing %s[%d]@%d failed; dead-lettered", msg.topic, msg.partition, msg.offset
+            )
+            result = self._reject(
+                msg,
+                "pipeline",
+                type(exc).__name__,
+                f"processing failed: {type(exc).__name__}: {str(exc)[:500]}",
+                None,
+            )
+        result.seconds = time.perf_counter() - started
+        return result
+
+    def _process(self, msg: InMessage) -> Processed:
+        raw = msg.value
+        if raw is None or not raw.strip():
+            return self._reject(msg, "decode", "EmptyValue", "value is empty", None)
+        if len(raw) > self.max_bytes:
+            return self._reject(
+                msg,
+                "validate",
+                "RecordTooLarge",
+                f"record is {len(raw):,} bytes, over the limit of {self.max_bytes:,}; "
+                "split it or raise CTXPRESS_MAX_RECORD_BYTES",
+                None,
+            )
+        value = decode_line(raw, 0, self.max_bytes)
+        if isinstance(value, BadLine):
+            try:
+                raw.decode("utf-8")
+            except UnicodeDecodeError as exc:
+                return self._reject(
+                    msg, "decode", "UnicodeDecodeError", f"value is not UTF-8 ({exc})", None
+                )
+            reason = value.reason.removeprefix("line 0: ")
+            return self._reject(msg, "decode", "JSONDecodeError", f"value is {reason}", None)
+        schema_error = self.validator.error(msg.topic, value)
+        if schema_error is not None:
+            return self._reject(msg, "validate", "SchemaValidationError", schema_error, _rid(value))
+        try:
+            outcome = self.pipeline.run_raw(value)
+        except RecordError as exc:
+            return self._reject(
+                msg, exc.stage, "InvalidRecord", exc.reason, exc.record_id or _rid(value)
+            )
+        except RecursionError:
+            return self._reject(
+                msg, "validate", "InvalidRecord", "record nested too deeply to process", _rid(value)
+            )
+        layout = detect_layout(raw, value)
+        if layout is not None:
+            outcome.record[RESERVED_KEY]["layout"] = layout
+        return self._accept(msg, outcome)
+
+    # -- outputs -----------------------------------------------------------
+
+    def _accept(self, msg: InMessage, outcome: Outcome) -> Processed:
+        now = self.clock()
+        now_ms = int(now * 1000)
+        rid = outcome.record_id
+        key = rid.encode("utf-8") if rid is not None else msg.key
+        record = outcome.record
+        if self.deterministic:
+            record = _without_timings(record)
+        outputs = [OutMessage(self.names.compressed, key, dump_layout(record, None))]
+        encoding = outcome.stats.get("encoding")
+        savings: dict[str, tuple[int, int]] = {
+            "_record": (outcome.stats["tokens_before"], outcome.stats["tokens_after"])
+        }
+        for stats in outcome.engine_stats:
+            body = stats.as_dict()
+            body.update(record_id=rid, mode=outcome.mode, ts=now_ms, encoding=encoding)
+            outputs.append(OutMessage(self.names.stats, key, orjson.dumps(body)))
+            savings[stats.engine] = (stats.tokens_before, stats.tokens_after)
+        for rejection in outcome.rejections:
+            outputs.append(self._rejection_letter(msg, rejection, key, now_ms))
+        created = _utc_iso(now)
+        offloaded = {digest: redact(text) for digest, text in sorted(outcome.stash.items())}
+        for digest, text in offloaded.items():
+            body = {"hash": digest, "text": text, "created_at": created, "record_id": rid}
+            outputs.append(
+                OutMessage(self.names.offload, digest.encode("ascii"), orjson.dumps(body))
+            )
+        return Processed(
+            msg,
+            outputs,
+            outcome=outcome,
+            record_id=rid,
+            mode=outcome.mode,
+            savings=savings,
+            offloaded=offloaded,
+        )
+
+    def _source(self, msg: InMessage) -> dict[str, Any]:
+        return {
+            "topic": msg.topic,
+            "partition": msg.partition,
+            "offset": msg.offset,
+            "timestamp": msg.timestamp_ms,
+        }
+
+    def _headers(
+        self,
+        msg: InMessage,
+        error_class: str,
+        message: str,
+        stage: str,
+        engine: str | None,
+        record_id: str | None,
+        now_ms: int,
+        replayable: bool,
+    ) -> tuple[tuple[str, bytes], ...]:
+        values = (
+            msg.topic,
+            str(msg.partition),
+            str(msg.offset),
+            "" if msg.timestamp_ms is None else str(msg.timestamp_ms),
+            self.group_id,
+            error_class,
+            message[:MAX_HEADER_MESSAGE],
+            stage,
+            engine or "",
+            record_id or "",
+            str(now_ms),
+            "true" if replayable else "false",
+        )
+        ours = tuple(
+            (name, value.encode("utf-8"))
+            for name, value in zip(DLQ_HEADERS, values, strict=True)
+            if value or name == "ctxpress.dlq.original.timestamp"
+        )
+        # The input's own headers follow, so a replay can restore them.
+        theirs = tuple(h for h in msg.headers if not h[0].startswith(DLQ_PREFIX))
+        return ours + theirs
+
+    def _reject(
+        self, msg: InMessage, stage: str, error_class: str, reason: str, record_id: str | None
+    ) -> Processed:
+        now_ms = int(self.clock() * 1000)
+        raw = msg.value or b""
+        body = dead_letter_for_line(0, reason, raw, record_id, stage, error_class)
+        replayable = len(raw) <= MAX_ORIGINAL_BYTES
+        if replayable:
+            # Unchanged bytes (dead_letter_for_line redacts and truncates for files).
+            body.pop("original_value", None)
+            body.pop("original_value_b64", None)
+            try:
+                body["original_value"] = raw.decode("utf-8")
+            except UnicodeDecodeError:
+                body["original_value_b64"] = base64.b64encode(raw).decode("ascii")
+        else:
+            body["original_truncated"] = True
+        body["original_key"] = (
+            msg.key.decode("utf-8", "backslashreplace") if msg.key is not None else None
+        )
+        body["source"] = self._source(msg)
+        headers = self._headers(
+            msg, error_class, reason, stage, None, record_id, now_ms, replayable
+        )
+        # Key: the original key bytes, unchanged (the replay key).
+        out = OutMessage(self.names.dead_letter, msg.key, orjson.dumps(body), headers)
+        return Processed(
+            msg,
+            [out],
+            stage=stage,
+            error_class=error_class,
+            reason=reason,
+            record_id=record_id,
+            mode=_mode_of(raw),
+        )
+
+    def _rejection_letter(
+        self, msg: InMessage, rejection: Rejection, key: bytes | None, now_ms: int
+    ) -> OutMessage:
+        body = rejection.as_dict()
+        body["source"] = self._source(msg)
+        headers = self._headers(
+            msg,
+            body["error_class"],
+            body["reason"],
+            rejection.stage,
+            rejection.engine,
+            rejection.record_id,
+            now_ms,
+            False,
+        )
+        return OutMessage(self.names.dead_letter, key, orjson.dumps(body), headers)
+
+
+def _mode_of(raw: bytes) -> str:
+    """Best-effort mode label of a rejected input (metrics only)."""
+    if b'"mode"' not in raw[:65536]:
+        return "unknown"
+    try:
+        value = orjson.loads(raw)
+    except orjson.JSONDecodeError:
+        return "unknown"
+    mode = value.get("mode") if isinstance(value, dict) else None
+    return mode if mode in ("off", "lossless", "standard", "aggressive") else "unknown"
+
+
+def _without_timings(record: Mapping[str, Any]) -> dict[str, Any]:
+    """The record with its run-dependent timings zeroed (byte-identical reruns)."""
+    out = dict(record)
+    comp = dict(out[RESERVED_KEY])
+    comp["duration_ms"] = 0.0
+    comp["engines"] = [{**e, "ms": 0.0} for e in comp.get("engines", ())]
+    out[RESERVED_KEY] = comp
+    return out

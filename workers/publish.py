@@ -1,0 +1,326 @@
+"""Publishing a processed batch: exactly once (Kafka transactions) or at least once.
+
+A batch is a list of :class:`PartitionBatch`: the outputs of the events of one
+input partition, in offset order, and the input offset to commit after them.
+
+- :class:`TransactionalPublisher` (``exactly_once``): one transactional
+  producer per input partition (``transactional.id`` = ``<group>-<topic>-<partition>``,
+  created when the partition is assigned, which fences a zombie owner and aborts
+  whatever transaction it left open).  Per partition and batch, one transaction
+  holds every output record *and* the input offset (``send_offsets_to_transaction``),
+  so outputs and progress commit together or not at all.  Consumers that read
+  with ``isolation_level=read_committed`` see every output exactly once.
+- :class:`IdempotentPublisher` (``at_least_once``): one idempotent producer;
+  ``publish`` returns once the broker acknowledged every record, and the input
+  offsets are committed afterwards by Faust.  A crash can republish a batch;
+  the records are byte-identical (see ``workers.process``) under the same key.
+- :class:`ListPublisher`: keeps everything in memory, for tests.
+
+A retriable broker error aborts and retries the partition's transaction (the
+outputs are deterministic); anything else raises :class:`PublishError`, after
+which the worker must stop (its offsets did not move, so nothing is lost).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+from abc import ABC, abstractmethod
+from collections.abc import Callable, Iterable, Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import Any, ClassVar
+
+from workers.process import OutMessage
+
+__all__ = [
+    "IdempotentPublisher",
+    "ListPublisher",
+    "PartitionBatch",
+    "PublishError",
+    "Publisher",
+    "TransactionalPublisher",
+    "group_batches",
+]
+
+log = logging.getLogger(__name__)
+
+TP = tuple[str, int]
+
+
+class PublishError(RuntimeError):
+    """Publishing failed for good (fenced, or retries exhausted); stop the worker."""
+
+
+@dataclass(slots=True)
+class PartitionBatch:
+    topic: str
+    partition: int
+    next_offset: int
+    outputs: list[OutMessage] = field(default_factory=list)
+
+    @property
+    def tp(self) -> TP:
+        return (self.topic, self.partition)
+
+
+def group_batches(
+    items: Iterable[tuple[str, int, int, Sequence[OutMessage]]],
+) -> list[PartitionBatch]:
+    """``(topic, partition, offset, outputs)`` in consumption order -> one batch per partition."""
+    by_tp: dict[TP, PartitionBatch] = {}
+    for topic, partition, offset, outputs in items:
+        batch = by_tp.get((topic, partition))
+        if batch is None:
+            batch = by_tp[(topic, partition)] = PartitionBatch(topic, partition, offset + 1)
+        batch.next_offset = max(batch.next_offset, offset + 1)
+        batch.outputs.extend(outputs)
+    return list(by_tp.values())
+
+
+class Publisher(ABC):
+    """Where the worker's outputs go."""
+
+    #: True: ``publish`` also commits the input offsets (Faust must not).
+    commits_offsets: ClassVar[bool] = False
+
+    async def start(self) -> None:  # noqa: B027 - optional hook
+        """Connect (called once before the first batch)."""
+
+    async def stop(self) -> None:  # noqa: B027 - optional hook
+        """Flush and disconnect; never called twice."""
+
+    async def assigned(self, tps: Iterable[TP]) -> None:  # noqa: B027 - optional hook
+        """Input partitions were assigned to this worker."""
+
+    async def revoked(self, tps: Iterable[TP]) -> None:  # noqa: B027 - optional hook
+        """Input partitions were taken away from this worker."""
+
+    @abstractmethod
+    async def publish(self, batches: Sequence[PartitionBatch]) -> None:
+        """Publish every output of ``batches``; raise :class:`PublishError` on failure."""
+
+
+class ListPublisher(Publisher):
+    """Keeps outputs and committed offsets in memory (tests, dry runs)."""
+
+    commits_offsets = True
+
+    def __init__(self) -> None:
+        self.published: list[OutMessage] = []
+        self.committed: dict[TP, int] = {}
+        self.batches = 0
+
+    async def publish(self, batches: Sequence[PartitionBatch]) -> None:
+        self.batches += 1
+        for batch in batches:
+            self.published.extend(batch.outputs)
+            self.committed[batch.tp] = batch.next_offset
+
+    def on(self, topic: str) -> list[OutMessage]:
+        return [m for m in self.published if m.topic == topic]
+
+
+def _headers(out: OutMessage) -> list[tuple[str, bytes]] | None:
+    return list(out.headers) if out.headers else None
+
+
+def _producer_options(
+    bootstrap: str,
+    client_options: Mapping[str, Any],
+    linger_ms: int,
+    max_batch_size: int,
+    max_request_size: int,
+) -> dict[str, Any]:
+    return {
+        "bootstrap_servers": bootstrap,
+        "linger_ms": linger_ms,
+        "max_batch_size": max_batch_size,
+        "max_request_size": max_request_size,
+        "acks": "all",
+        "enable_idempotence": True,
+        **client_options,
+    }
+
+
+class TransactionalPublisher(Publisher):
+    """Exactly once: one Kafka transaction per input partition and batch."""
+
+    commits_offsets = True
+
+    def __init__(
+        self,
+        bootstrap: str,
+        group_id: str,
+        *,
+        client_options: Mapping[str, Any] | None = None,
+        linger_ms: int = 5,
+        max_batch_size: int = 1024 * 1024,
+        max_request_size: int = 1024 * 1024,
+        transaction_timeout_ms: int = 60000,
+        retries: int = 5,
+        on_retry: Callable[[], None] | None = None,
+    ) -> None:
+        self.group_id = group_id
+        self.retries = retries
+        self.on_retry = on_retry
+        self._options = _producer_options(
+            bootstrap, client_options or {}, linger_ms, max_batch_size, max_request_size
+        )
+        self._transaction_timeout_ms = transaction_timeout_ms
+        self._producers: dict[TP, Any] = {}
+        self._locks: dict[TP, asyncio.Lock] = {}
+        self._stopped = False
+
+    def transactional_id(self, tp: TP) -> str:
+        return f"{self.group_id}-{tp[0]}-{tp[1]}"
+
+    def _lock(self, tp: TP) -> asyncio.Lock:
+        lock = self._locks.get(tp)
+        if lock is None:
+            lock = self._locks[tp] = asyncio.Lock()
+        return lock
+
+    async def _producer(self, tp: TP) -> Any:
+        producer = self._producers.get(tp)
+        if producer is None:
+            from aiokafka import AIOKafkaProducer
+
+            producer = AIOKafkaProducer(
+                transactional_id=self.transactional_id(tp),
+                transaction_timeout_ms=self._transaction_timeout_ms,
+                client_id=self.transactional_id(tp),
+                **self._options,
+            )
+            # start() runs InitProducerId: it fences an older producer with the
+            # same transactional id and aborts the transaction it left open.
+            await producer.start()
+            self._producers[tp] = producer
+        return producer
+
+    async def assigned(self, tps: Iterable[TP]) -> None:
+        async def init(tp: TP) -> None:
+            async with self._lock(tp):
+                await self._producer(tp)
+
+        await asyncio.gather(*(init(tp) for tp in tps))
+
+    async def revoked(self, tps: Iterable[TP]) -> None:
+        for tp in tps:
+            async with self._lock(tp):
+                producer = self._producers.pop(tp, None)
+                if producer is not None:
+                    await producer.stop()
+
+    async def stop(self) -> None:
+        self._stopped = True
+        await self.revoked(list(self._producers))
+
+    async def publish(self, batches: Sequence[PartitionBatch]) -> None:
+        results = await asyncio.gather(
+            *(self._publish_one(b) for b in batches), return_exceptions=True
+        )
+        errors = [r for r in results if isinstance(r, BaseException)]
+        for error in errors:
+            if isinstance(error, asyncio.CancelledError):
+                raise error
+        if errors:
+            raise errors[0]
+
+    async def _publish_one(self, batch: PartitionBatch) -> None:
+        from aiokafka.errors import KafkaError, ProducerFenced
+        from aiokafka.structs import TopicPartition
+
+        tp = batch.tp
+        async with self._lock(tp):
+            attempt = 0
+            while True:
+                if self._stopped:
+                    raise PublishError("publisher stopped")
+                producer = await self._producer(tp)
+                try:
+                    async with producer.transaction():
+                        for out in batch.outputs:
+                            await producer.send(
+                                out.topic, out.value, key=out.key, headers=_headers(out)
+                            )
+                        await producer.send_offsets_to_transaction(
+                            {TopicPartition(*tp): batch.next_offset}, self.group_id
+                        )
+                    return
+                except ProducerFenced as exc:
+                    await self._drop(tp)
+                    raise PublishError(
+                        f"producer {self.transactional_id(tp)} was fenced: another worker "
+                        "owns the partition now"
+                    ) from exc
+                except KafkaError as exc:
+                    attempt += 1
+                    await self._drop(tp)  # a fresh producer aborts whatever is left open
+                    if not exc.retriable or attempt > self.retries:
+                        raise PublishError(
+                            f"publishing {batch.topic}[{batch.partition}] failed after "
+                            f"{attempt} attempt(s): {type(exc).__name__}: {exc}"
+                        ) from exc
+                    log.warning(
+                        "transaction for %s[%d] failed (%r); retrying (%d/%d)",
+                        batch.topic,
+                        batch.partition,
+                        exc,
+                        attempt,
+                        self.retries,
+                    )
+                    if self.on_retry is not None:
+                        self.on_retry()
+                    await asyncio.sleep(min(0.2 * 2**attempt, 5.0))
+
+    async def _drop(self, tp: TP) -> None:
+        producer = self._producers.pop(tp, None)
+        if producer is not None:
+            try:
+                await producer.stop()
+            except Exception:  # already broken; the next producer fences it anyway
+                log.debug("stopping a failed producer raised", exc_info=True)
+
+
+class IdempotentPublisher(Publisher):
+    """At least once: one idempotent producer; returns when every record is acknowledged."""
+
+    def __init__(
+        self,
+        bootstrap: str,
+        *,
+        client_options: Mapping[str, Any] | None = None,
+        linger_ms: int = 5,
+        max_batch_size: int = 1024 * 1024,
+        max_request_size: int = 1024 * 1024,
+    ) -> None:
+        self._options = _producer_options(
+            bootstrap, client_options or {}, linger_ms, max_batch_size, max_request_size
+        )
+        self._producer: Any = None
+
+    async def start(self) -> None:
+        from aiokafka import AIOKafkaProducer
+
+        self._producer = AIOKafkaProducer(**self._options)
+        await self._producer.start()
+
+    async def stop(self) -> None:
+        producer, self._producer = self._producer, None
+        if producer is not None:
+            await producer.stop()
+
+    async def publish(self, batches: Sequence[PartitionBatch]) -> None:
+        from aiokafka.errors import KafkaError
+
+        if self._producer is None:
+            await self.start()
+        try:
+            futures = [
+                await self._producer.send(out.topic, out.value, key=out.key, headers=_headers(out))
+                for batch in batches
+                for out in batch.outputs
+            ]
+            await asyncio.gather(*futures)
+        except KafkaError as exc:
+            raise PublishError(f"publishing failed: {type(exc).__name__}: {exc}") from exc
