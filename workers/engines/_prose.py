@@ -1,0 +1,489 @@
+"""Shared helpers of the aggressive-mode engines (filler, relevance, aging, budget).
+
+Everything here works one line at a time and never joins lines: a text is
+``text.split("\\n")`` and is rebuilt with ``"\\n".join``, so a run of whole
+lines replaced by one marker line expands back exactly.
+
+- :func:`language_pack`: the rules kept as data (``lang/en.json``): filler
+  phrases, the polarity words (negations, modals, hedges, conditionals) that
+  make a sentence untouchable, abbreviations, decision words, stopwords;
+- :func:`layout`: where each unit sits in the conversation (user-turn age,
+  agent-step age, latest user message);
+- :func:`critical_flags`: which lines the fidelity gate needs visible (the
+  same :func:`workers.pipeline.facts.critical_lines` the gate uses), with the
+  polarity lines of prose added;
+- :func:`fence_mask`: fenced code blocks, which are kept or stashed whole (the
+  gate protects a fenced block as one span);
+- :func:`stash_runs`: every maximal run of dropped lines becomes one marker
+  line ``… N lines omitted <<cx:KEY>>`` when that saves tokens;
+- :func:`sentence_starts` and :func:`inline_spans`: sentence splitting that
+  never splits inside code, URLs, paths, versions, identifiers or numbers.
+
+Every function is linear in its input (regexes with bounded repetition, one
+pass per line).
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import re
+from bisect import bisect_right
+from collections.abc import Callable, Iterable, Sequence
+from dataclasses import dataclass
+from functools import cache
+from pathlib import Path
+from typing import Any
+
+from workers.messages.model import Unit
+from workers.offload import offload_marker, stash_key
+
+# The gate's own span patterns: a sentence boundary is never placed inside a
+# span the gate protects, so a span is always kept or stashed whole.
+from workers.pipeline.facts import _SPAN_PATTERNS, SHAPED_KINDS, critical_lines, line_shape
+from workers.tokens import TokenCounter
+
+__all__ = [
+    "CRITICAL_CAP",
+    "MARKER_TOKENS",
+    "LanguagePack",
+    "Position",
+    "RunResult",
+    "critical_flags",
+    "fence_mask",
+    "has_marker",
+    "has_reference",
+    "inline_spans",
+    "language_pack",
+    "layout",
+    "option",
+    "sentence_starts",
+    "stash_runs",
+    "term_weights",
+    "terms",
+]
+
+LANG_DIR = Path(__file__).resolve().parent / "lang"
+CRITICAL_CAP = 600  # the gate compares stripped lines truncated to this length
+MARKER_TOKENS = 17  # cl100k tokens of "… 12 lines omitted <<cx:0123456789abcdef>>"
+MIN_SAVING = 6  # a run is stashed only when it saves at least this many tokens
+_LONG_RUN_CHARS = 1200  # runs this long save tokens without counting them
+_NOTE_CAP = 200
+
+# Characters str.splitlines() breaks on besides "\n" (the gate splits that way).
+_OTHER_BREAKS = re.compile("[\r\x0b\x0c\x1c\x1d\x1e\x85\u2028\u2029]")
+_MARKERISH = re.compile(r"<<cx:|\[\[/?(?:dup|json-table|json-min|read):")
+
+# The floor of the polarity set, whatever a language pack says: the gate's
+# constraint and negation words plus the modals and hedges a claim hangs on.
+_CORE_POLARITY = re.compile(
+    r"(?<![\w'’-])(?:not|no|never|none|nothing|nobody|nowhere|neither|nor|without|unless|except|"
+    r"must|should|shall|may|might|could|would|can|cannot|will|ought|probably|possibly|perhaps|"
+    r"maybe|likely|unlikely|always|only|required|requires|require|forbidden|prohibited|"
+    r"important|security|do not|don't)(?![\w'’-])|n['’]t(?![\w'’-])",
+    re.I,
+)
+
+# Spans in a line that a sentence boundary or a filler edit must not cut.
+_INLINE_KINDS = ("url", "inline_code", "path", "version", "identifier", "number")
+_INLINE_PATTERNS = tuple(p for kind, p in _SPAN_PATTERNS if kind in _INLINE_KINDS)
+_REFERENCE_PATTERNS = tuple(
+    p for kind, p in _SPAN_PATTERNS if kind in ("url", "inline_code", "path")
+)
+
+_TERM = re.compile(r"[A-Za-z_][A-Za-z0-9_]{2,40}")
+_BOUNDARY = re.compile(r"[.!?]+[\"')\]]*([ \t]+)(?=[A-Z0-9\"'`(\[*_#])")
+_WORD_BEFORE = re.compile(r"([A-Za-z][A-Za-z.]{0,11})[.!?]*$")
+
+
+# --- language packs -----------------------------------------------------------
+
+
+def _phrase_alternation(phrases: Iterable[str]) -> str:
+    """A regex alternation of literal phrases (longest first), whole words only."""
+    parts: list[str] = []
+    for phrase in sorted({p.strip() for p in phrases if p.strip()}, key=lambda p: (-len(p), p)):
+        escaped = re.escape(phrase)
+        escaped = escaped.replace(r"\ ", r"[ \t]+").replace("'", "['’]")
+        parts.append(escaped)
+    return "|".join(parts) if parts else r"(?!x)x"
+
+
+def _phrase_regex(phrases: Iterable[str]) -> re.Pattern[str]:
+    return re.compile(rf"(?<![\w'’-])(?:{_phrase_alternation(phrases)})(?![\w'’-])", re.I)
+
+
+def normalise_sentence(text: str) -> str:
+    """Lower case, straight apostrophes, single spaces, no trailing punctuation."""
+    text = text.replace("’", "'").lower()
+    text = re.sub(r"[ \t]+", " ", text).strip()
+    return text.rstrip(" .!?,;:)").strip()
+
+
+@dataclass(frozen=True, slots=True)
+class LanguagePack:
+    """Filler and polarity rules of one language (see ``lang/en.json``)."""
+
+    language: str
+    polarity: re.Pattern[str]
+    whole_sentences: frozenset[str]
+    openers: re.Pattern[str]
+    sentence_start: re.Pattern[str]
+    anywhere: re.Pattern[str]
+    replacements: dict[str, str]
+    replacement_regex: re.Pattern[str]
+    abbreviations: frozenset[str]
+    decision: re.Pattern[str]
+    stopwords: frozenset[str]
+
+    def has_polarity(self, text: str) -> bool:
+        return bool(_CORE_POLARITY.search(text) or self.polarity.search(text))
+
+    def polarity_spans(self, text: str) -> list[tuple[int, int]]:
+        spans = [m.span() for m in _CORE_POLARITY.finditer(text)]
+        spans.extend(m.span() for m in self.polarity.finditer(text))
+        return spans
+
+
+@cache
+def language_pack(language: str = "en") -> LanguagePack:
+    """Load ``lang/<language>.json`` (cached)."""
+    if not re.fullmatch(r"[a-z]{2,3}(?:[-_][A-Za-z]{2,4})?", language):
+        raise ValueError(f"invalid language pack name {language!r}")
+    path = LANG_DIR / f"{language}.json"
+    data: dict[str, Any] = json.loads(path.read_text(encoding="utf-8"))
+    filler: dict[str, Any] = data.get("filler", {})
+    replacements = {str(k).lower(): str(v) for k, v in filler.get("replacements", {}).items()}
+    return LanguagePack(
+        language=str(data.get("language", language)),
+        polarity=_phrase_regex(data.get("polarity", ())),
+        whole_sentences=frozenset(normalise_sentence(s) for s in filler.get("whole_sentences", ())),
+        openers=re.compile(
+            rf"(?:{_phrase_alternation(filler.get('openers', ()))})(?:[!.,]+|[ \t]+[-—–])(?=[ \t]|$)",
+            re.I,
+        ),
+        sentence_start=re.compile(
+            rf"(?:{_phrase_alternation(filler.get('sentence_start', ()))})(?![\w'’-]),?(?=[ \t])",
+            re.I,
+        ),
+        anywhere=re.compile(
+            rf"(?<![\w'’-])(?:{_phrase_alternation(filler.get('anywhere', ()))})(?![\w'’-])",
+            re.I,
+        ),
+        replacements=replacements,
+        replacement_regex=_phrase_regex(replacements),
+        abbreviations=frozenset(a.lower().rstrip(".") for a in data.get("abbreviations", ())),
+        decision=_phrase_regex(data.get("decision_words", ())),
+        stopwords=frozenset(w.lower() for w in data.get("stopwords", ())),
+    )
+
+
+def option(options: dict[str, Any], name: str, default: Any) -> Any:
+    """An engine option from ``EngineContext.options`` (same type as the default)."""
+    value = options.get(name, default) if options else default
+    if isinstance(default, bool):
+        return bool(value)
+    if isinstance(default, int) and not isinstance(value, bool) and isinstance(value, int | float):
+        return int(value)
+    if isinstance(default, float) and isinstance(value, int | float):
+        return float(value)
+    return value if type(value) is type(default) else default
+
+
+# --- where a unit sits ------------------------------------------------------------
+
+
+@dataclass(frozen=True, slots=True)
+class Position:
+    """A unit's age: user turns after it, agent steps after it."""
+
+    turn_age: int
+    step_age: int
+    latest_user: bool
+
+
+def layout(units: Sequence[Unit]) -> list[Position]:
+    """Turn and step ages of every unit.
+
+    A *turn* starts at each user prose message; ``turn_age`` counts the user
+    prose messages after the unit's message (0 = the latest turn).  A *step*
+    starts at each new message, except that tool results of consecutive
+    messages (parallel calls) share one step; ``step_age`` counts the steps
+    after the unit (0 = the last step: a tool result nobody has answered yet).
+    """
+    user_messages = sorted({u.index for u in units if u.role == "user" and u.kind == "text"})
+    latest_user = user_messages[-1] if user_messages else None
+    steps: list[int] = []
+    step = -1
+    prev: Unit | None = None
+    for unit in units:
+        same = prev is not None and (
+            unit.index == prev.index
+            or (unit.is_tool_output and prev.is_tool_output and unit.index == prev.index + 1)
+        )
+        if not same:
+            step += 1
+        steps.append(step)
+        prev = unit
+    last_step = step
+    total_turns = len(user_messages)
+    return [
+        Position(
+            turn_age=total_turns - bisect_right(user_messages, unit.index),
+            step_age=last_step - s,
+            latest_user=(unit.index == latest_user and unit.role == "user" and unit.kind == "text"),
+        )
+        for unit, s in zip(units, steps, strict=True)
+    ]
+
+
+# --- lines ------------------------------------------------------------------------
+
+
+def gate_keys(line: str) -> list[str]:
+    """The stripped, truncated forms under which the gate sees ``line``."""
+    if _OTHER_BREAKS.search(line):
+        return [piece.strip()[:CRITICAL_CAP] for piece in line.splitlines()]
+    return [line.strip()[:CRITICAL_CAP]]
+
+
+def has_marker(line: str) -> bool:
+    return bool(_MARKERISH.search(line))
+
+
+def critical_flags(
+    text: str,
+    lines: Sequence[str],
+    kind: str,
+    *,
+    distinct: bool = True,
+    pack: LanguagePack | None = None,
+    keep_markers: bool = True,
+) -> list[bool]:
+    """Lines that must stay visible.
+
+    ``kind`` is the unit kind.  With ``distinct``, only the first line of each
+    critical string is flagged (one visible copy satisfies the gate), and for
+    error lines the first of each *shape* (lines that differ only in numbers
+    and hex ids, as the gate counts them).  With ``pack`` (prose), lines with
+    a polarity word are flagged too.  With ``keep_markers``, lines carrying
+    markers of earlier engines are flagged (engines that would only re-stash
+    a marker leave it); without, a marker line may join a run (nested stash).
+    """
+    flags = [False] * len(lines)
+    critical = critical_lines(text, kind)
+    exact: set[str] = set()
+    shaped: set[str] = set()
+    for ckind, cline in critical:
+        (shaped if ckind in SHAPED_KINDS else exact).add(cline)
+    seen: set[str] = set()
+    seen_shapes: set[str] = set()
+    check_markers = keep_markers and ("<<cx:" in text or "[[" in text)
+    for i, line in enumerate(lines):
+        if check_markers and has_marker(line):
+            flags[i] = True
+            continue
+        if pack is not None and pack.has_polarity(line):
+            flags[i] = True
+            continue
+        if not critical:
+            continue
+        for key in gate_keys(line):
+            if key in exact and (not distinct or key not in seen):
+                seen.add(key)
+                flags[i] = True
+            if key in shaped:
+                shape = line_shape(key)
+                if not distinct or shape not in seen_shapes:
+                    seen_shapes.add(shape)
+                    flags[i] = True
+    return flags
+
+
+def line_starts(lines: Sequence[str]) -> list[int]:
+    starts: list[int] = []
+    pos = 0
+    for line in lines:
+        starts.append(pos)
+        pos += len(line) + 1
+    return starts
+
+
+def fence_mask(text: str, lines: Sequence[str]) -> tuple[list[int], list[tuple[int, int]]]:
+    """Per line, the index of its fenced block (-1: none), and the blocks' line ranges."""
+    owner = [-1] * len(lines)
+    ranges: list[tuple[int, int]] = []
+    if "```" not in text and "~~~" not in text:
+        return owner, ranges
+    fenced = next(p for kind, p in _SPAN_PATTERNS if kind == "fenced_code")
+    starts = line_starts(lines)
+    for match in fenced.finditer(text):
+        a = bisect_right(starts, match.start()) - 1
+        b = bisect_right(starts, max(match.start(), match.end() - 1))
+        block = len(ranges)
+        ranges.append((a, b))
+        for k in range(a, b):
+            owner[k] = block
+    return owner, ranges
+
+
+def close_fences(keep: list[bool], ranges: Sequence[tuple[int, int]]) -> None:
+    """A fenced block with any kept line is kept whole (the gate protects it whole)."""
+    for a, b in ranges:
+        if any(keep[a:b]):
+            for k in range(a, b):
+                keep[k] = True
+
+
+@dataclass(slots=True)
+class RunResult:
+    text: str
+    stash: dict[str, str]
+    runs: int
+    lines_dropped: int
+
+
+def _lines_note(count: int, run: str) -> str:
+    return f"{count} line{'s' if count != 1 else ''} omitted"
+
+
+def worth_stashing(run: str, marker: str, tokens: TokenCounter, min_saving: int) -> bool:
+    if len(run) >= _LONG_RUN_CHARS:
+        return True
+    return tokens.count(run) - tokens.count(marker) >= min_saving
+
+
+def make_marker(note: str, run: str) -> tuple[str, str]:
+    """(marker, key) for a stashed run; the note is one short line."""
+    note = note.replace("\n", " ").replace("<<", "«")[:_NOTE_CAP]
+    key = stash_key(run)
+    return offload_marker(note, key), key
+
+
+def stash_runs(
+    lines: Sequence[str],
+    keep: Sequence[bool],
+    tokens: TokenCounter,
+    *,
+    note: Callable[[int, str], str] = _lines_note,
+    min_saving: int = MIN_SAVING,
+) -> RunResult:
+    """Replace each maximal run of dropped lines by one marker line.
+
+    Blank lines at the edges of a run stay (they are layout, not content); a
+    run that would not save ``min_saving`` tokens stays visible.  The stash
+    holds the run exactly, so expanding the marker gives the lines back.
+    """
+    out: list[str] = []
+    stash: dict[str, str] = {}
+    runs = dropped = 0
+    n = len(lines)
+    i = 0
+    while i < n:
+        if keep[i]:
+            out.append(lines[i])
+            i += 1
+            continue
+        j = i
+        while j < n and not keep[j]:
+            j += 1
+        a, b = i, j
+        while a < b and not lines[a].strip():
+            a += 1
+        while b > a and not lines[b - 1].strip():
+            b -= 1
+        out.extend(lines[i:a])
+        if a < b:
+            run = "\n".join(lines[a:b])
+            marker, key = make_marker(note(b - a, run), run)
+            if worth_stashing(run, marker, tokens, min_saving):
+                out.append(marker)
+                stash[key] = run
+                runs += 1
+                dropped += b - a
+            else:
+                out.extend(lines[a:b])
+        out.extend(lines[b:j])
+        i = j
+    return RunResult("\n".join(out), stash, runs, dropped)
+
+
+# --- spans and sentences ------------------------------------------------------------
+
+
+def inline_spans(line: str) -> list[tuple[int, int]]:
+    """Character spans of ``line`` the gate protects (code, URLs, paths, numbers...)."""
+    spans: list[tuple[int, int]] = []
+    for pattern in _INLINE_PATTERNS:
+        spans.extend(m.span() for m in pattern.finditer(line))
+    spans.sort()
+    return spans
+
+
+def has_reference(line: str) -> bool:
+    """Does the line name a file path, a URL or a command (inline code)?"""
+    if "/" not in line and "`" not in line:
+        return False
+    return any(p.search(line) for p in _REFERENCE_PATTERNS)
+
+
+def inside(pos: int, spans: Sequence[tuple[int, int]]) -> bool:
+    """Is ``pos`` strictly inside one of the sorted ``spans``?"""
+    k = bisect_right(spans, (pos, math.inf)) - 1
+    # spans may overlap: look back a little for one that covers pos
+    for m in range(k, max(-1, k - 8), -1):
+        a, b = spans[m]
+        if a < pos < b:
+            return True
+    return False
+
+
+def overlaps(a: int, b: int, spans: Sequence[tuple[int, int]]) -> bool:
+    k = bisect_right(spans, (b, math.inf))
+    for m in range(k - 1, max(-1, k - 9), -1):
+        s, e = spans[m]
+        if s < b and a < e:
+            return True
+    return False
+
+
+def sentence_starts(
+    line: str, pack: LanguagePack, spans: Sequence[tuple[int, int]] | None = None
+) -> list[int]:
+    """Start offsets of the sentences of ``line`` (always begins with 0).
+
+    Sentence ``k`` is ``line[starts[k]:starts[k+1]]`` and includes its trailing
+    whitespace, so the sentences partition the line.
+    """
+    starts = [0]
+    if len(line) < 4:
+        return starts
+    spans = inline_spans(line) if spans is None else spans
+    for match in _BOUNDARY.finditer(line):
+        dot = match.start()
+        if spans and inside(dot, spans):
+            continue
+        before = _WORD_BEFORE.search(line, max(0, dot - 12), dot + 1)
+        if before is not None:
+            word = before.group(1).lower().rstrip(".")
+            if word in pack.abbreviations or len(word) == 1:
+                continue
+        starts.append(match.end())
+    return starts
+
+
+def terms(text: str, pack: LanguagePack) -> set[str]:
+    """Lower-cased content words (3+ characters, not stopwords)."""
+    found = {m.group(0).lower() for m in _TERM.finditer(text)}
+    return found - pack.stopwords
+
+
+def term_weights(documents: Iterable[set[str]], query: set[str]) -> dict[str, float]:
+    """IDF weight of each query term over the documents (rarer = heavier)."""
+    docs = list(documents)
+    n = len(docs)
+    weights: dict[str, float] = {}
+    for term in query:
+        df = sum(1 for d in docs if term in d)
+        weights[term] = math.log((n + 1) / (df + 0.5)) + 0.1
+    return weights
