@@ -1,0 +1,205 @@
+"""read-lifecycle: superseded file reads become markers pointing at the newer copy."""
+
+from __future__ import annotations
+
+import re
+
+import pytest
+
+from workers.engines.base import EngineContext
+from workers.engines.readlifecycle import Access, Read, ReadLifecycleEngine, covers, parse_access
+from workers.expand import expand_offload
+from workers.messages.model import Unit
+from workers.offload import MemoryStore
+from workers.tokens import TokenCounter
+
+CTX = EngineContext(tokens=TokenCounter())
+BODY = "\n".join(f"def f{i}(x):\n    return x + {i}" for i in range(40))
+MARKER = re.compile(r"… [^\n]* <<cx:[0-9a-f]{16}>>")
+
+
+def tool(i: int, text: str, command: str, tool_name: str = "bash") -> Unit:
+    return Unit(
+        uid=f"m{i}",
+        index=i,
+        role="tool",
+        kind="tool_result",
+        text=text,
+        path=("messages", i, "content"),
+        command=command,
+        tool_name=tool_name,
+    )
+
+
+def user(i: int, text: str) -> Unit:
+    return Unit(uid=f"m{i}", index=i, role="user", kind="text", text=text, path=("messages", i))
+
+
+def head(n: int) -> str:
+    return "\n".join(BODY.splitlines()[:n])
+
+
+@pytest.mark.parametrize(
+    ("command", "expected"),
+    [
+        ("cat a.txt", Read("a.txt")),
+        ("cat -n ./src/../a.txt 2>/dev/null", Read("a.txt")),
+        ("head -n 50 a.txt", Read("a.txt", 1, 50)),
+        ("head -50 a.txt", Read("a.txt", 1, 50)),
+        ("head a.txt", Read("a.txt", 1, 10)),
+        ("tail -n 20 app.log", Read("app.log", tail=20)),
+        ("tail -n +5 app.log", Read("app.log", 5, None)),
+        ("sed -n '1,80p' src/x.py", Read("src/x.py", 1, 80)),
+        ("sed -n '10,$p' x", Read("x", 10, None)),
+        ("cd src && cat a.py", Read("src/a.py")),
+        ("cat a.py | head -n 5", Read("a.py", 1, 5)),
+        ("nl -ba m.c", Read("m.c")),
+        ("bat -r 1:40 x.rs", Read("x.rs", 1, 40)),
+    ],
+)
+def test_reads(command: str, expected: Read) -> None:
+    assert parse_access(command, "bash") == Access(expected)
+
+
+@pytest.mark.parametrize(
+    "command",
+    [
+        'grep -rn "cat " .',
+        "jenkins: cat pipeline console log",
+        "cat a b",
+        "cat *.py",
+        "head -c 100 f",
+        "echo cat a.txt",
+        "cat a.txt && rm a.txt",
+    ],
+)
+def test_not_reads(command: str) -> None:
+    access = parse_access(command, "bash")
+    assert access is None or access.read is None
+
+
+@pytest.mark.parametrize(
+    ("command", "writes"),
+    [
+        ("cat a.txt > b.txt", ("b.txt",)),
+        ("echo hi >> out.txt && cat out.txt", ("out.txt",)),
+        ("sed -i 's/a/b/' f.txt", ("f.txt",)),
+        ("sed -i.bak -e s/a/b/ f1 f2", ("f1", "f2")),
+        ("perl -pi -e 's/a/b/' g.txt", ("g.txt",)),
+        ("cat > f.py <<'EOF'\nprint('it''s')\nEOF", ("f.py",)),
+        ("make 2>&1 | tee build.log", ("build.log",)),
+    ],
+)
+def test_writes(command: str, writes: tuple[str, ...]) -> None:
+    access = parse_access(command, "bash")
+    assert access is not None
+    assert access.read is None
+    assert access.writes == writes
+
+
+def test_read_and_write_tools() -> None:
+    assert parse_access("cat src/app.py", "Write") == Access(None, ("src/app.py",))
+    assert parse_access("cat src/app.py", "Read", "     1→a\n     2→b\n") == Access(
+        Read("src/app.py", 1, 2)
+    )
+    assert parse_access("cat src/app.py", "read_file", "a\nb") == Access(
+        Read("src/app.py", assumed=True)
+    )
+    assert parse_access("cat src", "list_directory", "a\nb") is None
+
+
+def test_covers() -> None:
+    assert covers(Read("a"), Read("a", 1, 50))
+    assert covers(Read("a", 1, 80), Read("a", 1, 50))
+    assert not covers(Read("a", 1, 50), Read("a"))
+    assert not covers(Read("a", 51, 100), Read("a", 1, 50))
+    assert covers(Read("a", tail=50), Read("a", tail=20))
+    assert not covers(Read("a", 5, None), Read("a", tail=20))
+
+
+def run(units: list[Unit]) -> tuple[list[str], dict[str, object], dict[str, str]]:
+    out = ReadLifecycleEngine().apply(units, CTX)
+    return out.texts, out.details, out.stash
+
+
+def restored(text: str, stash: dict[str, str]) -> str:
+    store = MemoryStore()
+    store.put_many(stash)
+    return expand_offload(text, store, [])
+
+
+def test_later_full_read_supersedes_and_expand_restores() -> None:
+    newer = BODY + "\ndef g():\n    pass"
+    units = [tool(1, BODY, "cat src/app.py"), user(2, "ok"), tool(3, newer, "cat src/app.py")]
+    texts, details, stash = run(units)
+    key = next(iter(stash))
+    assert texts == [
+        f"… superseded read of src/app.py (80 lines); newer copy in message 3 <<cx:{key}>>",
+        "ok",
+        newer,
+    ]
+    assert details == {"reads_superseded": 1, "_backrefs": {0: [2]}}
+    assert restored(texts[0], stash) == BODY
+
+
+def test_head_is_superseded_by_a_wider_read_but_not_the_reverse() -> None:
+    units = [tool(1, head(50), "head -n 50 a.py"), tool(2, BODY, "cat a.py")]
+    texts, _, stash = run(units)
+    assert texts[0].startswith("… superseded read of a.py (50 lines); newer copy in message 2")
+    assert restored(texts[0], stash) == head(50)
+    units = [tool(1, BODY, "cat a.py"), tool(2, head(50), "head -n 50 a.py")]
+    assert run(units)[0] == [BODY, head(50)]
+
+
+def test_different_ranges_are_not_superseded() -> None:
+    lines = BODY.splitlines()
+    first, second = "\n".join(lines[:40]), "\n".join(lines[40:])
+    units = [tool(1, first, "sed -n '1,40p' a.py"), tool(2, second, "sed -n '41,80p' a.py")]
+    assert run(units)[0] == [first, second]
+
+
+def test_grep_mentioning_cat_is_not_a_read() -> None:
+    units = [tool(1, BODY, 'grep -rn "cat " .'), tool(2, BODY, "cat .")]
+    assert run(units)[0] == [BODY, BODY]
+
+
+def test_later_write_makes_a_read_stale() -> None:
+    units = [tool(1, BODY, "cat src/app.py"), tool(2, "", "sed -i 's/x/y/' src/app.py")]
+    texts, details, stash = run(units)
+    assert texts[0].startswith(
+        "… stale read of src/app.py (80 lines); the file was changed in message 2 <<cx:"
+    )
+    assert details["stale_reads"] == 1
+    assert restored(texts[0], stash) == BODY
+
+
+def test_newer_copy_that_is_a_dedup_marker_does_not_supersede() -> None:
+    dup = "[[dup:v1 src=m1 at=0 len=700 | same 80 lines as message 1: def f0(x):]]"
+    units = [tool(1, BODY, "cat a.py"), tool(2, dup, "cat a.py")]
+    assert run(units)[0] == [BODY, dup]
+
+
+def test_chain_points_at_the_last_copy() -> None:
+    units = [tool(1, BODY, "cat a.py"), tool(2, BODY, "cat a.py"), tool(3, BODY, "cat a.py")]
+    texts, details, _ = run(units)
+    assert "newer copy in message 3" in texts[0]
+    assert "newer copy in message 3" in texts[1]
+    assert texts[2] == BODY
+    assert details["_backrefs"] == {0: [2], 1: [2]}
+
+
+def test_failed_later_read_is_not_a_newer_copy() -> None:
+    units = [tool(1, BODY, "cat a.py"), tool(2, "cat: a.py: No such file or directory", "cat a.py")]
+    assert run(units)[0][0] == BODY
+
+
+def test_different_content_without_a_write_is_not_superseded() -> None:
+    other = "\n".join(f"class C{i}:\n    pass" for i in range(40))
+    units = [tool(1, BODY, "cat a.py"), tool(2, other, "cat a.py")]
+    assert run(units)[0][0] == BODY
+
+
+def test_critical_lines_missing_from_the_newer_copy_keep_the_old_read() -> None:
+    old = BODY + "\nraise ValueError('bad config')"
+    units = [tool(1, old, "cat a.py"), tool(2, BODY, "cat a.py")]
+    assert run(units)[0][0] == old

@@ -1,0 +1,86 @@
+"""Shared helpers of the lossy standard-mode engines.
+
+- :func:`stash_marker`: the ``… note <<cx:KEY>>`` marker for a dropped span
+  and its stash entry (the note is made safe: one line, bounded length);
+- :func:`restores`: whether :func:`workers.expand.expand_offload` with the
+  engine's own stash gives back the engine's input exactly (every engine
+  checks this before returning a changed text, so a ``…`` earlier on a line
+  can never make expand swallow text that was not dropped);
+- :func:`dup_sources` / :func:`newer_copy_indexes`: units that other units
+  point at (dedup back-references, read-lifecycle "newer copy" markers);
+  engines that hide content leave those alone so that a pointer never leads
+  to a marker.
+
+Everything here is pure and linear in the size of its input.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Mapping, Sequence
+
+from workers.messages.model import Unit
+from workers.offload import MemoryStore, offload_marker, stash_key
+
+__all__ = [
+    "NOTE_CAP",
+    "dup_sources",
+    "newer_copy_indexes",
+    "restores",
+    "safe_note",
+    "stash_marker",
+]
+
+NOTE_CAP = 200
+_NOTE_BAD = re.compile(r"[\x00-\x1f\x7f\u2028\u2029\x85<>…]")
+_DUP_SRC = re.compile(r"\[\[dup:v1 src=([\w.]{1,40}) ")
+_NEWER_COPY_NOTE = re.compile(
+    r"… superseded read of [^\n]{0,300}?; newer copy in message (-?\d{1,9})"
+)
+
+
+def safe_note(note: str) -> str:
+    """One line, no marker characters, at most :data:`NOTE_CAP` characters."""
+    note = _NOTE_BAD.sub(" ", note)
+    if len(note) > NOTE_CAP:
+        note = note[: NOTE_CAP - 1] + "~"
+    return note
+
+
+def stash_marker(note: str, original: str) -> tuple[str, str]:
+    """``(marker, key)`` for replacing ``original`` by ``… note <<cx:KEY>>``."""
+    key = stash_key(original)
+    return offload_marker(safe_note(note), key), key
+
+
+def restores(before: str, after: str, stash: Mapping[str, str]) -> bool:
+    """True when expanding ``after`` with ``stash`` gives back ``before`` exactly.
+
+    Markers of earlier engines (keys not in ``stash``) are left as they are by
+    the expansion, so they compare equal to themselves in ``before``.
+    """
+    from workers.expand import expand_offload  # expand imports engines lazily
+
+    store = MemoryStore()
+    store.items.update(stash)
+    missing: list[str] = []
+    return expand_offload(after, store, missing) == before
+
+
+def dup_sources(units: Sequence[Unit]) -> set[str]:
+    """Uids of units that a dedup back-reference in another unit points at."""
+    found: set[str] = set()
+    for unit in units:
+        if "[[dup:v1 src=" in unit.text:
+            found.update(m for m in _DUP_SRC.findall(unit.text) if m != "self")
+    return found
+
+
+def newer_copy_indexes(units: Sequence[Unit]) -> set[int]:
+    """Message indexes that a read-lifecycle marker names as the newer copy of a file."""
+    found: set[int] = set()
+    for unit in units:
+        text = unit.text
+        if "… superseded read of " in text and "<<cx:" in text:
+            found.update(int(m) for m in _NEWER_COPY_NOTE.findall(text))
+    return found
