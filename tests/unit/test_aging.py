@@ -1,0 +1,251 @@
+from __future__ import annotations
+
+import time
+from typing import Any
+
+from workers.engines._prose import layout
+from workers.engines.aging import AgingEngine, AgingPolicy
+from workers.engines.base import EngineContext
+from workers.expand import expand_offload, expand_record
+from workers.messages import parse_record
+from workers.offload import MemoryStore
+from workers.pipeline.facts import critical_lines
+from workers.pipeline.runner import Pipeline
+from workers.settings import Settings
+from workers.testing import anthropic_record, openai_record
+from workers.tokens import TokenCounter
+
+PYTEST_LOG = "\n".join(
+    [
+        "============================= test session starts ==============================",
+        "platform linux -- Python 3.11.9, pytest-8.3.2, pluggy-1.5.0",
+        "rootdir: /work/app",
+        "collected 120 items",
+        "",
+        *[f"tests/test_mod{i}.py::test_case_{i} PASSED" for i in range(60)],
+        "tests/test_parser.py::test_empty_input FAILED",
+        *[f"tests/test_more{i}.py::test_other_{i} PASSED" for i in range(58)],
+        "",
+        "=================================== FAILURES ===================================",
+        "___________________________ test_empty_input ___________________________",
+        '  File "/work/app/parser.py", line 42, in parse',
+        "    return tokens[0]",
+        "IndexError: list index out of range",
+        "=========================== short test summary info ============================",
+        "FAILED tests/test_parser.py::test_empty_input - IndexError: list index out of range",
+        "======================== 1 failed, 119 passed in 3.21s =========================",
+    ]
+)
+REPEATED_ERRORS = "\n".join(
+    [f"2024-05-01 10:00:{i:02d} INFO worker {i} heartbeat ok" for i in range(50)]
+    + [f"2024-05-01 10:01:{i:02d} ERROR timeout after {i}s on host-{i}" for i in range(30)]
+)
+OLD_USER = (
+    "Please refactor the config loader so it reads TOML.\n"
+    "Some background: the loader grew over the years and has lots of special cases.\n"
+    "It was written by a contractor years ago and it is quite old now.\n"
+    "We talked about it at the offsite and everyone agreed it was time for a cleanup.\n"
+    "You must keep the old YAML path working for one release.\n"
+    "The team would love to see this done before the summer holidays start next month."
+)
+OLD_ASSISTANT = (
+    "I read the loader and its tests carefully before changing anything in it.\n"
+    "It was a long read with many branches and a lot of history in the comments.\n"
+    "I decided to add a TomlSource class next to the YamlSource.\n"
+    "The new code lives in config/sources/toml.py and is wired in config/loader.py.\n"
+    "There were also some interesting comments from the original authors in there.\n"
+    "Some of them were funny and some of them were quite outdated by now.\n"
+    "```python\nclass TomlSource:\n    pass\n```\n"
+    "```bash\npytest tests/config -q\n```"
+)
+
+
+def agent_session(tool_outputs: list[str], final: str | None = "Done.") -> dict[str, Any]:
+    turns: list[tuple[str, str]] = [
+        ("user", OLD_USER),
+        ("assistant", OLD_ASSISTANT),
+    ]
+    for i in range(4):
+        turns += [("user", f"Follow-up question {i} about logging"), ("assistant", f"Answer {i}.")]
+    turns.append(("user", "Now run the test suite and fix the parser failure."))
+    for out in tool_outputs:
+        turns.append(("tool", out))
+        turns.append(("assistant", "Looking at the output."))
+    if final is None:
+        turns.pop()
+    data = openai_record("r", *turns, command="pytest -q")
+    data["mode"] = "aggressive"
+    return data
+
+
+def run(data: dict[str, Any], engine: AgingEngine | None = None) -> Any:
+    pipeline = Pipeline(Settings(mode="off"), engines={"aggressive": [engine or AgingEngine()]})
+    outcome = pipeline.run_raw(data)
+    assert outcome.rejections == [], [r.as_dict() for r in outcome.rejections]
+    return outcome
+
+
+def tool_texts(record: dict[str, Any]) -> list[str]:
+    return [m["content"] for m in record["messages"] if m["role"] == "tool"]
+
+
+def restore(outcome: Any) -> dict[str, Any]:
+    store = MemoryStore()
+    store.put_many(outcome.stash)
+    return expand_record(outcome.record, store)
+
+
+def test_old_tool_output_keeps_every_critical_line_and_expands_exactly() -> None:
+    data = agent_session([PYTEST_LOG, "second step output\n" * 3, "third\n" * 3, "fourth"])
+    outcome = run(data)
+    aged = tool_texts(outcome.record)[0]
+    for _, line in critical_lines(PYTEST_LOG, "tool_result"):
+        assert line in aged
+    assert "tests/test_mod7.py::test_case_7 PASSED" not in aged
+    assert "lines omitted <<cx:" in aged
+    assert len(aged) < len(PYTEST_LOG) / 3
+    assert restore(outcome) == data
+
+
+def test_unanswered_tool_output_is_verbatim() -> None:
+    data = agent_session(["first output\n" * 40, PYTEST_LOG], final=None)
+    outcome = run(data)
+    assert tool_texts(outcome.record)[-1] == PYTEST_LOG
+
+
+def test_recent_tool_output_keeps_head_and_tail_old_one_only_facts() -> None:
+    data = agent_session([PYTEST_LOG, PYTEST_LOG.replace("3.21s", "3.22s")])
+    outcome = run(data, AgingEngine(policy=AgingPolicy(tool_recent_steps=2)))
+    old, recent = tool_texts(outcome.record)
+    assert "platform linux -- Python 3.11.9, pytest-8.3.2, pluggy-1.5.0" in recent  # head
+    assert "rootdir: /work/app" in recent
+    assert "platform linux" not in old  # only the first line and the facts
+    assert old.startswith("============================= test session starts")
+
+
+def test_repeated_error_lines_keep_one_per_shape() -> None:
+    data = agent_session([REPEATED_ERRORS, "x\n" * 3, "y\n" * 3, "z"])
+    outcome = run(data)
+    aged = tool_texts(outcome.record)[0]
+    assert aged.count("ERROR timeout") == 1
+    assert "2024-05-01 10:01:00 ERROR timeout after 0s on host-0" in aged
+    assert restore(outcome) == data
+
+
+def test_old_prose_is_condensed_or_summarised_constraints_stay() -> None:
+    data = agent_session(["out\n" * 3])
+    outcome = run(data)
+    user = outcome.record["messages"][1]["content"]
+    assistant = outcome.record["messages"][2]["content"]
+    # summarised (5 turns ago): constraints visible, the rest behind a gist marker
+    assert "You must keep the old YAML path working for one release." in user
+    assert "The team would love to see this done" in user  # modal "would": kept
+    assert "offsite" not in user
+    assert "earlier user message" in user and "<<cx:" in user
+    assert "I decided to add a TomlSource class" not in assistant or "<<cx:" in assistant
+    assert restore(outcome) == data
+
+
+def test_condensed_assistant_keeps_decisions_paths_and_commands() -> None:
+    data = agent_session(["out\n" * 3])
+    engine = AgingEngine(policy=AgingPolicy(prose_summary_turns=99))
+    outcome = run(data, engine)
+    assistant = outcome.record["messages"][2]["content"]
+    assert "I decided to add a TomlSource class next to the YamlSource." in assistant
+    assert "config/sources/toml.py" in assistant
+    assert "```bash\npytest tests/config -q\n```" in assistant  # a command: kept
+    assert "class TomlSource:" not in assistant  # other code: stashed whole
+    assert "funny" not in assistant
+    user = outcome.record["messages"][1]["content"]
+    assert user.startswith("Please refactor the config loader so it reads TOML.")  # request
+    assert "You must keep the old YAML path working for one release." in user
+    assert restore(outcome) == data
+
+
+def test_system_frozen_and_latest_user_messages_are_never_aged() -> None:
+    data = agent_session(["out\n" * 3])
+    data["messages"].insert(3, {"role": "system", "content": OLD_USER})
+    long_request = OLD_USER + "\nNow run the test suite and fix the parser failure."
+    for message in reversed(data["messages"]):
+        if message["role"] == "user":
+            message["content"] = long_request
+            break
+    outcome = run(data)
+    assert outcome.record["messages"][3]["content"] == OLD_USER
+    assert long_request in [m["content"] for m in outcome.record["messages"]]
+    data["cached_prefix_messages"] = 4
+    outcome = run(data)
+    for i in range(4):
+        assert outcome.record["messages"][i] == data["messages"][i]
+
+
+def test_anthropic_cache_control_prefix_is_never_changed() -> None:
+    turns: list[tuple[str, str]] = [("user", OLD_USER), ("assistant", OLD_ASSISTANT)]
+    turns += [("tool", PYTEST_LOG), ("assistant", "Noted.")]
+    for i in range(5):
+        turns += [("user", f"Question {i} about logging"), ("assistant", f"Answer {i}.")]
+    turns += [("tool", PYTEST_LOG), ("assistant", "Noted again.")]
+    turns += [("user", "What failed?")]
+    data = anthropic_record("a", "You are terse.", *turns, command="pytest -q")
+    data["mode"] = "aggressive"
+    # cache breakpoint on the message that carries the first tool result
+    breakpoint_index = next(
+        i
+        for i, m in enumerate(data["messages"])
+        if any(block.get("type") == "tool_result" for block in m["content"])
+    )
+    data["messages"][breakpoint_index]["content"][0]["cache_control"] = {"type": "ephemeral"}
+    outcome = run(data)
+    for i in range(breakpoint_index + 1):
+        assert outcome.record["messages"][i] == data["messages"][i]
+    later = outcome.record["messages"][-3]["content"][0]["content"]
+    assert later != PYTEST_LOG and "1 failed, 119 passed" in later  # aged after the breakpoint
+
+
+def test_fenced_blocks_are_stashed_whole() -> None:
+    fenced = "intro line\n```\n" + "\n".join(f"row {i}" for i in range(40)) + "\n```\noutro"
+    data = agent_session([fenced, "a\n" * 3, "b\n" * 3, "c"])
+    outcome = run(data)
+    aged = tool_texts(outcome.record)[0]
+    assert "row 5" not in aged and "```" not in aged
+    assert restore(outcome) == data
+
+
+def test_layout_counts_turns_and_steps() -> None:
+    data = openai_record(
+        "r",
+        ("user", "q1"),
+        ("assistant", "a1"),
+        ("tool", "t1"),
+        ("tool", "t2"),
+        ("user", "q2"),
+        ("tool", "t3"),
+    )
+    units = parse_record(data).units
+    positions = {u.text: p for u, p in zip(units, layout(units), strict=True)}
+    assert positions["t3"].step_age == 0  # the tool result after q2: not answered yet
+    assert positions["q2"].latest_user and positions["q2"].turn_age == 0
+    assert positions["q1"].turn_age == 1 and not positions["q1"].latest_user
+    assert positions["t1"].turn_age == 1
+    assert positions["t1"].step_age > positions["t2"].step_age > positions["t3"].step_age
+    # parallel tool results (consecutive tool messages) share one step
+    data["messages"].insert(5, {"role": "tool", "tool_call_id": "x", "content": "t1b"})
+    units = parse_record(data).units
+    positions = {u.text: p for u, p in zip(units, layout(units), strict=True)}
+    assert positions["t1"].step_age == positions["t1b"].step_age
+
+
+def test_hostile_input_is_linear() -> None:
+    tokens = TokenCounter()
+    huge = "\n".join(f"line {i} ok" if i % 97 else f"ERROR at {i}" for i in range(200_000))
+    one_line = "x" * 3_000_000
+    for text in (huge, one_line):
+        units = parse_record(agent_session([text, "a", "b", "c"])).units
+        ctx = EngineContext(tokens=tokens, latest_user_text="why does line 5 fail")
+        started = time.perf_counter()
+        out = AgingEngine().apply(units, ctx)
+        assert time.perf_counter() - started < 15
+        store = MemoryStore()
+        store.put_many(out.stash)
+        index = next(i for i, u in enumerate(units) if u.text == text)
+        assert expand_offload(out.texts[index], store, []) == text

@@ -1,0 +1,284 @@
+"""``aging``: the further back a message is, the less of it stays visible.
+
+Age is counted from the end of the conversation (:func:`workers.engines._prose.layout`):
+prose ages by *user turns* (the user messages after it), tool outputs and
+long agent sessions by *agent steps* (the messages after it; parallel tool
+results share a step).  Each unit falls in one of three tiers:
+
+=============  ====================================  =======================================
+tier           prose (user / assistant)              tool output
+=============  ====================================  =======================================
+verbatim       last ``prose_verbatim_turns`` (2)     not answered yet (step age 0)
+               turns; assistant prose also within
+               ``assistant_condense_steps`` (8) steps
+condensed      turns 2-3; assistant steps 8-15:      answered, within ``tool_recent_steps``
+               user keeps its request line and        (4) steps of the latest turn: head
+               every constraint; assistant keeps      (3) and tail (2) lines, critical
+               decisions, file paths, commands,       lines, lines relevant to the latest
+               errors and constraints                 request (up to 3)
+summarised     older: one marker whose note gives    older: critical lines, the first line,
+               the gist, constraints stay visible     relevant lines (up to 3)
+=============  ====================================  =======================================
+
+Never aged: frozen units (cached prefix, pinned, leading system), system
+messages anywhere, and the latest user message.
+
+What stays visible is always a superset of what the gate requires: every
+critical line (:func:`workers.pipeline.facts.critical_lines`: errors and
+warnings (one per distinct shape), test summaries, diff headers, findings,
+git status paths, the innermost frame; constraint and negation lines of
+prose) plus, in prose, every line with a polarity word (modals, hedges,
+conditionals), kept verbatim.  Everything else that is dropped goes, one
+run of lines at a time, into the stash behind ``… N lines omitted
+<<cx:KEY>>``; fenced code blocks are kept or stashed whole; lines are never
+joined.  The tool-output tiers keep facts visible and drop context: the
+full output is one ``expand`` away.
+
+Options (``EngineContext.options`` or constructor): ``aging_prose_verbatim_turns``,
+``aging_prose_summary_turns``, ``aging_assistant_condense_steps``,
+``aging_assistant_summary_steps``, ``aging_tool_verbatim_steps``,
+``aging_tool_recent_steps``, ``aging_head_lines``, ``aging_tail_lines``,
+``aging_relevant_lines``.
+"""
+
+from __future__ import annotations
+
+import re
+from bisect import bisect_right
+from collections.abc import Sequence
+from dataclasses import dataclass, fields
+
+from workers.engines._prose import (
+    LanguagePack,
+    Position,
+    close_fences,
+    critical_flags,
+    fence_mask,
+    has_reference,
+    language_pack,
+    layout,
+    line_starts,
+    option,
+    stash_runs,
+    terms,
+)
+from workers.engines.base import Engine, EngineContext, EngineOutput
+from workers.messages.model import Unit
+
+__all__ = ["AgingEngine", "AgingPolicy"]
+
+VERBATIM, CONDENSED, SUMMARISED = 0, 1, 2
+_SHELL_FENCE = re.compile(
+    r"^(?:```|~~~)[ \t]*(?:bash|sh|shell|console|zsh|fish|powershell|ps1|cmd|bat|terminal)\b", re.I
+)
+_GIST_WORDS = 10
+_RARE_SHARE = 0.2  # a query term found on more lines than this share is not a signal
+
+
+@dataclass(frozen=True, slots=True)
+class AgingPolicy:
+    prose_verbatim_turns: int = 2
+    prose_summary_turns: int = 4
+    assistant_condense_steps: int = 8
+    assistant_summary_steps: int = 16
+    tool_verbatim_steps: int = 1
+    tool_recent_steps: int = 4
+    head_lines: int = 3
+    tail_lines: int = 2
+    relevant_lines: int = 3
+
+    def with_options(self, options: dict[str, object]) -> AgingPolicy:
+        values = {
+            f.name: option(options, f"aging_{f.name}", getattr(self, f.name)) for f in fields(self)
+        }
+        return AgingPolicy(**values)
+
+    def tier(self, unit: Unit, pos: Position) -> int:
+        if unit.kind == "tool_result":
+            if pos.step_age < self.tool_verbatim_steps:
+                return VERBATIM
+            if pos.step_age < self.tool_recent_steps and pos.turn_age == 0:
+                return CONDENSED
+            return SUMMARISED
+        by_turn = (
+            VERBATIM
+            if pos.turn_age < self.prose_verbatim_turns
+            else CONDENSED
+            if pos.turn_age < self.prose_summary_turns
+            else SUMMARISED
+        )
+        if unit.role != "assistant":
+            return by_turn
+        by_step = (
+            VERBATIM
+            if pos.step_age < self.assistant_condense_steps
+            else CONDENSED
+            if pos.step_age < self.assistant_summary_steps
+            else SUMMARISED
+        )
+        return max(by_turn, by_step)
+
+
+def _nonblank(lines: Sequence[str]) -> list[int]:
+    return [k for k, line in enumerate(lines) if line.strip()]
+
+
+def _gist(lines: Sequence[str], keep: Sequence[bool]) -> str:
+    for k, line in enumerate(lines):
+        if keep[k] or not line.strip() or "<<cx:" in line or "[[" in line:
+            continue
+        words = line.split()
+        text = " ".join(words[:_GIST_WORDS]).replace('"', "'")
+        more = "..." if len(words) > _GIST_WORDS else ""
+        return f'"{text[:120]}{more}"'
+    return ""
+
+
+def _is_word(ch: str) -> bool:
+    return ch.isalnum() or ch == "_"
+
+
+def _relevant(text: str, lines: Sequence[str], query_terms: set[str], limit: int) -> list[int]:
+    """Up to ``limit`` lines sharing the most rare query terms with the latest request.
+
+    A term found more often than on ``_RARE_SHARE`` of the lines is no signal
+    and is skipped after one C-speed count; the others are located with
+    ``str.find`` (whole words, case-insensitive).
+    """
+    if not query_terms or limit <= 0:
+        return []
+    lowered = text.lower()
+    if len(lowered) != len(text):
+        return []  # case folding changed offsets (rare scripts): no line mapping
+    cap = max(1, int(len(lines) * _RARE_SHARE))
+    starts: list[int] | None = None
+    hits: dict[int, int] = {}
+    for term in sorted(query_terms):
+        if lowered.count(term) > cap:
+            continue
+        if starts is None:
+            starts = line_starts(lines)
+        pos = lowered.find(term)
+        seen_lines: set[int] = set()
+        while pos >= 0:
+            end = pos + len(term)
+            if (pos == 0 or not _is_word(lowered[pos - 1])) and (
+                end >= len(lowered) or not _is_word(lowered[end])
+            ):
+                seen_lines.add(bisect_right(starts, pos) - 1)
+            pos = lowered.find(term, end)
+        for k in seen_lines:
+            hits[k] = hits.get(k, 0) + 1
+    ranked = sorted(hits.items(), key=lambda item: (-item[1], item[0]))
+    return [k for k, _ in ranked[:limit]]
+
+
+class AgingEngine(Engine):
+    name = "aging"
+    lossless = False
+
+    def __init__(self, language: str = "en", policy: AgingPolicy | None = None) -> None:
+        self.language = language
+        self.policy = policy or AgingPolicy()
+
+    def apply(self, units: Sequence[Unit], ctx: EngineContext) -> EngineOutput:
+        pack = language_pack(str(option(ctx.options, "aging_language", self.language)))
+        policy = self.policy.with_options(ctx.options) if ctx.options else self.policy
+        positions = layout(units)
+        query = terms(ctx.latest_user_text, pack)
+        texts = [u.text for u in units]
+        stash: dict[str, str] = {}
+        tiers = {"condensed": 0, "summarised": 0}
+        lines_dropped = runs = 0
+        for i, (unit, pos) in enumerate(zip(units, positions, strict=True)):
+            if unit.frozen or unit.role == "system" or pos.latest_user or not unit.text.strip():
+                continue
+            tier = policy.tier(unit, pos)
+            if tier == VERBATIM:
+                continue
+            new, n_lines, n_runs = self._age(unit, tier, policy, pack, query, ctx, stash)
+            if new != unit.text:
+                texts[i] = new
+                tiers["condensed" if tier == CONDENSED else "summarised"] += 1
+                lines_dropped += n_lines
+                runs += n_runs
+        details: dict[str, object] = {}
+        if runs:
+            details = {
+                "units_condensed": tiers["condensed"],
+                "units_summarised": tiers["summarised"],
+                "lines_omitted": lines_dropped,
+                "markers": runs,
+            }
+        return EngineOutput(texts=texts, details=details, stash=stash)
+
+    def _age(
+        self,
+        unit: Unit,
+        tier: int,
+        policy: AgingPolicy,
+        pack: LanguagePack,
+        query: set[str],
+        ctx: EngineContext,
+        stash: dict[str, str],
+    ) -> tuple[str, int, int]:
+        text = unit.text
+        lines = text.split("\n")
+        owner, ranges = fence_mask(text, lines)
+        nonblank = _nonblank(lines)
+        if unit.kind == "tool_result":
+            keep = critical_flags(text, lines, "tool_result", distinct=True, keep_markers=False)
+            head = policy.head_lines if tier == CONDENSED else 1
+            tail = policy.tail_lines if tier == CONDENSED else 0
+            for k in nonblank[:head]:
+                keep[k] = True
+            for k in nonblank[len(nonblank) - tail :] if tail else ():
+                keep[k] = True
+            for k in _relevant(text, lines, query, policy.relevant_lines):
+                keep[k] = True
+        else:
+            keep = critical_flags(
+                text, lines, "text", distinct=False, pack=pack, keep_markers=False
+            )
+            if tier == CONDENSED:
+                if nonblank:
+                    keep[nonblank[0]] = True  # the request or the topic line
+                if unit.role == "assistant":
+                    self._assistant_keeps(lines, owner, ranges, pack, keep)
+        close_fences(keep, ranges)
+        if tier == SUMMARISED and unit.kind != "tool_result":
+            gist = _gist(lines, keep)
+            role = "user message" if unit.role == "user" else f"{unit.role} message"
+            first_note = [True]
+
+            def note(count: int, run: str) -> str:
+                plural = "s" if count != 1 else ""
+                if first_note[0] and gist:
+                    first_note[0] = False
+                    return f"earlier {role} ({count} line{plural}): {gist}"
+                return f"{count} line{plural} omitted"
+
+            result = stash_runs(lines, keep, ctx.tokens, note=note)
+        else:
+            result = stash_runs(lines, keep, ctx.tokens)
+        stash.update(result.stash)
+        return result.text, result.lines_dropped, result.runs
+
+    @staticmethod
+    def _assistant_keeps(
+        lines: Sequence[str],
+        owner: Sequence[int],
+        ranges: Sequence[tuple[int, int]],
+        pack: LanguagePack,
+        keep: list[bool],
+    ) -> None:
+        """Decisions, file paths, commands and URLs of a condensed assistant message."""
+        for k, line in enumerate(lines):
+            if keep[k] or not line.strip() or owner[k] >= 0:
+                continue
+            if pack.decision.search(line) or has_reference(line):
+                keep[k] = True
+        for a, b in ranges:
+            if _SHELL_FENCE.match(lines[a].lstrip()):
+                for k in range(a, b):
+                    keep[k] = True
