@@ -144,9 +144,7 @@ def test_gate_accepts_the_changes() -> None:
         ("user", "thanks, what next?"),
     )
     data["mode"] = "aggressive"
-    outcome = Pipeline(Settings(mode="off"), engines={"aggressive": [FillerEngine()]}).run_raw(
-        data
-    )
+    outcome = Pipeline(Settings(mode="off"), engines={"aggressive": [FillerEngine()]}).run_raw(data)
     assert outcome.rejections == []
     assert outcome.record["messages"][2]["content"] == "the crash is in worker.py line 42."
 

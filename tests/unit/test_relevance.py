@@ -47,9 +47,7 @@ def conversation(old_assistant: str = OLD_ASSISTANT, query: str = QUERY) -> dict
 
 
 def run(data: dict[str, Any], engine: RelevanceEngine | None = None) -> Any:
-    pipeline = Pipeline(
-        Settings(mode="off"), engines={"aggressive": [engine or RelevanceEngine()]}
-    )
+    pipeline = Pipeline(Settings(mode="off"), engines={"aggressive": [engine or RelevanceEngine()]})
     return pipeline.run_raw(data)
 
 
