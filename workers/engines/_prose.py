@@ -40,7 +40,13 @@ from workers.offload import offload_marker, stash_key
 
 # The gate's own span patterns: a sentence boundary is never placed inside a
 # span the gate protects, so a span is always kept or stashed whole.
-from workers.pipeline.facts import _SPAN_PATTERNS, SHAPED_KINDS, critical_lines, line_shape
+from workers.pipeline.facts import (
+    _ERROR_LINE,
+    _SPAN_PATTERNS,
+    SHAPED_KINDS,
+    critical_lines,
+    line_shape,
+)
 from workers.tokens import TokenCounter
 
 __all__ = [
@@ -67,12 +73,15 @@ LANG_DIR = Path(__file__).resolve().parent / "lang"
 CRITICAL_CAP = 600  # the gate compares stripped lines truncated to this length
 MARKER_TOKENS = 17  # cl100k tokens of "… 12 lines omitted <<cx:0123456789abcdef>>"
 MIN_SAVING = 6  # a run is stashed only when it saves at least this many tokens
-_LONG_RUN_CHARS = 1200  # runs this long save tokens without counting them
+_LONG_RUN_CHARS = 400  # runs this long save far more than a marker: not counted
 _NOTE_CAP = 200
 
 # Characters str.splitlines() breaks on besides "\n" (the gate splits that way).
 _OTHER_BREAKS = re.compile("[\r\x0b\x0c\x1c\x1d\x1e\x85\u2028\u2029]")
 _MARKERISH = re.compile(r"<<cx:|\[\[/?(?:dup|json-table|json-min|read):")
+# Back-references to a copy that stays visible elsewhere: the facts of the
+# message are readable through them, so they are never stashed.
+_BACKREF = re.compile(r"\[\[(?:dup|read):")
 
 # The floor of the polarity set, whatever a language pack says: the gate's
 # constraint and negation words plus the modals and hedges a claim hangs on.
@@ -268,7 +277,9 @@ def critical_flags(
     and hex ids, as the gate counts them).  With ``pack`` (prose), lines with
     a polarity word are flagged too.  With ``keep_markers``, lines carrying
     markers of earlier engines are flagged (engines that would only re-stash
-    a marker leave it); without, a marker line may join a run (nested stash).
+    a marker leave it); without, an offload marker line may join a run (a
+    nested stash), but back-references (``[[dup:``, ``[[read:``) stay: the
+    facts they stand for are visible through them.
     """
     flags = [False] * len(lines)
     critical = critical_lines(text, kind)
@@ -278,17 +289,25 @@ def critical_flags(
         (shaped if ckind in SHAPED_KINDS else exact).add(cline)
     seen: set[str] = set()
     seen_shapes: set[str] = set()
-    check_markers = keep_markers and ("<<cx:" in text or "[[" in text)
+    check_markers = "<<cx:" in text or "[[" in text
+    plain_breaks = _OTHER_BREAKS.search(text) is None
     for i, line in enumerate(lines):
-        if check_markers and has_marker(line):
+        if check_markers and (
+            has_marker(line) if keep_markers else "[[" in line and _BACKREF.search(line)
+        ):
             flags[i] = True
             continue
         if pack is not None and pack.has_polarity(line):
             flags[i] = True
             continue
+        if len(line) > CRITICAL_CAP and _ERROR_LINE.search(line, CRITICAL_CAP - 40):
+            # The gate only reads the first 600 characters of a line; an error
+            # word further on (a minified JSON document) still keeps it visible.
+            flags[i] = True
+            continue
         if not critical:
             continue
-        for key in gate_keys(line):
+        for key in [line.strip()[:CRITICAL_CAP]] if plain_breaks else gate_keys(line):
             if key in exact and (not distinct or key not in seen):
                 seen.add(key)
                 flags[i] = True

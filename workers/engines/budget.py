@@ -50,6 +50,7 @@ __all__ = ["BudgetEngine", "floor_text"]
 _SLACK = 3  # tokens of margin per stashed run (joins tokenise a little differently)
 _MAX_PASSES = 4
 _MARKER_COST = 18
+_EXACT_CHARS = 2000  # longer runs are estimated at the unit's tokens-per-character rate
 
 
 @dataclass(slots=True)
@@ -94,15 +95,17 @@ def _runs(plan: _Plan) -> list[tuple[int, int]]:
     return runs
 
 
-def _cut(plan: _Plan, a: int, b: int, need: int, run_tokens: int, tokens: TokenCounter) -> int:
+def _cut(plan: _Plan, a: int, b: int, need: int, ratio: float, tokens: TokenCounter) -> int:
     """Start of a short tail of run [a, b) that saves ``need`` tokens (``a``: all of it).
 
-    The cut is first placed by character share, then moved up a few times
-    with an exact count, so a huge run costs a handful of tokenizer passes.
+    The cut is placed by characters at the unit's tokens-per-character
+    ``ratio``; a short tail is then checked with an exact count (and moved up
+    if it falls short), so a huge run costs at most a few small counts.
     """
     lengths = [len(plan.lines[k]) + 1 for k in range(a, b)]
-    total_chars = sum(lengths)
-    target = total_chars * min(1.0, (need * 1.1 + 8) / max(1, run_tokens))
+    target = (need * 1.1 + 8) / max(ratio, 1e-6)
+    if target >= 0.9 * sum(lengths):
+        return a
     c, got = b, 0
     while c > a + 1 and got < target:
         c -= 1
@@ -112,7 +115,8 @@ def _cut(plan: _Plan, a: int, b: int, need: int, run_tokens: int, tokens: TokenC
             c -= 1
         if c <= a:
             return a
-        if tokens.count("\n".join(plan.lines[c:b])) >= need:
+        tail = "\n".join(plan.lines[c:b])
+        if len(tail) >= _EXACT_CHARS or tokens.count(tail) >= need:
             return c
         c -= max(1, (c - a) // 4)
     return a
@@ -163,6 +167,7 @@ class BudgetEngine(Engine):
         stash: dict[str, str] = {}
         markers = lines_omitted = 0
         changed: set[int] = set()
+        exhausted: set[int] = set()  # units with nothing droppable left
         for _ in range(_MAX_PASSES):
             if total <= budget:
                 break
@@ -170,22 +175,40 @@ class BudgetEngine(Engine):
             for i in order:
                 if total <= budget:
                     break
+                if i in exhausted:
+                    continue
                 plan = _plan(units[i], texts[i], pack)
                 keep = [True] * len(plan.lines)
                 deficit = total - budget
+                left = False  # droppable lines remain after this round
                 for a, b in _runs(plan):
                     if deficit <= 0:
+                        left = True
                         break
-                    run_tokens = tokens.count("\n".join(plan.lines[a:b]))
+                    run = "\n".join(plan.lines[a:b])
+                    run_tokens = (
+                        tokens.count(run)
+                        if len(run) < _EXACT_CHARS
+                        else int(len(run) * counts[i] / max(1, len(texts[i])))
+                    )
                     saving = run_tokens - _MARKER_COST
                     if saving <= 0:
                         continue
                     if saving > deficit + 2 * _MARKER_COST and b - a > 1:
-                        a = _cut(plan, a, b, deficit + _MARKER_COST + _SLACK, run_tokens, tokens)
-                        saving = tokens.count("\n".join(plan.lines[a:b])) - _MARKER_COST
+                        ratio = counts[i] / max(1, len(texts[i]))
+                        cut = _cut(plan, a, b, deficit + _MARKER_COST + _SLACK, ratio, tokens)
+                        left = left or cut > a
+                        a = cut
+                        tail = "\n".join(plan.lines[a:b])
+                        tail_tokens = (
+                            tokens.count(tail) if len(tail) < _EXACT_CHARS else len(tail) * ratio
+                        )
+                        saving = int(tail_tokens) - _MARKER_COST
                     for k in range(a, b):
                         keep[k] = False
                     deficit -= saving - _SLACK
+                if not left:
+                    exhausted.add(i)
                 if all(keep):
                     continue
                 result = stash_runs(plan.lines, keep, tokens, min_saving=1)
@@ -193,6 +216,7 @@ class BudgetEngine(Engine):
                     continue
                 new_count = tokens.count(result.text)
                 if new_count >= counts[i]:
+                    exhausted.add(i)
                     continue
                 total += new_count - counts[i]
                 counts[i] = new_count
