@@ -468,9 +468,8 @@ def _outlier_indexes(
     col: list[Any], n: int, only: set[int] | None = None, depth: int = 0
 ) -> list[int]:
     """Items of one numeric column far from its median (modified z-score)."""
-    if only is None and not any(type(v) is int or type(v) is float for v in col[:64]):
-        if not any(type(v) is int or type(v) is float for v in col):
-            return []
+    if only is None and not any(type(v) is int or type(v) is float for v in col):
+        return []
     if only is None:
         values = [float(v) for v in col if type(v) is int or type(v) is float]
         values = [v for v in values if math.isfinite(v)]
