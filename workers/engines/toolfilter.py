@@ -1,0 +1,442 @@
+"""``toolfilter``: command-aware filtering of tool outputs (lossy, reversible).
+
+For every tool output (``unit.kind == "tool_result"``, not frozen, not JSON)
+a filter is chosen from the unit's shell command (``unit.command``), else
+from the tool name, else from signatures in the output itself (pytest's
+session header, ``diff --git``, ``file.c:12:5: error:`` ...).  Filters are
+data (``workers/filters/*.json``, see :mod:`workers.engines._filters`).
+
+Each line is classified in one linear pass:
+
+- *kept*: every critical line of the gate (:func:`workers.pipeline.facts.critical_lines`:
+  errors, warnings, failing tests, summaries, findings, diff headers, git
+  status paths, the innermost frame), the filter's ``keep`` lines, and
+  markers of earlier engines; a repeat of a kept line is dropped (the first
+  copy stays visible);
+- *dropped*: ``drop`` lines, repeats of ``collapse`` lines after the first,
+  block and group lines beyond their head/tail, similar consecutive lines;
+- the remaining lines are kept within the filter's head/tail budget (and
+  around kept lines, ``context``) and dropped beyond it.
+
+Every maximal run of dropped lines (blank lines inside a run join it) is
+replaced in place by one marker line ``… 412 lines omitted (all PASSED)
+<<cx:KEY>>`` and stashed under ``KEY = stash_key(run)``, so expanding the
+output gives back the input exactly.  A run is only dropped when that saves
+tokens; shorter runs stay visible.
+"""
+
+from __future__ import annotations
+
+import re
+from collections import Counter
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import Any
+
+import orjson
+
+from workers.engines._filters import ANSI as _ANSI
+from workers.engines._filters import LINE_CAP, Filter, filter_set
+from workers.engines.base import Engine, EngineContext, EngineOutput
+from workers.messages.model import Unit
+from workers.offload import offload_marker, stash_key
+from workers.pipeline.facts import critical_lines
+from workers.tokens import TokenCounter
+
+__all__ = ["FilterResult", "ToolFilterEngine", "filter_text"]
+
+MIN_CHARS = 400  # outputs shorter than this are left alone
+MIN_SAVED_TOKENS = 12  # a run is dropped only when it saves at least this much
+CRITICAL_CAP = 600  # the gate compares stripped lines truncated to this length
+NOTE_CAP = 200
+LONG_LINE = 800  # a shown context line longer than this keeps only its start
+LONG_LINE_KEEP = 240
+
+# characters str.splitlines() breaks on besides \n (the gate splits lines that way)
+_OTHER_BREAKS = re.compile("[\r\x0b\x0c\x1c\x1d\x1e\x85\u2028\u2029]")
+_MARKERS = re.compile(r"<<cx:|\[\[/?(?:dup|json-table|json-min|read):")
+_NUMBERS = re.compile(r"\b[0-9a-f]{7,64}\b|\d+")
+_JSON_BLOCK = re.compile(r"\[\[(?:json-table|json-min):")
+_KEY_BAD = re.compile(r"[<>\r\n\x00-\x1f{}]")
+
+# line classes
+NORMAL, KEEP, DROP, BLANK, SHOWN = 0, 1, 2, 3, 4
+
+
+@dataclass(slots=True)
+class FilterResult:
+    text: str
+    stash: dict[str, str]
+    lines_omitted: int
+    markers: int
+
+
+@dataclass(frozen=True, slots=True)
+class _Label:
+    text: str
+    note: str | None = None
+    rows: bool = False
+    key: str = ""
+    counts: tuple[tuple[str, re.Pattern[str]], ...] = ()
+
+
+_REPEAT = _Label("repeats of lines shown")
+_SIMILAR = _Label("similar lines")
+_PLAIN = _Label("")
+
+
+def _is_json(text: str) -> bool:
+    stripped = text.strip()
+    if not stripped or stripped[0] not in "{[" or stripped[-1] not in "}]":
+        return False
+    try:
+        orjson.loads(stripped)
+    except orjson.JSONDecodeError:
+        return False
+    return True
+
+
+def _critical_key(raw: str, split: bool) -> list[str]:
+    if split:
+        return [p.strip()[:CRITICAL_CAP] for p in raw.splitlines()]
+    return [raw.strip()[:CRITICAL_CAP]]
+
+
+def _shape(line: str) -> str:
+    return _NUMBERS.sub("0", line[:300])
+
+
+def _clean_key(key: str) -> str:
+    key = _KEY_BAD.sub("", key).strip()
+    return key[:80] + ("…" if len(key) > 80 else "")
+
+
+class _Plan:
+    """Per-line classes and labels of one output under one filter."""
+
+    def __init__(self, text: str, filt: Filter) -> None:
+        self.filt = filt
+        lines = text.split("\n")
+        self.trailing = len(lines) > 1 and lines[-1] == ""
+        if self.trailing:
+            lines.pop()
+        self.lines = lines
+        n = len(lines)
+        self.cls = bytearray(n)
+        self.labels: list[_Label | None] = [None] * n
+        self.region: list[int] = [-1] * n  # -1: global, else block/group id
+        self.region_labels: dict[int, _Label] = {}
+        self._block_limits: dict[int, tuple[int, int]] = {}
+        self.total_rows = 0
+        self.headers = 0  # kept lines that are not rows (headers, legends, markers)
+        crit = {line for _, line in critical_lines(text, "tool_result")}
+        self._classify(crit, "\x1b" in text, bool(_OTHER_BREAKS.search(text)))
+
+    # -- pass 1: per-line classification ----------------------------------------
+
+    def _classify(self, crit: set[str], ansi: bool, split: bool) -> None:
+        filt = self.filt
+        cls = self.cls
+        labels = self.labels
+        region = self.region
+        seen_kept: set[str] = set()
+        prev_collapse = -1
+        prev_shape: str | None = None
+        block_id = -1
+        group_key: str | None = None
+        group_id = -1
+        next_region = 0
+        for i, raw in enumerate(self.lines):
+            m = raw if len(raw) <= LINE_CAP else raw[:LINE_CAP]
+            if ansi and "\x1b" in m:
+                m = _ANSI.sub("", m)
+            if m.endswith("\r"):
+                m = m.rstrip("\r")
+            if not m.strip():
+                cls[i] = BLANK
+                continue
+            # regions: blocks (diff hunks, failure sections) and groups (grep files)
+            if filt.block_start is not None:
+                bidx = filt.block_start.find(m)
+                if bidx >= 0:
+                    block = filt.blocks[bidx]
+                    block_id = next_region
+                    next_region += 1
+                    self.region_labels[block_id] = _Label(
+                        block.label, block.note, counts=block.counts
+                    )
+                    self._block_limits[block_id] = (block.head, block.tail)
+                elif filt.block_end is not None and filt.block_end.find(m) >= 0:
+                    block_id = -1
+            current = block_id
+            if current < 0 and filt.group is not None:
+                gm = filt.group.key.match(m)
+                key = gm.group(1) if gm is not None else None
+                if key is None:
+                    group_key = None
+                elif key != group_key:
+                    group_key = key
+                    group_id = next_region
+                    next_region += 1
+                    self.region_labels[group_id] = _Label(
+                        filt.group.label, filt.group.note, key=_clean_key(key)
+                    )
+                    self._block_limits[group_id] = (filt.group.head, 0)
+                current = group_id if key is not None else -1
+            region[i] = current
+            if filt.header is not None and filt.header.find(m) >= 0:
+                cls[i] = KEEP
+                self.headers += 1
+                continue
+            # kept lines: critical for the gate, the filter's keep rules, markers
+            critical = any(k in crit for k in _critical_key(raw, split)) if crit else False
+            if critical or (filt.keep is not None and filt.keep.find(m) >= 0):
+                dkey = raw.strip()
+                if filt.dedupe and dkey in seen_kept:
+                    cls[i] = DROP
+                    labels[i] = _REPEAT
+                else:
+                    seen_kept.add(dkey)
+                    cls[i] = KEEP
+                prev_collapse = -1
+                prev_shape = None
+                continue
+            if "<<cx:" in m or ("[[" in m and _MARKERS.search(m)):
+                cls[i] = KEEP
+                self.headers += 1
+                continue
+            if filt.drop is not None:
+                didx = filt.drop.find(m)
+                if didx >= 0:
+                    rule = filt.drop_rules[didx]
+                    cls[i] = DROP
+                    labels[i] = _Label(rule.label, rule.note)
+                    continue
+            if filt.collapse is not None:
+                idx = filt.collapse.find(m)
+                if idx >= 0:
+                    if idx == prev_collapse:
+                        rule = filt.collapse_rules[idx]
+                        cls[i] = DROP
+                        labels[i] = _Label(rule.label, rule.note)
+                    else:
+                        cls[i] = SHOWN
+                        prev_collapse = idx
+                    continue
+            prev_collapse = -1
+            if filt.similar:
+                shape = _shape(m)
+                if shape == prev_shape:
+                    cls[i] = DROP
+                    labels[i] = _SIMILAR
+                    continue
+                prev_shape = shape
+
+    # -- pass 2: budgets -----------------------------------------------------------
+
+    def budget(self) -> None:
+        filt = self.filt
+        cls = self.cls
+        n = len(cls)
+        # context around kept lines
+        if filt.context_before or filt.context_after:
+            for i in range(n):
+                if cls[i] != KEEP:
+                    continue
+                for j in range(max(0, i - filt.context_before), i):
+                    if cls[j] == NORMAL:
+                        cls[j] = SHOWN
+                for j in range(i + 1, min(n, i + 1 + filt.context_after)):
+                    if cls[j] == NORMAL:
+                        cls[j] = SHOWN
+        # unclassified lines per region
+        per_region: dict[int, list[int]] = {}
+        for i in range(n):
+            if cls[i] == NORMAL:
+                per_region.setdefault(self.region[i], []).append(i)
+        total_rows = n - cls.count(BLANK) - self.headers
+        for region, idxs in per_region.items():
+            if region < 0:
+                head, tail = filt.head, filt.tail
+                label = _Label("", rows=filt.rows)
+            else:
+                head, tail = self._block_limits[region]
+                label = self.region_labels[region]
+            if len(idxs) <= head + tail:
+                continue
+            for i in idxs[head : len(idxs) - tail]:
+                cls[i] = DROP
+                self.labels[i] = label
+        self.total_rows = total_rows
+
+
+def _note(plan: _Plan, a: int, b: int) -> str:
+    labels: Counter[_Label] = Counter()
+    for i in range(a, b):
+        if plan.cls[i] == DROP:
+            label = plan.labels[i]
+            labels[label if label is not None else _PLAIN] += 1
+    n = b - a
+    if len(labels) == 1:
+        label = next(iter(labels))
+        if label.note:
+            values: dict[str, Any] = {
+                "n": n,
+                "total": plan.total_rows,
+                "label": label.text,
+                "key": label.key,
+            }
+            for name, pattern in label.counts:
+                values[name] = sum(
+                    1 for line in plan.lines[a:b] if pattern.search(_ANSI.sub("", line[:LINE_CAP]))
+                )
+            try:
+                return label.note.format(**values)
+            except (KeyError, IndexError, ValueError):
+                pass
+        if label.rows:
+            return f"{n} of {plan.total_rows} rows omitted"
+        if not label.text:
+            return f"{n} lines omitted"
+        if label is _REPEAT or label is _SIMILAR:
+            return f"{n} lines omitted ({label.text})"
+        return f"{n} lines omitted (all {label.text})"
+    parts = [
+        f"{count} {label.text or ('rows' if label.rows else 'other')}"
+        for label, count in labels.most_common(3)
+    ]
+    if len(labels) > 3:
+        parts.append("…")
+    return f"{n} lines omitted ({', '.join(parts)})"
+
+
+def _sanitise(note: str) -> str:
+    note = note.replace("\n", " ").replace("\r", " ").replace("<<", "‹‹")
+    return note[:NOTE_CAP]
+
+
+def filter_text(text: str, filt: Filter, tokens: TokenCounter) -> FilterResult | None:
+    """Apply one filter to one output; None when nothing worth dropping was found."""
+    plan = _Plan(text, filt)
+    lines = plan.lines
+    if len(lines) < filt.min_lines:
+        return None
+    plan.budget()
+    cls = plan.cls
+    n = len(lines)
+    out: list[str] = []
+    stash: dict[str, str] = {}
+    omitted = markers = 0
+    i = 0
+    while i < n:
+        if cls[i] != DROP:
+            line = lines[i]
+            if len(line) > LONG_LINE and cls[i] in (NORMAL, SHOWN):
+                capped = _cap_line(line)
+                if capped is not None:
+                    line, key, rest = capped
+                    stash[key] = rest
+                    markers += 1
+            out.append(line)
+            i += 1
+            continue
+        # maximal run of DROP/BLANK lines starting at a DROP line
+        j = i
+        while j < n and cls[j] in (DROP, BLANK):
+            j += 1
+        end = j
+        while end > i and cls[end - 1] == BLANK:
+            end -= 1
+        run = "\n".join(lines[i:end])
+        note = _sanitise(_note(plan, i, end))
+        key = stash_key(run)
+        marker = offload_marker(note, key)
+        if _worth(run, marker, tokens):
+            out.append(marker)
+            stash[key] = run
+            omitted += end - i
+            markers += 1
+        else:
+            out.extend(lines[i:end])
+        out.extend(lines[end:j])
+        i = j
+    if not markers:
+        return None
+    new = "\n".join(out)
+    if plan.trailing:
+        new += "\n"
+    return FilterResult(new, stash, omitted, markers)
+
+
+def _cap_line(line: str) -> tuple[str, str, str] | None:
+    """(shown prefix + marker, key, stashed rest) for an over-long context line."""
+    cut = LONG_LINE_KEEP
+    window = line[LONG_LINE_KEEP // 2 : LONG_LINE_KEEP]
+    sep = max(window.rfind(c) for c in " ;,:")
+    if sep > 0:
+        cut = LONG_LINE_KEEP // 2 + sep + 1
+    ellipsis = line.find("…", 0, cut)
+    if ellipsis >= 0:
+        cut = ellipsis  # the expand pattern starts at the first "…" of a line
+    if cut < 20:
+        return None
+    rest = line[cut:]
+    key = stash_key(rest)
+    return (
+        line[:cut] + offload_marker(f"{len(rest)} more characters of this line omitted", key),
+        key,
+        rest,
+    )
+
+
+def _worth(run: str, marker: str, tokens: TokenCounter) -> bool:
+    if len(run) <= len(marker):
+        return False
+    if len(run) > 8 * len(marker) + 400:
+        return True
+    marker_tokens = tokens.count(marker)
+    return tokens.count(run) >= marker_tokens + max(MIN_SAVED_TOKENS, marker_tokens)
+
+
+class ToolFilterEngine(Engine):
+    name = "toolfilter"
+    lossless = False
+
+    def apply(self, units: Sequence[Unit], ctx: EngineContext) -> EngineOutput:
+        filters = filter_set(ctx.options)
+        texts: list[str] = []
+        stash: dict[str, str] = {}
+        hits: Counter[str] = Counter()
+        omitted = markers = 0
+        for unit in units:
+            text = unit.text
+            if (
+                unit.frozen
+                or unit.kind != "tool_result"
+                or len(text) < MIN_CHARS
+                or _JSON_BLOCK.search(text)
+                or _is_json(text)
+            ):
+                texts.append(text)
+                continue
+            filt = filters.select(unit.command, unit.tool_name, text)
+            if filt is None:
+                texts.append(text)
+                continue
+            result = filter_text(text, filt, ctx.tokens)
+            if result is None:
+                texts.append(text)
+                continue
+            texts.append(result.text)
+            stash.update(result.stash)
+            hits[filt.name] += 1
+            omitted += result.lines_omitted
+            markers += result.markers
+        details: dict[str, Any] = {}
+        if hits:
+            details = {
+                "filters_hit": dict(sorted(hits.items())),
+                "lines_omitted": omitted,
+                "markers": markers,
+            }
+        return EngineOutput(texts=texts, details=details, stash=stash)
