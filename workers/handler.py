@@ -8,6 +8,13 @@ local offload index
 (``on_offloaded``).  When ``handle`` returns, the batch is published (and,
 for exactly-once publishers, its offsets are committed); when it raises,
 nothing of the batch may be acknowledged.
+
+Redelivered messages are dropped: Faust can hand the agent a message again
+after it re-seeks a partition (seen after a restart while recovering the
+table), and a message whose offset is below what this handler already
+published for its partition has its outputs on the topics already.  With
+exactly_once only our transactions move the committed offsets, so such a
+message can only be a redelivery.
 """
 
 from __future__ import annotations
@@ -61,11 +68,33 @@ class BatchHandler:
         self.publisher = publisher
         self.metrics = metrics
         self.on_offloaded = on_offloaded
+        #: (topic, partition) -> next offset not yet published by this handler
+        self.published_until: dict[tuple[str, int], int] = {}
+        self.redelivered = 0
+
+    def fresh(self, messages: Sequence[InMessage]) -> list[InMessage]:
+        """``messages`` without redeliveries of offsets already published or seen in the batch."""
+        seen = dict(self.published_until)
+        out: list[InMessage] = []
+        for msg in messages:
+            tp = (msg.topic, msg.partition)
+            if msg.offset < seen.get(tp, -1):
+                self.redelivered += 1
+                continue
+            seen[tp] = msg.offset + 1
+            out.append(msg)
+        return out
 
     async def handle(self, messages: Sequence[InMessage]) -> list[Processed]:
+        fresh = self.fresh(messages)
+        skipped = len(messages) - len(fresh)
+        if skipped and self.metrics is not None:
+            self.metrics.redelivered.inc(skipped)
+        if not fresh:
+            return []
         results: list[Processed] = []
         last_yield = time.perf_counter()
-        for msg in messages:
+        for msg in fresh:
             results.append(self.processor.process(msg))
             now = time.perf_counter()
             if now - last_yield > YIELD_EVERY_S:
@@ -76,6 +105,8 @@ class BatchHandler:
         )
         started = time.perf_counter()
         await self.publisher.publish(batches)
+        for batch in batches:
+            self.published_until[batch.tp] = batch.next_offset
         if self.metrics is not None:
             self.metrics.publish_seconds.observe(time.perf_counter() - started)
             self.metrics.observe(results)

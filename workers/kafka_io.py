@@ -130,6 +130,7 @@ async def read_topic(
     idle_timeout: float = 10.0,
     deadline: float | None = None,
     until_end: bool = False,
+    isolation_level: str = "read_committed",
 ) -> AsyncIterator[Any]:
     """Yield aiokafka ``ConsumerRecord``s of ``topic`` (a full name), oldest first per partition.
 
@@ -144,7 +145,7 @@ async def read_topic(
         bootstrap_servers=",".join(bootstrap_list(settings)),
         group_id=None,
         enable_auto_commit=False,
-        isolation_level="read_committed",
+        isolation_level=isolation_level,
         auto_offset_reset="earliest",
         max_partition_fetch_bytes=MAX_REQUEST_SIZE,
         **client_options(settings),

@@ -21,6 +21,7 @@ are low-cardinality: mode, engine, topic, outcome, violation kind, stage.
 | ctxpress_batch_size | histogram | |
 | ctxpress_publish_seconds | histogram | |
 | ctxpress_publish_retries_total | counter | |
+| ctxpress_redelivered_skipped_total | counter | |
 | ctxpress_worker_info | gauge (1) | guarantee, default_mode |
 """
 
@@ -122,6 +123,10 @@ class Metrics:
             "Time to publish one batch (exactly_once: until its transactions committed).",
             buckets=LATENCY_BUCKETS,
             registry=registry,
+        )
+        self.redelivered = counter(
+            "ctxpress_redelivered_skipped_total",
+            "Messages Faust delivered again after they were published; dropped.",
         )
         self.publish_retries = counter(
             "ctxpress_publish_retries_total", "Batch publications retried after a broker error."

@@ -1,0 +1,326 @@
+"""``ctxpress bench-kafka``: throughput through the broker, next to its baselines, in one run.
+
+For each record size (2 KB and 50 KB tool outputs of JSON rows, lossless mode):
+
+1. **in-process**: the worker's per-record work (:class:`~workers.process.Processor`:
+   decode, validate, pipeline, serialise) in a loop, no Kafka;
+2. **aiokafka copy loop**: a plain consume -> produce -> commit loop on the
+   same broker that copies the input unchanged (the client/broker ceiling);
+3. **aiokafka + pipeline**: the same loop running the Processor per record
+   (what a hand-written worker without Faust would do, at least once);
+4. **ctxpress worker**: ``ctxpress worker`` (exactly_once) as a subprocess.
+
+Kafka rows read a backlog produced beforehand and are timed from the first
+record out to the last (the worker by its ``ctxpress_records_out_total``
+metric), so start-up and group joins are not counted.  Every fresh pipeline
+starts with a cold token cache.  The table's last column compares each row with
+the in-process rate of the same size; the target is the worker at >= 70 % of
+in-process for 50 KB records.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import dataclasses
+import json
+import os
+import sys
+import tempfile
+import time
+import uuid
+from collections.abc import Sequence
+from dataclasses import asdict, dataclass
+from pathlib import Path
+
+from workers.kafka_io import MAX_REQUEST_SIZE
+from workers.kafka_options import bootstrap_list, client_options
+from workers.process import InMessage, Processor, TopicNames
+from workers.settings import Settings
+from workers.supervise import WorkerProcess, free_port, scrape
+from workers.testing_worker import padded_record
+from workers.topics import create_topics, load_topics
+
+__all__ = ["Result", "main", "run_bench"]
+
+DEFAULT_RECORDS = {2048: 4000, 51200: 400}
+
+
+@dataclass(slots=True)
+class Result:
+    size: int
+    path: str
+    records: int
+    megabytes: float
+    seconds: float
+
+    @property
+    def rate(self) -> float:
+        return self.records / self.seconds if self.seconds > 0 else 0.0
+
+    @property
+    def mb_s(self) -> float:
+        return self.megabytes / self.seconds if self.seconds > 0 else 0.0
+
+
+def _records(size: int, n: int, mode: str, tag: str) -> list[bytes]:
+    return [padded_record(f"b{tag}-{size}-{i}", size, mode=mode, seed=i) for i in range(n)]
+
+
+def _processor(settings: Settings, names: TopicNames) -> Processor:
+    from workers.process import build_pipeline
+
+    return Processor(build_pipeline(settings), names, settings.app_id)
+
+
+def in_process(settings: Settings, names: TopicNames, lines: Sequence[bytes], size: int) -> Result:
+    proc = _processor(settings, names)
+    started = time.perf_counter()
+    for i, line in enumerate(lines):
+        result = proc.process(InMessage(names.tool_outputs, 0, i, None, None, line))
+        assert result.ok, result.reason
+    seconds = time.perf_counter() - started
+    return Result(size, "in-process", len(lines), sum(map(len, lines)) / 1e6, seconds)
+
+
+async def _produce(settings: Settings, topic: str, lines: Sequence[bytes]) -> None:
+    from aiokafka import AIOKafkaProducer
+
+    producer = AIOKafkaProducer(
+        bootstrap_servers=",".join(bootstrap_list(settings)),
+        linger_ms=10,
+        max_batch_size=1024 * 1024,
+        max_request_size=MAX_REQUEST_SIZE,
+        acks="all",
+        **client_options(settings),
+    )
+    await producer.start()
+    try:
+        futures = [await producer.send(topic, line) for line in lines]
+        await asyncio.gather(*futures)
+    finally:
+        await producer.stop()
+
+
+async def aiokafka_loop(
+    settings: Settings,
+    source: str,
+    sink: str,
+    n: int,
+    size: int,
+    processor: Processor | None,
+) -> Result:
+    """Consume ``n`` records of ``source``, produce to ``sink`` (processed or not), commit."""
+    from aiokafka import AIOKafkaConsumer, AIOKafkaProducer
+
+    options = client_options(settings)
+    bootstrap = ",".join(bootstrap_list(settings))
+    consumer = AIOKafkaConsumer(
+        source,
+        bootstrap_servers=bootstrap,
+        group_id=f"bench-loop-{uuid.uuid4().hex[:8]}",
+        enable_auto_commit=False,
+        auto_offset_reset="earliest",
+        max_partition_fetch_bytes=MAX_REQUEST_SIZE,
+        **options,
+    )
+    producer = AIOKafkaProducer(
+        bootstrap_servers=bootstrap,
+        linger_ms=settings.producer_linger_ms,
+        max_batch_size=settings.producer_max_batch_size,
+        max_request_size=MAX_REQUEST_SIZE,
+        acks="all",
+        enable_idempotence=True,
+        **options,
+    )
+    await consumer.start()
+    await producer.start()
+    seen = 0
+    nbytes = 0
+    started = 0.0
+    try:
+        while seen < n:
+            batches = await consumer.getmany(timeout_ms=1000, max_records=settings.batch_size)
+            if not batches:
+                continue
+            if not started:
+                started = time.perf_counter()
+            futures = []
+            for records in batches.values():
+                for record in records:
+                    seen += 1
+                    nbytes += len(record.value)
+                    if processor is None:
+                        futures.append(await producer.send(sink, record.value, key=record.key))
+                        continue
+                    msg = InMessage(
+                        record.topic,
+                        record.partition,
+                        record.offset,
+                        None,
+                        record.key,
+                        record.value,
+                    )
+                    for out in processor.process(msg).outputs:
+                        futures.append(await producer.send(sink, out.value, key=out.key))
+            await asyncio.gather(*futures)
+            await consumer.commit()
+        seconds = time.perf_counter() - started
+    finally:
+        await producer.stop()
+        await consumer.stop()
+    path = "aiokafka copy loop" if processor is None else "aiokafka + pipeline"
+    return Result(size, path, seen, nbytes / 1e6, seconds)
+
+
+def worker_run(
+    settings: Settings, names: TopicNames, lines: Sequence[bytes], size: int, tmp: Path
+) -> Result:
+    """Start ``ctxpress worker`` on a backlog; time first output to last by its metrics."""
+    port = free_port()
+    # The caller's CTXPRESS_* settings (security, guarantee, batch size) apply to the worker too.
+    env = {
+        **os.environ,
+        "CTXPRESS_KAFKA_BOOTSTRAP": settings.kafka_bootstrap,
+        "CTXPRESS_TOPIC_PREFIX": settings.topic_prefix,
+        "CTXPRESS_APP_ID": f"bench-worker-{uuid.uuid4().hex[:8]}",
+        "CTXPRESS_WEB_PORT": str(port),
+        "CTXPRESS_DATA_DIR": str(tmp / "data"),
+        "CTXPRESS_LOG_LEVEL": "warning",
+    }
+    worker = WorkerProcess(env, tmp / f"worker-{size}.log", [*_argv(), "--loglevel", "warning"])
+    worker.start()
+    n = len(lines)
+    try:
+        first_t = last_t = 0.0
+        first_n = 0
+        deadline = time.monotonic() + 300
+        while time.monotonic() < deadline:
+            if not worker.alive():
+                raise RuntimeError(f"worker exited:\n{worker.log_tail()}")
+            done = scrape(port, "ctxpress_records_out_total") or 0.0
+            now = time.perf_counter()
+            if done > 0 and not first_t:
+                first_t, first_n = now, int(done)
+            if done >= n:
+                last_t = now
+                break
+            time.sleep(0.05)
+        else:
+            raise RuntimeError(f"worker did not finish {n} records in 300 s:\n{worker.log_tail()}")
+    finally:
+        worker.terminate(timeout=30)
+    counted = n - first_n
+    per_record = sum(map(len, lines)) / 1e6 / n
+    return Result(size, "ctxpress worker", counted, counted * per_record, last_t - first_t)
+
+
+def _argv() -> list[str]:
+    exe = Path(sys.executable).with_name("ctxpress")
+    return (
+        [str(exe), "worker"] if exe.is_file() else [sys.executable, "-m", "workers.cli", "worker"]
+    )
+
+
+def run_bench(
+    settings: Settings,
+    sizes: Sequence[int],
+    records: int | None = None,
+    mode: str = "lossless",
+) -> list[Result]:
+    tag = uuid.uuid4().hex[:8]
+    settings = dataclasses.replace(settings, topic_prefix=f"bench{tag}.")
+    names = TopicNames.from_settings(settings)
+    bootstrap = ",".join(bootstrap_list(settings))
+    asyncio.run(
+        create_topics(
+            bootstrap, load_topics(), settings.topic_prefix, client_options=client_options(settings)
+        )
+    )
+    results: list[Result] = []
+    with tempfile.TemporaryDirectory(prefix="ctxpress-bench-") as tmp_name:
+        tmp = Path(tmp_name)
+        for size in sizes:
+            n = records or DEFAULT_RECORDS.get(size, max(200, 8_000_000 // size))
+            lines = _records(size, n, mode, tag)
+            print(f"bench-kafka: {n} records of {size:,} bytes ...", file=sys.stderr)
+            results.append(in_process(settings, names, lines, size))
+            source = f"{settings.topic_prefix}bench-{size}"
+            asyncio.run(_create_plain(bootstrap, [source, f"{source}-out"], settings, partitions=4))
+            asyncio.run(_produce(settings, source, lines))
+            results.append(
+                asyncio.run(aiokafka_loop(settings, source, f"{source}-out", n, size, None))
+            )
+            results.append(
+                asyncio.run(
+                    aiokafka_loop(
+                        settings, source, f"{source}-out", n, size, _processor(settings, names)
+                    )
+                )
+            )
+            asyncio.run(_produce(settings, names.tool_outputs, lines))
+            results.append(worker_run(settings, names, lines, size, tmp))
+    return results
+
+
+async def _create_plain(
+    bootstrap: str, topics: Sequence[str], settings: Settings, partitions: int
+) -> None:
+    from aiokafka.admin import AIOKafkaAdminClient, NewTopic
+
+    admin = AIOKafkaAdminClient(bootstrap_servers=bootstrap, **client_options(settings))
+    await admin.start()
+    try:
+        existing = set(await admin.list_topics())
+        new = [NewTopic(t, partitions, 1) for t in topics if t not in existing]
+        if new:
+            await admin.create_topics(new)
+    finally:
+        await admin.close()
+
+
+def render(results: Sequence[Result]) -> str:
+    base = {r.size: r.rate for r in results if r.path == "in-process"}
+    header = f"{'size':>7}  {'path':<22}{'records':>9}{'MB':>9}{'seconds':>9}{'records/s':>11}{'MB/s':>8}{'vs in-process':>15}"
+    lines = [header, "-" * len(header)]
+    for r in results:
+        ratio = 100.0 * r.rate / base[r.size] if base.get(r.size) else 0.0
+        lines.append(
+            f"{r.size // 1024:>5} KB  {r.path:<22}{r.records:>9,}{r.megabytes:>9.1f}"
+            f"{r.seconds:>9.2f}{r.rate:>11,.0f}{r.mb_s:>8.2f}{ratio:>14.0f}%"
+        )
+    return "\n".join(lines)
+
+
+def main(
+    settings: Settings,
+    sizes: Sequence[int],
+    records: int | None,
+    mode: str,
+    as_json: bool,
+) -> int:
+    try:
+        results = run_bench(settings, sizes, records, mode)
+    except Exception as exc:
+        from aiokafka.errors import KafkaError
+
+        if isinstance(exc, KafkaError | OSError):
+            print(
+                f"ctxpress bench-kafka: Kafka error: {type(exc).__name__}: {exc}. Is the broker "
+                "running ('ctxpress kafka start')?",
+                file=sys.stderr,
+            )
+            return 1
+        raise
+    print(render(results))
+    if as_json:
+        print(json.dumps([{**asdict(r), "rate": r.rate, "mb_s": r.mb_s} for r in results]))
+    worker = {r.size: r for r in results if r.path == "ctxpress worker"}
+    base = {r.size: r for r in results if r.path == "in-process"}
+    big = max(worker) if worker else None
+    if big is not None and big in base:
+        share = 100.0 * worker[big].rate / base[big].rate
+        verdict = "meets" if share >= 70.0 else "misses"
+        print(
+            f"\nworker at {share:.0f}% of in-process for {big // 1024} KB records ({verdict} the 70% target)"
+        )
+    return 0
