@@ -5,11 +5,15 @@ from __future__ import annotations
 import base64
 import time
 
+import orjson
+
 from workers.engines.base import EngineContext
 from workers.engines.datauri import DataUriEngine, stash_data_uris
 from workers.expand import expand_offload
+from workers.messages import parse_record
 from workers.messages.model import Unit
 from workers.offload import MemoryStore, stash_key
+from workers.pipeline.gate import check_lossy
 from workers.tokens import TokenCounter
 
 CTX = EngineContext(tokens=TokenCounter())
@@ -80,3 +84,25 @@ def test_hostile_input_is_linear() -> None:
     started = time.perf_counter()
     stash_data_uris(text, CTX)
     assert time.perf_counter() - started < 10
+
+
+def test_corpus_every_change_expands_back_and_passes_the_gate(corpus_lines: list[bytes]) -> None:
+    engine = DataUriEngine()
+    changed = 0
+    for line in corpus_lines:
+        units = parse_record(orjson.loads(line)).units
+        for variant in (list(units),):
+            out = engine.apply(variant, CTX)
+            assert len(out.texts) == len(variant)
+            store = MemoryStore()
+            store.put_many(out.stash)
+            backrefs = out.details.get("_backrefs", {})
+            for i, (u, new) in enumerate(zip(variant, out.texts, strict=True)):
+                if new == u.text:
+                    continue
+                changed += 1
+                assert u.frozen is False
+                assert expand_offload(new, store, []) == u.text
+                refs = [out.texts[j] for j in backrefs.get(i, [])]
+                assert check_lossy(u.text, new, u.kind, out.stash, refs) == []
+    # (the public corpus holds no file reads or data URIs: this run guards against crashes)

@@ -4,13 +4,16 @@ from __future__ import annotations
 
 import re
 
+import orjson
 import pytest
 
 from workers.engines.base import EngineContext
 from workers.engines.readlifecycle import Access, Read, ReadLifecycleEngine, covers, parse_access
 from workers.expand import expand_offload
+from workers.messages import parse_record
 from workers.messages.model import Unit
 from workers.offload import MemoryStore
+from workers.pipeline.gate import check_lossy
 from workers.tokens import TokenCounter
 
 CTX = EngineContext(tokens=TokenCounter())
@@ -203,3 +206,25 @@ def test_critical_lines_missing_from_the_newer_copy_keep_the_old_read() -> None:
     old = BODY + "\nraise ValueError('bad config')"
     units = [tool(1, old, "cat a.py"), tool(2, BODY, "cat a.py")]
     assert run(units)[0][0] == old
+
+
+def test_corpus_every_change_expands_back_and_passes_the_gate(corpus_lines: list[bytes]) -> None:
+    engine = ReadLifecycleEngine()
+    changed = 0
+    for line in corpus_lines:
+        units = parse_record(orjson.loads(line)).units
+        for variant in (list(units),):
+            out = engine.apply(variant, CTX)
+            assert len(out.texts) == len(variant)
+            store = MemoryStore()
+            store.put_many(out.stash)
+            backrefs = out.details.get("_backrefs", {})
+            for i, (u, new) in enumerate(zip(variant, out.texts, strict=True)):
+                if new == u.text:
+                    continue
+                changed += 1
+                assert u.frozen is False
+                assert expand_offload(new, store, []) == u.text
+                refs = [out.texts[j] for j in backrefs.get(i, [])]
+                assert check_lossy(u.text, new, u.kind, out.stash, refs) == []
+    # (the public corpus holds no file reads or data URIs: this run guards against crashes)

@@ -6,11 +6,15 @@ import json
 import re
 from typing import Any
 
+import orjson
+
 from workers.engines.base import EngineContext
 from workers.engines.smartcrush import SmartCrushEngine, crush_text
 from workers.expand import expand_offload
+from workers.messages import parse_record
 from workers.messages.model import Unit
 from workers.offload import MemoryStore
+from workers.pipeline.gate import check_lossy
 from workers.tokens import TokenCounter
 
 CTX = EngineContext(tokens=TokenCounter())
@@ -163,3 +167,40 @@ def test_error_item_deep_in_a_minified_line_is_kept() -> None:
     result = crush_text(text, CTX)
     assert result is not None
     assert json.dumps(data[333], separators=(",", ":")) in result.text
+
+
+def _lossless_chain(units: list[Unit]) -> list[Unit]:
+    """Units as the lossless engines leave them (an engine that raises is skipped)."""
+    from dataclasses import replace
+
+    from workers.engines import resolve
+
+    for engine in resolve(("dedup", "jsontable", "jsonminify")):
+        try:
+            out = engine.apply(units, CTX)
+        except Exception:
+            continue
+        units = [replace(u, text=t) for u, t in zip(units, out.texts, strict=True)]
+    return units
+
+
+def test_corpus_every_change_expands_back_and_passes_the_gate(corpus_lines: list[bytes]) -> None:
+    engine = SmartCrushEngine()
+    changed = 0
+    for line in corpus_lines:
+        units = parse_record(orjson.loads(line)).units
+        for variant in (list(units), _lossless_chain(list(units))):
+            out = engine.apply(variant, CTX)
+            assert len(out.texts) == len(variant)
+            store = MemoryStore()
+            store.put_many(out.stash)
+            backrefs = out.details.get("_backrefs", {})
+            for i, (u, new) in enumerate(zip(variant, out.texts, strict=True)):
+                if new == u.text:
+                    continue
+                changed += 1
+                assert u.frozen is False
+                assert expand_offload(new, store, []) == u.text
+                refs = [out.texts[j] for j in backrefs.get(i, [])]
+                assert check_lossy(u.text, new, u.kind, out.stash, refs) == []
+    assert changed

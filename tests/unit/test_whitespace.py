@@ -4,11 +4,15 @@ from __future__ import annotations
 
 import re
 
+import orjson
+
 from workers.engines.base import EngineContext
 from workers.engines.whitespace import WhitespaceEngine, normalise
 from workers.expand import expand_offload
+from workers.messages import parse_record
 from workers.messages.model import Unit
 from workers.offload import MemoryStore
+from workers.pipeline.gate import check_lossy
 from workers.tokens import TokenCounter
 
 CTX = EngineContext(tokens=TokenCounter())
@@ -136,3 +140,25 @@ def test_expand_restores_up_to_whitespace() -> None:
     restored = expand_offload(out.texts[0], MemoryStore(), [])
     assert restored == "x\n\n\ny\n"
     assert only_whitespace_changed(text, restored)
+
+
+def test_corpus_every_change_expands_back_and_passes_the_gate(corpus_lines: list[bytes]) -> None:
+    engine = WhitespaceEngine()
+    changed = 0
+    for line in corpus_lines:
+        units = parse_record(orjson.loads(line)).units
+        for variant in (list(units),):
+            out = engine.apply(variant, CTX)
+            assert len(out.texts) == len(variant)
+            store = MemoryStore()
+            store.put_many(out.stash)
+            backrefs = out.details.get("_backrefs", {})
+            for i, (u, new) in enumerate(zip(variant, out.texts, strict=True)):
+                if new == u.text:
+                    continue
+                changed += 1
+                assert u.frozen is False
+                assert only_whitespace_changed(u.text, expand_offload(new, store, []))
+                refs = [out.texts[j] for j in backrefs.get(i, [])]
+                assert check_lossy(u.text, new, u.kind, out.stash, refs) == []
+    assert changed

@@ -1,0 +1,765 @@
+"""``structured``: shorter views of JSON, YAML, XML and Markdown documents.
+
+A non-frozen message whose whole text is one document (JSON, or the payload
+of a whole-text ``[[json-min:v1 ...]]`` block; XML/HTML; YAML; Markdown with
+tables or comments) is offered these strategies, in this order, each kept
+only when it lowers the token count (or shortens the text at equal tokens):
+
+=========================  ========================  =========
+strategy                   applies to                lossy
+=========================  ========================  =========
+``drop_nulls``             JSON, YAML                yes
+``flatten``                JSON                      yes
+``tabular``                JSON                      yes
+``round_numbers``          JSON, YAML                yes
+``collapse_whitespace``    JSON strings, XML, YAML,  no
+                           Markdown
+``dedup_values_with_refs`` JSON                      no
+``minify``                 JSON, XML                 no
+``strip_quotes``           JSON keys, YAML values    yes
+``compact_tables``         Markdown                  no
+``strip_html_comments``    Markdown, XML             yes
+=========================  ========================  =========
+
+The lossy ones run only when ``ctx.allow_lossy_structure`` is true (the
+record's ``allow_lossy_structure`` or the ``CTXPRESS_ALLOW_LOSSY_STRUCTURE``
+setting).  Numbers keep their exact lexemes (``1.50``, ``1e5``, integers
+above 2**64) unless ``round_numbers`` rounds them.
+
+The message becomes the view plus a marker::
+
+    {"_refs":{"$R1":"…long value…"},"_data":[{"msg":"$R1"},...]}
+    … structured view (minify, dedup_values_with_refs) of a 12,345-char JSON document; original <<cx:KEY>>
+
+The stash entry ``KEY`` holds ``<<cx:view SHA>>`` followed by the original
+text (``SHA`` = :func:`workers.offload.stash_key` of the original).  After
+``expand`` has put the stash entry in place of the marker, :func:`decode`
+finds the header, checks the hash of what follows it and returns only the
+original: expand gives back the input exactly.  The header contains
+``<<cx:``, so an input that already holds one is never touched by any engine
+and :func:`decode` can never mistake input for a view.
+
+``dedup_values_with_refs`` writes the ``{"_refs": ..., "_data": ...}``
+envelope: every string value of at least :data:`MIN_REF_CHARS` characters
+that occurs often enough to pay for itself becomes an alias ``$R1``, ``$R2``...;
+when any string (key or value) of the document already starts with ``$R``,
+the prefix escalates to ``$$R``, ``$$$R``... so an alias can never be
+confused with data.  :func:`decode_refs` reverses it (``decode_refs(
+encode_refs(x)) == x`` for every JSON value).
+
+Left alone: frozen messages, file reads, messages that a dedup back-reference
+or a read-lifecycle marker points at, texts shorter than :data:`MIN_CHARS`
+or longer than :data:`MAX_CHARS`, and views whose critical lines (gate) would
+not stay visible.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import re
+from collections import Counter
+from collections.abc import Callable, Sequence
+from typing import Any
+
+import orjson
+
+from workers.engines._text import dup_sources, newer_copy_indexes, stash_marker
+from workers.engines.base import Engine, EngineContext, EngineOutput
+from workers.messages.model import Unit
+from workers.pipeline.facts import SHAPED_KINDS, critical_lines, line_shape, visible_lines
+
+__all__ = [
+    "LOSSY",
+    "MAX_CHARS",
+    "MIN_CHARS",
+    "STRATEGIES",
+    "VIEW_HEADER",
+    "StructuredEngine",
+    "decode",
+    "decode_refs",
+    "encode_refs",
+    "structured_view",
+]
+
+MIN_CHARS = 400
+MAX_CHARS = 4 * 1024 * 1024
+MIN_REF_CHARS = 12
+MAX_DEPTH = 200
+STRATEGIES: tuple[str, ...] = (
+    "drop_nulls",
+    "flatten",
+    "tabular",
+    "round_numbers",
+    "collapse_whitespace",
+    "dedup_values_with_refs",
+    "minify",
+    "strip_quotes",
+    "compact_tables",
+    "strip_html_comments",
+)
+LOSSY = frozenset(
+    {"drop_nulls", "flatten", "tabular", "strip_quotes", "round_numbers", "strip_html_comments"}
+)
+VIEW_HEADER = "<<cx:view>>"
+_HEADER_LINE = "\n" + VIEW_HEADER
+_STRING = r'"[^"\\]*(?:\\.[^"\\]*)*"'
+_MIN_BLOCK = re.compile(
+    r'\A\s*\[\[json-min:v1(?: [a-z]{1,12}=(?:"[^"\\\n]{0,40}"|[^\s\]"]{1,40})){0,12}\]\]'
+    r"(.*)\[\[/json-min\]\]\s*\Z",
+    re.S,
+)
+
+
+# -- decoding ---------------------------------------------------------------------
+
+
+def decode(text: str) -> str:
+    """Undo a structured view once its stash entry has been expanded in place.
+
+    After expansion the text is ``VIEW\n<<cx:view>>ORIGINAL``: the original is
+    what follows the header.  A text without the header is returned as it is
+    (one substring test); input that holds ``<<cx:`` is never changed by any
+    engine, so the header can only come from this engine.
+    """
+    at = text.find(_HEADER_LINE)
+    if at < 0:
+        return text
+    if text.find(_HEADER_LINE, at + 1) >= 0:
+        return text  # not a view this engine wrote
+    return text[at + len(_HEADER_LINE) :]
+
+
+# -- the _refs envelope ---------------------------------------------------------------
+
+
+def _map_strings(obj: Any, fn: Callable[[str], str]) -> Any:
+    """A copy of ``obj`` with every string value (not key) passed through ``fn``.
+
+    Iterative: any depth, no recursion.
+    """
+    if isinstance(obj, str):
+        return fn(obj)
+    if not isinstance(obj, dict | list):
+        return obj
+    out: Any = {} if isinstance(obj, dict) else []
+    stack: list[tuple[Any, Any]] = [(obj, out)]
+    while stack:
+        src, dst = stack.pop()
+        pairs = src.items() if isinstance(src, dict) else enumerate(src)
+        for k, v in pairs:
+            if isinstance(v, dict | list):
+                val: Any = {} if isinstance(v, dict) else []
+                stack.append((v, val))
+            elif isinstance(v, str):
+                val = fn(v)
+            else:
+                val = v
+            if isinstance(dst, dict):
+                dst[k] = val
+            else:
+                dst.append(val)
+    return out
+
+
+def _strings(obj: Any) -> tuple[Counter[str], set[str]]:
+    """String values (counted) and every key."""
+    values: Counter[str] = Counter()
+    keys: set[str] = set()
+    stack: list[Any] = [obj]
+    while stack:
+        node = stack.pop()
+        if isinstance(node, str):
+            values[node] += 1
+        elif isinstance(node, dict):
+            keys.update(k for k in node if isinstance(k, str))
+            stack.extend(node.values())
+        elif isinstance(node, list):
+            stack.extend(node)
+    return values, keys
+
+
+def _alias_prefix(values: Counter[str], keys: set[str]) -> str:
+    prefix = "$R"
+    while any(s.startswith(prefix) for s in values) or any(k.startswith(prefix) for k in keys):
+        prefix = "$" + prefix
+    return prefix
+
+
+def encode_refs(obj: Any, min_chars: int = MIN_REF_CHARS) -> dict[str, Any]:
+    """``{"_refs": {alias: value}, "_data": obj with aliases}`` (always an envelope).
+
+    A string value becomes an alias when it has at least ``min_chars``
+    characters and occurs often enough that the aliases plus one copy in
+    ``_refs`` are shorter than the copies.  Aliases use a prefix no string of
+    ``obj`` starts with (``$R``, else ``$$R``, ...).
+    """
+    values, keys = _strings(obj)
+    prefix = _alias_prefix(values, keys)
+    refs: dict[str, str] = {}
+    table: dict[str, str] = {}
+    ranked = sorted(
+        (v for v, c in values.items() if c >= 2 and len(v) >= min_chars),
+        key=lambda v: (-(values[v] - 1) * len(v), v),
+    )
+    for value in ranked:
+        alias = f"{prefix}{len(refs) + 1}"
+        count = values[value]
+        cost = count * (len(alias) + 2) + len(alias) + len(value) + 8
+        if cost >= count * (len(value) + 2):
+            continue
+        refs[alias] = value
+        table[value] = alias
+    data = _map_strings(obj, lambda s: table.get(s, s)) if table else obj
+    return {"_refs": refs, "_data": data}
+
+
+def decode_refs(obj: Any) -> Any:
+    """The value :func:`encode_refs` was given; anything that is not an envelope as it is."""
+    if not (isinstance(obj, dict) and set(obj) == {"_refs", "_data"}):
+        return obj
+    refs = obj["_refs"]
+    if not isinstance(refs, dict):
+        return obj
+    if not refs:
+        return obj["_data"]
+    return _map_strings(obj["_data"], lambda s: refs.get(s, s))
+
+
+# -- JSON values with exact number lexemes ----------------------------------------------
+
+
+class _Num(str):
+    """A JSON number kept as its lexeme."""
+
+    __slots__ = ()
+
+
+class _Duplicate(ValueError):
+    pass
+
+
+def _pairs(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
+    out = dict(pairs)
+    if len(out) != len(pairs):
+        raise _Duplicate("duplicate key")
+    return out
+
+
+def _no_constant(name: str) -> Any:
+    raise ValueError(f"{name} is not JSON")
+
+
+def _parse_json(text: str) -> tuple[bool, Any]:
+    try:
+        value = json.loads(
+            text,
+            parse_float=_Num,
+            parse_int=_Num,
+            parse_constant=_no_constant,
+            object_pairs_hook=_pairs,
+        )
+    except (ValueError, RecursionError):
+        return False, None
+    return True, value
+
+
+def _default(obj: Any) -> Any:
+    if isinstance(obj, _Num):
+        return orjson.Fragment(str(obj))
+    raise TypeError(type(obj).__name__)
+
+
+_SPACED = re.compile(rf"({_STRING})|([:,])")
+
+
+def _dumps(value: Any, spaced: bool = False) -> str | None:
+    try:
+        text = orjson.dumps(value, default=_default, option=orjson.OPT_PASSTHROUGH_SUBCLASS)
+    except (orjson.JSONEncodeError, TypeError):
+        return None
+    out = text.decode()
+    if spaced:
+        out = _SPACED.sub(lambda m: m.group(1) or m.group(2) + " ", out)
+    return out
+
+
+def _depth_ok(value: Any) -> bool:
+    stack: list[tuple[Any, int]] = [(value, 0)]
+    while stack:
+        node, depth = stack.pop()
+        if depth > MAX_DEPTH:
+            return False
+        if isinstance(node, dict):
+            stack.extend((v, depth + 1) for v in node.values())
+        elif isinstance(node, list):
+            stack.extend((v, depth + 1) for v in node)
+    return True
+
+
+def _rebuild(value: Any, depth: int, fn: Callable[[Any, int], Any]) -> Any:
+    """Post-order rebuild: ``fn(container_with_rebuilt_children, depth)``."""
+    if depth > MAX_DEPTH:
+        return value
+    if isinstance(value, dict):
+        return fn({k: _rebuild(v, depth + 1, fn) for k, v in value.items()}, depth)
+    if isinstance(value, list):
+        return fn([_rebuild(v, depth + 1, fn) for v in value], depth)
+    return fn(value, depth)
+
+
+def _drop_nulls(value: Any) -> Any:
+    def fn(node: Any, depth: int) -> Any:
+        if isinstance(node, dict):
+            return {k: v for k, v in node.items() if v is not None}
+        return node
+
+    return _rebuild(value, 0, fn)
+
+
+def _flatten(value: Any) -> Any:
+    def fn(node: Any, depth: int) -> Any:
+        if not isinstance(node, dict):
+            return node
+        out: dict[str, Any] = {}
+        for k, v in node.items():
+            if isinstance(v, dict) and v and "." not in k:
+                for k2, v2 in v.items():
+                    out.setdefault(f"{k}.{k2}", v2)
+            else:
+                out.setdefault(k, v)
+        return out
+
+    return _rebuild(value, 0, fn)
+
+
+def _tabular(value: Any) -> Any:
+    def fn(node: Any, depth: int) -> Any:
+        if not isinstance(node, list) or len(node) < 3:
+            return node
+        if not all(isinstance(v, dict) for v in node):
+            return node
+        columns: dict[str, None] = {}
+        for row in node:
+            columns.update(dict.fromkeys(row))
+        if not columns or len(columns) > 64:
+            return node
+        cols = list(columns)
+        return {"_columns": cols, "_rows": [[row.get(c) for c in cols] for row in node]}
+
+    return _rebuild(value, 0, fn)
+
+
+_LONG_DECIMALS = re.compile(r"^(-?)(\d+)\.(\d{5,})(?:[eE][+-]?\d+)?$")
+
+
+def _round_lexeme(lexeme: str) -> str:
+    if not _LONG_DECIMALS.match(lexeme):
+        return lexeme
+    number = float(lexeme)
+    if not math.isfinite(number):
+        return lexeme
+    rounded = f"{number:.4g}" if abs(number) < 1e-3 else f"{round(number, 4)!r}"
+    return rounded if len(rounded) < len(lexeme) else lexeme
+
+
+def _round_numbers(value: Any) -> Any:
+    def fn(node: Any, depth: int) -> Any:
+        if isinstance(node, _Num):
+            return _Num(_round_lexeme(str(node)))
+        return node
+
+    return _rebuild(value, 0, fn)
+
+
+_SPACE_RUN = re.compile(r"(?<=\S)[ \t]{2,}(?=\S)")
+
+
+def _collapse_strings(value: Any) -> Any:
+    return _map_strings(value, lambda s: _SPACE_RUN.sub(" ", s) if "  " in s or "\t" in s else s)
+
+
+_KEY = re.compile(rf'"([A-Za-z_][A-Za-z0-9_]{{0,63}})":|({_STRING})')
+
+
+def _strip_key_quotes(text: str) -> str:
+    return _KEY.sub(lambda m: f"{m.group(1)}:" if m.group(1) else m.group(2), text)
+
+
+# -- text strategies ---------------------------------------------------------------------
+
+_FENCE = re.compile(r"^ {0,3}(?:`{3,}|~{3,})", re.M)
+_TABLE_SEP = re.compile(
+    r"^[ \t]*+(?:\|[ \t]*+)?:?-{3,}:?[ \t]*+(?:\|[ \t]*+:?-{3,}:?[ \t]*+)*+(?:\|[ \t]*+)?$"
+)
+_TABLE_SEP_ANY = re.compile(r"^[ \t]*\|[ \t]*:?-{3,}:?[ \t]*\|", re.M)
+_CELL_SPLIT = re.compile(r"(?<!\\)\|")
+_XML_GAP = re.compile(r">\s+<")
+_XML_TEXT_RUN = re.compile(r"(?<=[^\s<>])[ \t\r\n]{2,}(?=[^\s<>])")
+_YAML_LINE = re.compile(r"^\s*(?:- |[\w.\-\"'/$]{1,100}:(?:\s|$)|#|---|\.\.\.)")
+_YAML_NULL = re.compile(r"^([ \t]*)[^\s:#\-][^:#\n]{0,100}:(?:[ \t]*+(null|Null|NULL|~))?[ \t]*+$")
+_YAML_QUOTED = re.compile(
+    r"^(\s*(?:- )?[\w.\-/]{1,100}:[ \t]+)([\"'])([A-Za-z_/][\w ./@+-]{0,200})\2[ \t]*$"
+)
+_YAML_SPECIAL = re.compile(
+    r"(?i)^(?:y|n|yes|no|true|false|on|off|null|~|[-+]?\.?\d[\d._eE+-]*|\.inf|\.nan)$"
+)
+_YAML_NUMBER = re.compile(r"(:[ \t]+)(-?\d+\.\d{5,})(?=[ \t]*$)", re.M)
+_YAML_GAP = re.compile(r"^([ \t]*(?:- )?[\w.\-/\"']{1,100}:)[ \t]{2,}(?=\S)", re.M)
+
+
+def _code_lines(lines: list[str]) -> list[bool]:
+    """Which lines are inside fenced or indented code."""
+    inside = False
+    flags: list[bool] = []
+    for line in lines:
+        if _FENCE.match(line):
+            flags.append(True)
+            inside = not inside
+            continue
+        flags.append(inside or line.startswith(("    ", "\t")))
+    return flags
+
+
+def _compact_tables(text: str, critical: set[str]) -> str:
+    lines = text.split("\n")
+    code = _code_lines(lines)
+    changed = False
+    for i, line in enumerate(lines):
+        stripped = line.strip()
+        if code[i] or not stripped.startswith("|") or stripped in critical:
+            continue
+        is_table = any(
+            0 <= j < len(lines) and _TABLE_SEP.match(lines[j]) for j in range(i - 40, i + 2)
+        )
+        if not is_table:
+            continue
+        if _TABLE_SEP.match(line):
+            cells = [c.strip() for c in _CELL_SPLIT.split(stripped.strip("|"))]
+            new = (
+                "|"
+                + "|".join(
+                    (":" if c.startswith(":") else "") + "---" + (":" if c.endswith(":") else "")
+                    for c in cells
+                )
+                + "|"
+            )
+        else:
+            inner = stripped[1:-1] if stripped.endswith("|") and len(stripped) > 1 else stripped[1:]
+            new = "|" + "|".join(c.strip() for c in _CELL_SPLIT.split(inner)) + "|"
+        if new != line:
+            lines[i] = new
+            changed = True
+    return "\n".join(lines) if changed else text
+
+
+def _collapse_markdown(text: str, critical: set[str]) -> str:
+    lines = text.split("\n")
+    code = _code_lines(lines)
+    changed = False
+    for i, line in enumerate(lines):
+        if code[i] or "  " not in line.strip() or line.strip() in critical:
+            continue
+        if line.lstrip().startswith("|"):
+            continue
+        indent = len(line) - len(line.lstrip(" "))
+        new = line[:indent] + _SPACE_RUN.sub(" ", line[indent:])
+        if new != line:
+            lines[i] = new
+            changed = True
+    out = "\n".join(lines) if changed else text
+    return re.sub(r"\n{4,}", "\n\n\n", out) if "\n\n\n\n" in out else out
+
+
+def _strip_comments(text: str) -> str:
+    if "<!--" not in text:
+        return text
+    if "```" in text or "~~~" in text:
+        lines = text.split("\n")
+        if any(_code_lines(lines)):
+            return text  # comments inside code blocks are code
+    pieces: list[str] = []
+    cursor = 0
+    start = text.find("<!--")
+    while start >= 0:
+        end = text.find("-->", start + 4)
+        if end < 0:
+            break
+        pieces.append(text[cursor:start])
+        cursor = end + 3
+        start = text.find("<!--", cursor)
+    pieces.append(text[cursor:])
+    return "".join(pieces)
+
+
+def _yaml_drop_nulls(text: str) -> str:
+    lines = text.split("\n")
+    keep: list[str] = []
+    for i, line in enumerate(lines):
+        m = _YAML_NULL.match(line)
+        if m is not None:
+            if m.group(2):
+                continue  # explicit null
+            indent = len(m.group(1))
+            nxt = next((ln for ln in lines[i + 1 : i + 50] if ln.strip()), "")
+            nxt_indent = len(nxt) - len(nxt.lstrip())
+            if nxt_indent < indent or (nxt_indent == indent and not nxt.lstrip().startswith("-")):
+                continue  # empty value, no children: null
+        keep.append(line)
+    return "\n".join(keep)
+
+
+def _yaml_strip_quotes(text: str) -> str:
+    lines = text.split("\n")
+    for i, line in enumerate(lines):
+        m = _YAML_QUOTED.match(line)
+        if m is None:
+            continue
+        value = m.group(3)
+        if _YAML_SPECIAL.match(value) or ": " in value or " #" in value or value != value.strip():
+            continue
+        lines[i] = m.group(1) + value
+    return "\n".join(lines)
+
+
+def _looks_yaml(text: str) -> bool:
+    lines = [ln for ln in text.split("\n")[:400] if ln.strip()]
+    if len(lines) < 3 or lines[0].lstrip().startswith(("{", "[", "<", "|")):
+        return False
+    hits = sum(1 for ln in lines if _YAML_LINE.match(ln))
+    return hits >= 3 and hits >= 0.8 * len(lines) and any(":" in ln for ln in lines)
+
+
+def _kind_of(text: str) -> str | None:
+    stripped = text.strip()
+    if not stripped:
+        return None
+    if stripped[0] in "[{" and stripped[-1] in "]}":
+        return "json"
+    if _MIN_BLOCK.match(text):
+        return "json-min"
+    if stripped[0] == "<" and stripped[-1] == ">":
+        return "xml"
+    if _looks_yaml(text):
+        return "yaml"
+    if "|" in text or "<!--" in text or "  " in text:
+        return "markdown"
+    return None
+
+
+# -- choosing strategies -------------------------------------------------------------------
+
+
+class _Chooser:
+    """Keeps each strategy whose view has fewer tokens (or equal tokens, shorter)."""
+
+    def __init__(self, text: str, ctx: EngineContext) -> None:
+        self.ctx = ctx
+        self.view = text
+        self.tokens = ctx.tokens.count(text)
+        self.applied: list[str] = []
+        self.history: list[tuple[str, int, list[str]]] = []
+
+    def allowed(self, name: str) -> bool:
+        return name not in LOSSY or self.ctx.allow_lossy_structure
+
+    def offer(self, name: str, view: str | None) -> bool:
+        if view is None or view == self.view:
+            return False
+        tokens = self.ctx.tokens.count(view)
+        if tokens < self.tokens or (tokens == self.tokens and len(view) < len(self.view)):
+            self.history.append((self.view, self.tokens, list(self.applied)))
+            self.view, self.tokens = view, tokens
+            self.applied.append(name)
+            return True
+        return False
+
+    def undo(self) -> bool:
+        if not self.history:
+            return False
+        self.view, self.tokens, self.applied = self.history.pop()
+        return True
+
+
+def _json_views(chooser: _Chooser, value: Any, spaced: bool) -> None:
+    base = _dumps(value, spaced)
+    if base is None:
+        return
+    chooser.offer("minify", base)
+    current = value
+    for name, fn in (
+        ("drop_nulls", _drop_nulls),
+        ("flatten", _flatten),
+        ("tabular", _tabular),
+        ("round_numbers", _round_numbers),
+        ("collapse_whitespace", _collapse_strings),
+    ):
+        if not chooser.allowed(name):
+            continue
+        candidate = fn(current)
+        if chooser.offer(name, _dumps(candidate, spaced)):
+            current = candidate
+    envelope = encode_refs(current)
+    if envelope["_refs"]:
+        chooser.offer("dedup_values_with_refs", _dumps(envelope, spaced))
+    if chooser.allowed("strip_quotes") and '":' in chooser.view:
+        chooser.offer("strip_quotes", _strip_key_quotes(chooser.view))
+
+
+def _xml_views(chooser: _Chooser) -> None:
+    chooser.offer("collapse_whitespace", _XML_TEXT_RUN.sub(" ", chooser.view))
+    chooser.offer("minify", _XML_GAP.sub("><", chooser.view))
+    if chooser.allowed("strip_html_comments"):
+        chooser.offer("strip_html_comments", _strip_comments(chooser.view))
+
+
+def _yaml_views(chooser: _Chooser) -> None:
+    if chooser.allowed("drop_nulls"):
+        chooser.offer("drop_nulls", _yaml_drop_nulls(chooser.view))
+    if chooser.allowed("round_numbers"):
+        chooser.offer(
+            "round_numbers",
+            _YAML_NUMBER.sub(lambda m: m.group(1) + _round_lexeme(m.group(2)), chooser.view),
+        )
+    chooser.offer("collapse_whitespace", _YAML_GAP.sub(r"\1 ", chooser.view))
+    if chooser.allowed("strip_quotes"):
+        chooser.offer("strip_quotes", _yaml_strip_quotes(chooser.view))
+
+
+def _markdown_views(chooser: _Chooser, critical: set[str], prose: bool) -> None:
+    if prose:
+        chooser.offer("collapse_whitespace", _collapse_markdown(chooser.view, critical))
+    chooser.offer("compact_tables", _compact_tables(chooser.view, critical))
+    if chooser.allowed("strip_html_comments"):
+        chooser.offer("strip_html_comments", _strip_comments(chooser.view))
+
+
+def structured_view(
+    text: str, ctx: EngineContext, kind: str = "tool_result"
+) -> tuple[str, dict[str, str], list[str]] | None:
+    """``(new_text, stash, strategies)`` for one message, or None."""
+    if len(text) < MIN_CHARS or len(text) > MAX_CHARS or "<<cx:" in text:
+        return None
+    doc = _kind_of(text)
+    if doc is None:
+        return None
+    label = {"json": "JSON", "json-min": "JSON", "xml": "XML", "yaml": "YAML"}.get(doc, "Markdown")
+    if doc in ("json", "json-min"):
+        payload = text
+        if doc == "json-min":
+            m = _MIN_BLOCK.match(text)
+            assert m is not None
+            payload = m.group(1)
+        ok, value = _parse_json(payload)
+        if not ok or not _depth_ok(value):
+            return None
+        # compact first; ``, ``/``: `` separators keep pretty-printed critical lines readable
+        for spaced in (False, True):
+            chooser = _Chooser(text, ctx)
+            _json_views(chooser, value, spaced)
+            result = _finish(text, chooser, ctx, kind, label)
+            if result is not None:
+                return result
+        return None
+    chooser = _Chooser(text, ctx)
+    if doc == "xml":
+        _xml_views(chooser)
+    elif doc == "yaml":
+        _yaml_views(chooser)
+    else:
+        if kind != "text" and not _TABLE_SEP_ANY.search(text) and "<!--" not in text:
+            return None  # column-aligned tool output is not Markdown
+        critical = {line for _, line in critical_lines(text, kind)}
+        _markdown_views(chooser, critical, prose=kind == "text")
+    return _finish(text, chooser, ctx, kind, label)
+
+
+def _finish(
+    text: str, chooser: _Chooser, ctx: EngineContext, kind: str, label: str
+) -> tuple[str, dict[str, str], list[str]] | None:
+    """View plus marker, dropping the last strategies until the gate would accept it."""
+    before = ctx.tokens.count(text)
+    critical = critical_lines(text, kind)
+    while chooser.applied:
+        marker, key = stash_marker(
+            f"structured view ({', '.join(chooser.applied)}) of a {len(text):,}-char "
+            f"{label} document; original",
+            text,
+        )
+        new = f"{chooser.view}{_HEADER_LINE}{marker}"
+        stash = {key: text}
+        if (
+            ctx.tokens.count(new) < before
+            and _visible(critical, new)
+            and decode(_expanded(new, stash)) == text
+        ):
+            return new, stash, list(chooser.applied)
+        chooser.undo()
+    return None
+
+
+def _visible(critical: frozenset[tuple[str, str]], new: str) -> bool:
+    """The gate's critical-line rule: every critical line still readable in ``new``."""
+    if not critical:
+        return True
+    lines = visible_lines(new)
+    shapes: set[str] | None = None
+    for kind, line in critical:
+        if line in lines or line in new:
+            continue
+        if kind in SHAPED_KINDS:
+            if shapes is None:
+                shapes = {line_shape(v) for v in lines}
+            if line_shape(line) in shapes:
+                continue
+        return False
+    return True
+
+
+def _expanded(text: str, stash: dict[str, str]) -> str:
+    from workers.expand import expand_offload
+    from workers.offload import MemoryStore
+
+    store = MemoryStore()
+    store.items.update(stash)
+    return expand_offload(text, store, [])
+
+
+class StructuredEngine(Engine):
+    name = "structured"
+    lossless = False
+
+    def apply(self, units: Sequence[Unit], ctx: EngineContext) -> EngineOutput:
+        texts = [u.text for u in units]
+        candidates = [
+            i
+            for i, u in enumerate(units)
+            if not u.frozen and MIN_CHARS <= len(u.text) <= MAX_CHARS and "<<cx:" not in u.text
+        ]
+        if not candidates:
+            return EngineOutput(texts=texts)
+        sources = dup_sources(units)
+        newer = newer_copy_indexes(units)
+        stash: dict[str, str] = {}
+        used: Counter[str] = Counter()
+        for i in candidates:
+            unit = units[i]
+            if unit.uid in sources or (unit.index >= 0 and unit.index in newer):
+                continue
+            if unit.command and unit.kind == "tool_result":
+                from workers.engines.readlifecycle import parse_access
+
+                access = parse_access(unit.command, unit.tool_name, unit.text)
+                if access is not None and access.read is not None:
+                    continue
+            result = structured_view(unit.text, ctx, unit.kind)
+            if result is None:
+                continue
+            new, found, applied = result
+            texts[i] = new
+            stash.update(found)
+            used.update(applied)
+        details: dict[str, Any] = {"strategies": dict(sorted(used.items()))} if used else {}
+        if used:
+            details["documents"] = sum(1 for i in candidates if texts[i] != units[i].text)
+        return EngineOutput(texts=texts, details=details, stash=stash)
