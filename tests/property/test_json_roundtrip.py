@@ -64,6 +64,7 @@ STYLES = [
     Style(" ", ",", ": ", False),
     Style("  ", ", ", ": ", True),  # python 2 json.dumps(indent=2)
     Style("  ", ",", ":", True),  # separators=(",", ":"), indent=2
+    Style("", ",", ": ", True),  # json.dumps(indent=0)
 ]
 
 
@@ -349,7 +350,11 @@ def test_json_like_noise_round_trip(text: str) -> None:
 
 def test_deep_nesting_is_skipped() -> None:
     for depth in (300, 1100, 100_000):
-        for text in ("[" * depth + "]" * depth, '{"a":' * depth + "1" + "}" * depth):
+        for text in (
+            "[" * depth + "]" * depth,
+            '{"a":' * depth + "1" + "}" * depth,
+            '["\\ud800", ' + "[" * depth + "]" * depth + "]",
+        ):
             fenced = "see\n```json\n" + text + "\n```\n"
             assert check_round_trip(text) == (text, text)
             assert check_round_trip(fenced, "text") == (fenced, fenced)

@@ -271,7 +271,7 @@ def _doc_tables(
         seg = parts[2 * j]
         b = seg.rfind("{")
         a = seg.rfind("[", 0, b)
-        if a < 0 or seg[a + 1 : b].strip(_WS) or seg[b + 1 :].strip(_WS):
+        if b < 0 or a < 0 or seg[a + 1 : b].strip(_WS) or seg[b + 1 :].strip(_WS):
             continue
         start = ds + ends[2 * j] - len(seg) + a
         seg2 = parts[2 * (j + size)]
