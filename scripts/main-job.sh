@@ -1,9 +1,12 @@
 #!/usr/bin/env bash
-# Sets everything up and runs the main job on the bundled sample.
+# The main job: set everything up, then run the whole service on this machine:
+# local Kafka, topics, the worker in the background, the bundled sample pushed
+# through it, and the savings read back from the output topics.
+#   scripts/main-job.sh               leave the worker and the broker running
+#   scripts/main-job.sh --stop-after  stop both at the end
+#   .venv/bin/ctxpress demo --stop    stop both later
 set -euo pipefail
 repo="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 cd "$repo"
 scripts/setup.sh
-mkdir -p out
-.venv/bin/ctxpress compress --mode lossless -i samples/sample.jsonl -o out/sample.compressed.jsonl \
-  --stats out/sample.stats.jsonl --dead-letter out/sample.dead-letter.jsonl
+exec .venv/bin/ctxpress demo "$@"

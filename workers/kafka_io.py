@@ -15,7 +15,7 @@ from __future__ import annotations
 
 import asyncio
 import time
-from collections.abc import AsyncIterator, Iterable
+from collections.abc import AsyncIterator, Iterable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -25,7 +25,7 @@ from workers.kafka_options import bootstrap_list, client_options
 from workers.process import TopicNames
 from workers.settings import Settings
 
-__all__ = ["ProduceReport", "produce_lines", "read_topic", "route"]
+__all__ = ["ProduceReport", "end_offsets", "produce_lines", "read_topic", "route"]
 
 # The broker's default max.message.bytes is 1 MiB; the producer may send a bit more per request.
 MAX_REQUEST_SIZE = 8 * 1024 * 1024
@@ -131,8 +131,11 @@ async def read_topic(
     deadline: float | None = None,
     until_end: bool = False,
     isolation_level: str = "read_committed",
+    start_offsets: Mapping[int, int] | None = None,
 ) -> AsyncIterator[Any]:
     """Yield aiokafka ``ConsumerRecord``s of ``topic`` (a full name), oldest first per partition.
+
+    Reading starts at the beginning, or at ``start_offsets`` (partition -> offset).
 
     Stops after ``count`` records, after ``idle_timeout`` seconds without a new
     record, at ``deadline`` (``time.monotonic()``), or with ``until_end`` once
@@ -164,6 +167,9 @@ async def read_topic(
         tps = [TopicPartition(topic, p) for p in sorted(partitions)]
         consumer.assign(tps)
         await consumer.seek_to_beginning(*tps)
+        for tp in tps:
+            if start_offsets and tp.partition in start_offsets:
+                consumer.seek(tp, start_offsets[tp.partition])
         ends = await consumer.end_offsets(tps) if until_end else {}
         seen = 0
         last = time.monotonic()
@@ -186,5 +192,33 @@ async def read_topic(
                         return
             if batches:
                 last = time.monotonic()
+    finally:
+        await consumer.stop()
+
+
+async def end_offsets(settings: Settings, topics: Iterable[str]) -> dict[str, dict[int, int]]:
+    """topic -> partition -> end offset (read_committed: the last stable offset)."""
+    from aiokafka import AIOKafkaConsumer
+    from aiokafka.structs import TopicPartition
+
+    consumer = AIOKafkaConsumer(
+        bootstrap_servers=",".join(bootstrap_list(settings)),
+        group_id=None,
+        enable_auto_commit=False,
+        isolation_level="read_committed",
+        **client_options(settings),
+    )
+    await consumer.start()
+    try:
+        out: dict[str, dict[int, int]] = {}
+        for topic in topics:
+            partitions = consumer.partitions_for_topic(topic)
+            if partitions is None:
+                await consumer._client.force_metadata_update()
+                partitions = consumer.partitions_for_topic(topic) or set()
+            tps = [TopicPartition(topic, p) for p in sorted(partitions)]
+            ends = await consumer.end_offsets(tps) if tps else {}
+            out[topic] = {tp.partition: offset for tp, offset in ends.items()}
+        return out
     finally:
         await consumer.stop()
