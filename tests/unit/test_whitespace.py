@@ -162,3 +162,20 @@ def test_corpus_every_change_expands_back_and_passes_the_gate(corpus_lines: list
                 refs = [out.texts[j] for j in backrefs.get(i, [])]
                 assert check_lossy(u.text, new, u.kind, out.stash, refs) == []
     assert changed
+
+
+def test_dedup_sources_and_references_keep_their_whitespace() -> None:
+    block = "line one  \nline two  \nline three that is long enough  \n"
+    units = [
+        unit(1, block + "\n\n\n\n", command="make"),
+        unit(2, "[[dup:v1 src=m1 at=0 len=60 | same 3 lines as message 1: line one]]  \n"),
+        unit(3, "other  \n\n\n\n\n\nend", command="make"),
+    ]
+    out = WhitespaceEngine().apply(units, CTX)
+    assert out.texts == [units[0].text, units[1].text, "other\n\n\nend"]
+
+
+def test_changes_that_save_no_token_are_not_made() -> None:
+    text = "other" + " " * 20 + "\n"
+    assert normalise(text)[0] == "other\n"
+    assert WhitespaceEngine().apply([unit(1, text, command="make")], CTX).texts == [text]

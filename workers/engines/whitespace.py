@@ -22,9 +22,12 @@ Never touched (the text is kept byte for byte):
   and blank-line runs between two such lines) and Markdown hard breaks (two
   or more trailing spaces before a non-blank line become exactly two);
 - file reads (``cat``, ``head``, ``sed -n``..., read tools): a file's
-  whitespace is content an agent may have to match when it edits the file.
+  whitespace is content an agent may have to match when it edits the file;
+- texts a dedup back-reference points into, and texts holding one: its
+  offsets must still hold after ``expand``.
 
-Not reversible for the whitespace it removes (the one documented exception
+A text is only rewritten when that saves tokens.  Not reversible for the
+whitespace it removes (the one documented exception
 to ``expand``), but no non-whitespace character is ever changed: removing
 every space, tab, CR and LF from input and output gives the same string
 (duplicate system messages aside, which expand restores from the stash).
@@ -39,12 +42,13 @@ from collections.abc import Sequence
 from typing import Any
 
 from workers.engines import dedup
-from workers.engines._text import restores, stash_marker
+from workers.engines._text import dup_sources, restores, stash_marker
 from workers.engines.base import Engine, EngineContext, EngineOutput
 from workers.messages.model import Unit
 
 __all__ = ["WhitespaceEngine", "normalise"]
 
+MIN_REMOVED = 2  # characters removed below which the token count is not even checked
 _TRAILING = re.compile(r"(?<![ \t])[ \t]+(?=\r?(?:\n|\Z))")
 _FENCE = re.compile(r"^ {0,3}(`{3,}|~{3,})([^\n]*)$", re.M)
 _ANSI = r"(?:\x1b\[[0-9;]{0,20}m)*"
@@ -291,6 +295,7 @@ class WhitespaceEngine(Engine):
         first_system: dict[str, int] = {}
         earlier: dict[str, str] = {}
         lines_total = runs_total = dup_systems = 0
+        sources = dup_sources(units)
         for pos, unit in enumerate(units):
             text = unit.text
             earlier[unit.uid] = text
@@ -313,13 +318,28 @@ class WhitespaceEngine(Engine):
                             dup_systems += 1
                             continue
                 first_system.setdefault(text, pos)
-            if unit.frozen or not text or _is_file_read(unit):
+            if (
+                unit.frozen
+                or not text
+                or unit.uid in sources
+                or "[[dup:v1 " in text
+                or _is_file_read(unit)
+            ):
+                # dedup offsets point into these texts: whitespace must stay as it was
                 texts.append(text)
                 continue
             new, lines, runs = normalise(text, prose=unit.kind == "text")
+            if new != text and (
+                len(text) - len(new) < MIN_REMOVED
+                or ctx.tokens.count(new) >= ctx.tokens.count(text)
+            ):
+                # cl100k folds most trailing blanks into the newline token: a change
+                # that saves nothing is not worth the gate's time
+                new = text
             texts.append(new)
-            lines_total += lines
-            runs_total += runs
+            if new is not text:
+                lines_total += lines
+                runs_total += runs
         details: dict[str, Any] = {}
         if lines_total:
             details["lines_stripped"] = lines_total
