@@ -228,3 +228,11 @@ def test_corpus_every_change_expands_back_and_passes_the_gate(corpus_lines: list
                 refs = [out.texts[j] for j in backrefs.get(i, [])]
                 assert check_lossy(u.text, new, u.kind, out.stash, refs) == []
     assert changed
+
+
+def test_whole_text_json_min_block_is_viewed_from_its_payload() -> None:
+    rows = [{"id": i, "message": MESSAGE, "host": f"web-{i % 3}"} for i in range(40)]
+    text = f"[[json-min:v1 indent=2]]{json.dumps(rows, separators=(',', ':'))}[[/json-min]]"
+    body, applied = view(text)
+    assert applied == ["minify", "dedup_values_with_refs"]
+    assert body.startswith('{"_refs":{"$R1":"connection pool exhausted, retrying later"},')

@@ -424,15 +424,21 @@ def _code_lines(lines: list[str]) -> list[bool]:
 def _compact_tables(text: str, critical: set[str]) -> str:
     lines = text.split("\n")
     code = _code_lines(lines)
+    # a row belongs to a table when a delimiter row is at most 40 rows above it
+    # (or right below it: the header); one pass, no window rescans
+    last_sep = -(10**9)
+    near: list[bool] = []
+    for line in lines:
+        if line.lstrip().startswith(("|", ":", "-")) and _TABLE_SEP.match(line):
+            last_sep = len(near)
+        near.append(len(near) - last_sep <= 40)
     changed = False
     for i, line in enumerate(lines):
         stripped = line.strip()
         if code[i] or not stripped.startswith("|") or stripped in critical:
             continue
-        is_table = any(
-            0 <= j < len(lines) and _TABLE_SEP.match(lines[j]) for j in range(i - 40, i + 2)
-        )
-        if not is_table:
+        header = i + 1 < len(lines) and bool(_TABLE_SEP.match(lines[i + 1]))
+        if not (near[i] or header):
             continue
         if _TABLE_SEP.match(line):
             cells = [c.strip() for c in _CELL_SPLIT.split(stripped.strip("|"))]
@@ -534,10 +540,10 @@ def _kind_of(text: str) -> str | None:
     stripped = text.strip()
     if not stripped:
         return None
+    if stripped.startswith("[[json-min:v1") and _MIN_BLOCK.match(text):
+        return "json-min"
     if stripped[0] in "[{" and stripped[-1] in "]}":
         return "json"
-    if _MIN_BLOCK.match(text):
-        return "json-min"
     if stripped[0] == "<" and stripped[-1] == ">":
         return "xml"
     if _looks_yaml(text):
