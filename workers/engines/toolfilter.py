@@ -55,7 +55,7 @@ LONG_LINE_KEEP = 240
 # characters str.splitlines() breaks on besides \n (the gate splits lines that way)
 _OTHER_BREAKS = re.compile("[\r\x0b\x0c\x1c\x1d\x1e\x85\u2028\u2029]")
 _MARKERS = re.compile(r"<<cx:|\[\[/?(?:dup|json-table|json-min|read):")
-_NUMBERS = re.compile(r"\b[0-9a-f]{7,64}\b|\d+")
+_DIGITS = re.compile(r"\d+")
 _JSON_BLOCK = re.compile(r"\[\[(?:json-table|json-min):")
 _KEY_BAD = re.compile(r"[<>\r\n\x00-\x1f{}]")
 
@@ -80,7 +80,7 @@ class _Label:
     counts: tuple[tuple[str, re.Pattern[str]], ...] = ()
 
 
-_REPEAT = _Label("repeats of lines shown")
+_REPEAT = _Label("repeated lines")
 _SIMILAR = _Label("similar lines")
 _PLAIN = _Label("")
 
@@ -103,7 +103,7 @@ def _critical_key(raw: str, split: bool) -> list[str]:
 
 
 def _shape(line: str) -> str:
-    return _NUMBERS.sub("0", line[:300])
+    return _DIGITS.sub("0", line[:300])
 
 
 def _clean_key(key: str) -> str:
@@ -270,6 +270,13 @@ class _Plan:
         self.total_rows = total_rows
 
 
+def _counted(count: int, noun: str) -> str:
+    """``1 passing test``, ``3 passing tests``: singular for one, label as written otherwise."""
+    if count == 1 and noun.endswith("s") and not noun.endswith("ss"):
+        noun = noun[:-1]
+    return f"{count} {noun}"
+
+
 def _note(plan: _Plan, a: int, b: int) -> str:
     labels: Counter[_Label] = Counter()
     for i in range(a, b):
@@ -277,6 +284,7 @@ def _note(plan: _Plan, a: int, b: int) -> str:
             label = plan.labels[i]
             labels[label if label is not None else _PLAIN] += 1
     n = b - a
+    lines = _counted(n, "lines")
     if len(labels) == 1:
         label = next(iter(labels))
         if label.note:
@@ -297,17 +305,17 @@ def _note(plan: _Plan, a: int, b: int) -> str:
         if label.rows:
             return f"{n} of {plan.total_rows} rows omitted"
         if not label.text:
-            return f"{n} lines omitted"
+            return f"{lines} omitted"
         if label is _REPEAT or label is _SIMILAR:
-            return f"{n} lines omitted ({label.text})"
-        return f"{n} lines omitted (all {label.text})"
+            return f"{lines} omitted ({label.text})"
+        return f"{lines} omitted (all {label.text})"
     parts = [
-        f"{count} {label.text or ('rows' if label.rows else 'other')}"
+        _counted(count, label.text or ("rows" if label.rows else "other lines"))
         for label, count in labels.most_common(3)
     ]
     if len(labels) > 3:
         parts.append("…")
-    return f"{n} lines omitted ({', '.join(parts)})"
+    return f"{lines} omitted ({', '.join(parts)})"
 
 
 def _sanitise(note: str) -> str:
