@@ -63,7 +63,7 @@ def test_keeps_first_last_error_and_outlier_items_and_restores() -> None:
     new = result.text
     for kept in (0, 57, 120, 150, 199):
         assert json.dumps(data[kept], indent=2).replace("\n", "\n  ") in new
-    assert '"name": "worker-1"' not in new
+    assert '"name": "worker-100"' not in new
     assert result.total == 200
     assert result.kept == 200 - omitted(new)
     assert all(m.group(2) == "200" for m in OMITTED.finditer(new))

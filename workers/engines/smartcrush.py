@@ -41,7 +41,8 @@ Every maximal run of dropped items becomes one marker where the run was::
 JSON; for table rows it is a line ``… 37 of 200 rows omitted <<cx:KEY>>``
 and the header keeps the original ``rows=``).  The run's exact text is
 stashed under ``KEY``: ``expand`` gives back the input byte for byte.  A run
-is only dropped when the marker saves tokens.  Details: ``arrays_crushed``,
+is only dropped when it saves at least :data:`MIN_RUN_SAVING` tokens over
+its marker.  Details: ``arrays_crushed``,
 ``items_kept``, ``items_total``.
 
 Left alone: frozen units, prose, file reads (the read-lifecycle engine owns
@@ -72,6 +73,7 @@ __all__ = ["MIN_ITEMS", "MIN_TOKENS", "SmartCrushEngine", "crush_text"]
 
 MIN_ITEMS = 5
 MIN_TOKENS = 200
+MIN_RUN_SAVING = 16  # tokens a dropped run must save over its marker, else it stays
 MIN_CHARS = 400  # texts shorter than this cannot hold a 200-token array
 CRITICAL_CAP = 600  # the gate compares stripped lines truncated to this length
 MAX_WALK = 400  # nodes of one item looked at for error signals
@@ -764,9 +766,9 @@ def _plan(
             a, b = a + 1, b - 1
         original = text[a:b]
         marker, key = stash_marker(f"{j - i + 1} of {n} {unit_word} omitted", original)
-        if len(original) > 4 * len(marker) or ctx.tokens.count(marker) + 2 < ctx.tokens.count(
-            original
-        ):
+        if len(original) > 8 * len(marker) or ctx.tokens.count(
+            marker
+        ) + MIN_RUN_SAVING <= ctx.tokens.count(original):
             edits.append(_Edit(a, b, marker))
             stash[key] = original
             omitted += j - i + 1
