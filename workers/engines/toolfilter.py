@@ -306,8 +306,10 @@ def _note(plan: _Plan, a: int, b: int) -> str:
             return f"{n} of {plan.total_rows} rows omitted"
         if not label.text:
             return f"{lines} omitted"
-        if label is _REPEAT or label is _SIMILAR:
-            return f"{lines} omitted ({label.text})"
+        if label is _REPEAT:
+            return f"{_counted(n, 'repeated lines')} omitted (shown above)"
+        if label is _SIMILAR:
+            return f"{_counted(n, 'similar lines')} omitted"
         return f"{lines} omitted (all {label.text})"
     parts = [
         _counted(count, label.text or ("rows" if label.rows else "other lines"))
