@@ -534,3 +534,87 @@ def test_corpus_expand_exact_and_every_critical_line_visible(
     saved = 1 - after_total / before_total
     assert changed >= 40
     assert saved >= 0.35, f"toolfilter saved only {saved:.1%} of corpus tool-output tokens"
+
+
+# --- facts the gate does not see (yet) but the filters keep ---------------------------
+
+
+def test_jest_failing_test_names_stay_even_without_error_words(tokens: TokenCounter) -> None:
+    passing = "".join(f"    ✓ renders row {i} (3 ms)\n" for i in range(80))
+    text = (
+        "FAIL src/table.test.tsx\n  Table\n" + passing + "    ✕ sorts by date (12 ms)\n"
+        "\nTests:       1 failed, 80 passed, 81 total\n"
+    )
+    after, stash, _ = _run(text, "npx jest", tokens)
+    _assert_sound(text, after, stash)
+    assert "    ✕ sorts by date (12 ms)" in after
+    assert "80 lines omitted (all passing tests)" in after
+
+
+def test_coloured_diff_headers_stay(tokens: TokenCounter) -> None:
+    body = "".join(f"\x1b[32m+line {k} of new code\x1b[m\n" for k in range(40))
+    text = "".join(
+        f"\x1b[1mdiff --git a/f{i}.txt b/f{i}.txt\x1b[m\n\x1b[1m--- a/f{i}.txt\x1b[m\n"
+        f"\x1b[1m+++ b/f{i}.txt\x1b[m\n\x1b[36m@@ -1,0 +1,40 @@\x1b[m\n{body}"
+        for i in range(5)
+    )
+    after, stash, _ = _run(text, "git diff --color", tokens)
+    _assert_sound(text, after, stash)
+    for i in range(5):
+        assert f"\x1b[1mdiff --git a/f{i}.txt b/f{i}.txt\x1b[m" in after
+        assert f"\x1b[1m+++ b/f{i}.txt\x1b[m" in after
+    assert after.count("\x1b[36m@@ -1,0 +1,40 @@\x1b[m") == 5
+
+
+def test_short_git_status_keeps_every_path() -> None:
+    text = "## main...origin/main [ahead 1]\n" + "".join(
+        f"{code} src/module_{i:03d}.py\n"
+        for i, code in enumerate([" M", "M ", "??", "A ", " D"] * 30)
+    )
+    after, stash, _ = _run(text, "git status -s")
+    assert after == text or _expand(after, stash) == text
+    for line in text.splitlines():
+        assert line in after
+
+
+# --- filter file validation ------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("doc", "message"),
+    [
+        ({"name": "x", "match": {"command": ["x"]}, "frobnicate": 1}, "unknown key"),
+        ({"name": "Bad Name", "match": {"command": ["x"]}}, "'name' must match"),
+        ({"name": "x", "match": {}}, "at least one"),
+        ({"name": "x", "match": {"command": ["x"]}, "head": -1}, "head must be"),
+        (
+            {
+                "name": "x",
+                "match": {"command": ["x"]},
+                "drop": [{"pattern": "a", "note": "{n} {oops}"}],
+            },
+            "unknown note field",
+        ),
+        ({"name": "x", "match": {"command": ["x"]}, "group": {"key": "^\\S+"}}, "capture group"),
+        ({"name": "x", "match": {"command": ["x"]}, "keep": ["(?P<n>a)"]}, "named groups"),
+        ({"name": "x", "match": {"command": ["x"]}, "keep": ["(?s)a.b"]}, "inline flags"),
+    ],
+)
+def test_filter_file_errors_are_clear(tmp_path: Path, doc: dict[str, object], message: str) -> None:
+    path = tmp_path / "f.json"
+    path.write_text(orjson.dumps(doc).decode())
+    with pytest.raises(FilterError) as info:
+        load_file(path, probe=False)
+    assert message in str(info.value) and str(path) in str(info.value)
+
+
+def test_bad_user_filter_makes_the_engine_fail_loudly(tmp_path: Path, tokens: TokenCounter) -> None:
+    (tmp_path / "evil.json").write_text(
+        orjson.dumps({"name": "evil", "match": {"command": ["x"]}, "keep": ["(a*)*b"]}).decode()
+    )
+    clear_cache()
+    try:
+        with pytest.raises(FilterError, match=r"evil\.json"):
+            _run("x\n" * 500, "x", tokens, options={"filters_dir": str(tmp_path)})
+    finally:
+        clear_cache()
