@@ -618,3 +618,19 @@ def test_bad_user_filter_makes_the_engine_fail_loudly(tmp_path: Path, tokens: To
             _run("x\n" * 500, "x", tokens, options={"filters_dir": str(tmp_path)})
     finally:
         clear_cache()
+
+
+def test_fenced_code_blocks_stay_whole(tokens: TokenCounter) -> None:
+    code = "```python\n" + "".join(f"x_{i} = compute({i})\n" for i in range(80)) + "```\n"
+    text = "".join(f"step {i} ok\n" for i in range(60)) + code + "done\n"
+    after, stash, _ = _run(text, "some-tool --report", tokens)
+    _assert_sound(text, after, stash)
+    assert code in after
+
+
+def test_long_line_cap_never_splits_a_url() -> None:
+    url = "https://example.org/" + "a" * 300 + "/file.tar.gz"
+    line = "x" * 200 + " " + url + " " + "y" * 2000
+    text = "\n".join(["start", line, *[f"row {i}" for i in range(5)]])
+    after, stash, _ = _run(text, "some-tool")
+    _assert_sound(text, after, stash)

@@ -40,7 +40,7 @@ from workers.engines._filters import LINE_CAP, Filter, filter_set
 from workers.engines.base import Engine, EngineContext, EngineOutput
 from workers.messages.model import Unit
 from workers.offload import offload_marker, stash_key
-from workers.pipeline.facts import critical_lines
+from workers.pipeline.facts import critical_lines, protected_spans
 from workers.tokens import TokenCounter
 
 __all__ = ["FilterResult", "ToolFilterEngine", "filter_text"]
@@ -131,6 +131,25 @@ class _Plan:
         self.headers = 0  # kept lines that are not rows (headers, legends, markers)
         crit = {line for _, line in critical_lines(text, "tool_result")}
         self._classify(crit, "\x1b" in text, bool(_OTHER_BREAKS.search(text)))
+        if "```" in text or "~~~" in text:
+            self._keep_fences()
+
+    def _keep_fences(self) -> None:
+        """Fenced code blocks are one protected span for the gate: keep them whole."""
+        lines = self.lines
+        n = len(lines)
+        i = 0
+        while i < n:
+            if lines[i].startswith(("```", "~~~")):
+                j = i + 1
+                while j < n and lines[j].rstrip(" \t") not in ("```", "~~~"):
+                    j += 1
+                if j < n:
+                    for k in range(i, j + 1):
+                        if self.cls[k] != BLANK:
+                            self.cls[k] = KEEP
+                    i = j
+            i += 1
 
     # -- pass 1: per-line classification ----------------------------------------
 
@@ -379,21 +398,34 @@ def filter_text(text: str, filt: Filter, tokens: TokenCounter) -> FilterResult |
 
 
 def _cap_line(line: str) -> tuple[str, str, str] | None:
-    """(shown prefix + marker, key, stashed rest) for an over-long context line."""
-    cut = LONG_LINE_KEEP
+    """(shown prefix + marker, key, stashed rest) for an over-long context line.
+
+    The cut falls after a space, ``;`` or ``,`` and never inside a protected
+    span (URL, path, number, ...): each span must stay whole on one side.
+    """
+    # spans near the cut are enough: a span that crosses the cut lies in this prefix
+    near = line[: LONG_LINE_KEEP + 4096]
+    spans = protected_spans(near)
     window = line[LONG_LINE_KEEP // 2 : LONG_LINE_KEEP]
-    sep = max(window.rfind(c) for c in " ;,:")
-    if sep > 0:
-        cut = LONG_LINE_KEEP // 2 + sep + 1
-    ellipsis = line.find("…", 0, cut)
-    if ellipsis >= 0:
-        cut = ellipsis  # the expand pattern starts at the first "…" of a line
-    if cut < 20:
+    for seps in (" ;,", " "):
+        cut = LONG_LINE_KEEP
+        sep = max(window.rfind(c) for c in seps)
+        if sep > 0:
+            cut = LONG_LINE_KEEP // 2 + sep + 1
+        ellipsis = line.find("…", 0, cut)
+        if ellipsis >= 0:
+            cut = ellipsis  # the expand pattern starts at the first "…" of a line
+        if cut < 20:
+            return None
+        head, tail = near[:cut], near[cut:]
+        if all(token in head or token in tail for _, token in spans):
+            break
+    else:
         return None
     rest = line[cut:]
     key = stash_key(rest)
     return (
-        line[:cut] + offload_marker(f"{len(rest)} more characters of this line omitted", key),
+        head + offload_marker(f"{len(rest)} more characters of this line omitted", key),
         key,
         rest,
     )
