@@ -71,7 +71,7 @@ class FilterResult:
     markers: int
 
 
-@dataclass(frozen=True, slots=True)
+@dataclass(frozen=True, slots=True, eq=False)
 class _Label:
     text: str
     note: str | None = None
@@ -83,6 +83,27 @@ class _Label:
 _REPEAT = _Label("repeated lines")
 _SIMILAR = _Label("similar lines")
 _PLAIN = _Label("")
+_RULE_LABELS: dict[int, tuple[Filter, tuple[_Label, ...], tuple[_Label, ...]]] = {}
+
+
+def _rule_labels(filt: Filter) -> tuple[tuple[_Label, ...], tuple[_Label, ...]]:
+    """One label object per distinct (label, note) of the filter's drop and collapse rules."""
+    cached = _RULE_LABELS.get(id(filt))
+    if cached is None or cached[0] is not filt:
+        shared: dict[tuple[str, str | None], _Label] = {}
+
+        def label(rule: Any) -> _Label:
+            return shared.setdefault((rule.label, rule.note), _Label(rule.label, rule.note))
+
+        cached = (
+            filt,
+            tuple(label(r) for r in filt.drop_rules),
+            tuple(label(r) for r in filt.collapse_rules),
+        )
+        if len(_RULE_LABELS) > 1024:
+            _RULE_LABELS.clear()
+        _RULE_LABELS[id(filt)] = cached
+    return cached[1], cached[2]
 
 
 def _is_json(text: str) -> bool:
@@ -159,6 +180,7 @@ class _Plan:
         labels = self.labels
         region = self.region
         seen_kept: set[str] = set()
+        drop_labels, collapse_labels = _rule_labels(filt)
         prev_collapse = -1
         prev_shape: str | None = None
         block_id = -1
@@ -227,17 +249,15 @@ class _Plan:
             if filt.drop is not None:
                 didx = filt.drop.find(m)
                 if didx >= 0:
-                    rule = filt.drop_rules[didx]
                     cls[i] = DROP
-                    labels[i] = _Label(rule.label, rule.note)
+                    labels[i] = drop_labels[didx]
                     continue
             if filt.collapse is not None:
                 idx = filt.collapse.find(m)
                 if idx >= 0:
                     if idx == prev_collapse:
-                        rule = filt.collapse_rules[idx]
                         cls[i] = DROP
-                        labels[i] = _Label(rule.label, rule.note)
+                        labels[i] = collapse_labels[idx]
                     else:
                         cls[i] = SHOWN
                         prev_collapse = idx
