@@ -19,7 +19,7 @@ from workers.engines._filters import (
     load_file,
 )
 from workers.engines.base import EngineContext
-from workers.engines.toolfilter import ToolFilterEngine
+from workers.engines.toolfilter import ToolFilterEngine, verify_filter
 from workers.expand import expand_offload
 from workers.messages import parse_record
 from workers.messages.model import Unit
@@ -634,3 +634,31 @@ def test_long_line_cap_never_splits_a_url() -> None:
     text = "\n".join(["start", line, *[f"row {i}" for i in range(5)]])
     after, stash, _ = _run(text, "some-tool")
     _assert_sound(text, after, stash)
+
+
+def test_verify_filter_runs_a_user_filters_samples(tmp_path: Path, tokens: TokenCounter) -> None:
+    text = "start\n" + "".join(f"uploading chunk {i}\n" for i in range(50)) + "done\n"
+    doc = {
+        "name": "deploy",
+        "priority": 90,
+        "head": 2,
+        "tail": 1,
+        "match": {"command": ["deploy\\.sh\\b"]},
+        "drop": [{"pattern": "^uploading ", "label": "uploads"}],
+        "verify": [
+            {
+                "command": "./deploy.sh",
+                "input": text,
+                "expected": "start\n… 50 lines omitted (all uploads) <<cx:*>>\ndone\n",
+            },
+            {"command": "./deploy.sh", "input": text, "expected": text},
+        ],
+    }
+    (tmp_path / "deploy.json").write_text(orjson.dumps(doc).decode())
+    clear_cache()
+    try:
+        filt = load_file(tmp_path / "deploy.json")
+        failures = verify_filter(filt, tokens, {"filters_dir": str(tmp_path)})
+        assert len(failures) == 1 and "verify[1]" in failures[0]
+    finally:
+        clear_cache()

@@ -43,7 +43,7 @@ from workers.offload import offload_marker, stash_key
 from workers.pipeline.facts import critical_lines, protected_spans
 from workers.tokens import TokenCounter
 
-__all__ = ["FilterResult", "ToolFilterEngine", "filter_text"]
+__all__ = ["FilterResult", "ToolFilterEngine", "filter_text", "verify_filter"]
 
 MIN_CHARS = 400  # outputs shorter than this are left alone
 MIN_SAVED_TOKENS = 12  # a run is dropped only when it saves at least this much
@@ -502,3 +502,40 @@ class ToolFilterEngine(Engine):
                 "markers": markers,
             }
         return EngineOutput(texts=texts, details=details, stash=stash)
+
+
+_KEY = re.compile(r"<<cx:[0-9a-f]{16}>>")
+
+
+def verify_filter(
+    filt: Filter, tokens: TokenCounter, options: dict[str, Any] | None = None
+) -> list[str]:
+    """Run a filter's inline ``verify`` samples through the engine; return the failures.
+
+    A sample passes when the engine's output equals ``expected`` (offload keys
+    normalised to ``<<cx:*>>``) and, if anything was dropped, this filter did it.
+    """
+    failures: list[str] = []
+    engine = ToolFilterEngine()
+    ctx = EngineContext(tokens=tokens, options=dict(options or {}))
+    for i, sample in enumerate(filt.verify):
+        unit = Unit(
+            uid="m1",
+            index=1,
+            role="tool",
+            kind="tool_result",
+            text=sample.input,
+            path=("messages", 1, "content"),
+            command=sample.command,
+            tool_name=sample.tool or "bash",
+        )
+        out = engine.apply([unit], ctx)
+        got = _KEY.sub("<<cx:*>>", out.texts[0])
+        hits = out.details.get("filters_hit", {})
+        if got != sample.expected:
+            failures.append(f"{filt.origin}: verify[{i}]: output differs from 'expected'")
+        elif out.texts[0] != sample.input and hits != {filt.name: 1}:
+            failures.append(
+                f"{filt.origin}: verify[{i}]: handled by {sorted(hits)}, not {filt.name}"
+            )
+    return failures
