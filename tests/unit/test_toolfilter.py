@@ -664,3 +664,9 @@ def test_verify_filter_runs_a_user_filters_samples(tmp_path: Path, tokens: Token
         assert len(failures) == 1 and "verify[1]" in failures[0]
     finally:
         clear_cache()
+
+
+def test_grep_files_with_matches_keeps_every_file() -> None:
+    text = "".join(f"src/pkg{i // 10}/module_{i}.py\n" for i in range(120))
+    after, _, _ = _run(text, "rg -l TODO src")
+    assert after == text
