@@ -730,6 +730,7 @@ class _Edit:
     start: int
     end: int
     marker: str
+    key: str
 
 
 def _plan(
@@ -752,6 +753,12 @@ def _plan(
     edits: list[_Edit] = []
     omitted = 0
     unit_word = "rows" if arr.rows else "items"
+    # every marker of this array has about the same tokens: count one (hex keys
+    # tokenise unevenly, hence the slack) instead of each
+    sample, _ = stash_marker(f"{n} of {n} {unit_word} omitted", "")
+    marker_tokens = ctx.tokens.count(sample) + 4
+    # JSON has far fewer than 6 characters per token: longer runs need no count
+    sure = 6 * (marker_tokens + MIN_RUN_SAVING)
     i = 0
     while i < n:
         if i in keep:
@@ -766,10 +773,8 @@ def _plan(
             a, b = a + 1, b - 1
         original = text[a:b]
         marker, key = stash_marker(f"{j - i + 1} of {n} {unit_word} omitted", original)
-        if len(original) > 8 * len(marker) or ctx.tokens.count(
-            marker
-        ) + MIN_RUN_SAVING <= ctx.tokens.count(original):
-            edits.append(_Edit(a, b, marker))
+        if len(original) >= sure or marker_tokens + MIN_RUN_SAVING <= ctx.tokens.count(original):
+            edits.append(_Edit(a, b, marker, key))
             stash[key] = original
             omitted += j - i + 1
         i = j + 1
@@ -846,7 +851,7 @@ def crush_text(text: str, ctx: EngineContext, kind: str = "tool_result") -> Crus
         cursor = edit.end
     pieces.append(text[cursor:])
     new = "".join(pieces)
-    used = {k: v for k, v in stash.items() if f"<<cx:{k}>>" in new}
+    used = {e.key: stash[e.key] for e in edits}
     if not restores(text, new, used):
         return None
     return CrushResult(new, used, crushed, kept, total)
