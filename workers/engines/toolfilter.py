@@ -22,7 +22,12 @@ Every maximal run of dropped lines (blank lines inside a run join it) is
 replaced in place by one marker line ``… 412 lines omitted (all PASSED)
 <<cx:KEY>>`` and stashed under ``KEY = stash_key(run)``, so expanding the
 output gives back the input exactly.  A run is only dropped when that saves
-tokens; shorter runs stay visible.
+tokens; shorter runs stay visible.  A shown context line longer than
+``LONG_LINE`` keeps its first ~240 characters followed by
+``… N more characters of this line omitted <<cx:KEY>>`` (the cut never
+splits a URL, path or number).  Fenced code blocks are kept whole (the gate
+protects a fence as one span).  Plain file reads (``cat``, ``head``,
+``git show REV:PATH``, read tools) and fetched documents are left alone.
 """
 
 from __future__ import annotations
