@@ -55,3 +55,51 @@ def test_error_lines_differing_only_in_numbers_are_one_distinct_line() -> None:
     # a distinct error (another shape) must still be visible
     before2 = before + "\nproc 7: segfault at 0x0 (core dumped) error"
     assert {v.kind for v in check_lossy(before2, after, "tool_result", stash)} == {"error_line"}
+
+
+def test_coloured_diff_headers_are_protected() -> None:
+    before = "\x1b[1mdiff --git a/x.py b/x.py\x1b[m\n\x1b[36m@@ -1,3 +1,4 @@\x1b[m\n+added line\n"
+    violations = check_lossy(before, "+added line\n", "tool_result", {})
+    headers = [v.token for v in violations if v.kind == "diff_header"]
+    assert headers == ["\x1b[1mdiff --git a/x.py b/x.py\x1b[m", "\x1b[36m@@ -1,3 +1,4 @@\x1b[m"]
+
+
+def test_hunk_bodies_are_not_error_lines() -> None:
+    before = "diff --git a/x.py b/x.py\n@@ -1,2 +1,2 @@\n-    raise ValueError('x')\n+    raise TypeError('x')\n"
+    after = "diff --git a/x.py b/x.py\n@@ -1,2 +1,2 @@\n… 2 lines omitted <<cx:0123456789abcdef>>\n"
+    stash = {"0123456789abcdef": "-    raise ValueError('x')\n+    raise TypeError('x')"}
+    assert check_lossy(before, after, "tool_result", stash) == []
+
+
+def test_grep_needs_each_matched_file_not_each_match() -> None:
+    before = "src/a.py:10:import os\nsrc/a.py:20:import os.path\nsrc/b.py:3:import os\n"
+    after = "src/a.py:10:import os\n… 1 more match <<cx:0123456789abcdef>>\nsrc/b.py:3:import os\n"
+    stash = {"0123456789abcdef": "src/a.py:20:import os.path"}
+    assert (
+        check_lossy(before, after, "tool_result", stash, command="grep -rn 'import os' src") == []
+    )
+    # without knowing it is grep, every match line is a finding
+    assert check_lossy(before, after, "tool_result", stash) != []
+    # a dropped file is a violation
+    assert [
+        v.kind
+        for v in check_lossy(
+            before,
+            "src/a.py:10:import os\n… <<cx:0123456789abcdef>>",
+            "tool_result",
+            {"0123456789abcdef": "src/a.py:20:import os.path\nsrc/b.py:3:import os"},
+            command="rg -n os",
+        )
+    ] == ["grep_file"]
+
+
+def test_short_git_status_and_jest_failures() -> None:
+    status = " M src/app.py\n?? notes.txt\n"
+    kinds = {
+        v.kind for v in check_lossy(status, "", "tool_result", {}, command="git status --short")
+    }
+    assert "git_status_path" in kinds
+    jest = "  ✕ renders the header (12 ms)\n  ✓ renders the footer (3 ms)\n"
+    violations = check_lossy(jest, "  ✓ renders the footer (3 ms)\n", "tool_result", {})
+    failures = [v.token for v in violations if v.kind == "test_failure"]
+    assert failures == ["✕ renders the header (12 ms)"]

@@ -99,7 +99,7 @@ def _build(args: argparse.Namespace) -> tuple[Pipeline, OffloadStore | None]:
             offload_dir=args.offload,
         )
         pipeline = Pipeline(settings)
-    except (SettingsError, UnknownEngine) as exc:
+    except (SettingsError, UnknownEngine, ValueError) as exc:  # ValueError: bad filter files
         raise UserError(str(exc)) from exc
     store = DirectoryStore(settings.offload_dir) if settings.offload_dir else None
     return pipeline, store

@@ -20,7 +20,14 @@ import re
 from collections import OrderedDict
 from collections.abc import Iterable
 
-__all__ = ["SHAPED_KINDS", "critical_lines", "line_shape", "protected_spans", "visible_lines"]
+__all__ = [
+    "SHAPED_KINDS",
+    "command_family",
+    "critical_lines",
+    "line_shape",
+    "protected_spans",
+    "visible_lines",
+]
 
 # Error and warning lines that differ only in numbers or hex ids are repeats
 # of one distinct line: one of them visible (with the rest stashed and a
@@ -87,6 +94,9 @@ _SUMMARY_LINE = re.compile(
     r"|^\d+ (?:problems?|errors?|warnings?)\b"
     r"|^Successfully installed "
     r"|^added \d+ packages?"
+    r"|^(?:Installed|Uninstalled|Resolved|Prepared|Audited) \d+ packages?"
+    r"|^Packages: [+-]\d+"
+    r"|^(?:up to date|removed \d+ packages?|changed \d+ packages?)"
     r"|^BUILD (?:SUCCESS|FAILURE|FAILED)",
     re.M,
 )
@@ -116,36 +126,90 @@ _TRACE_FRAME = re.compile(
 )
 
 
-def _tool_lines(text: str) -> Iterable[tuple[str, str]]:
+_ANSI = re.compile(r"\x1b\[[0-9;?]{0,32}[ -/]{0,4}[@-~]|\x1b\][^\x07\x1b]{0,512}(?:\x07|\x1b\\\\)")
+_TEST_FAILURE = re.compile(r"^\s*(?:[✕×✗✘]|●) \S")
+_GREP_MATCH = re.compile(r"^([^\s:][^:\n]{0,400}?):(?:\d+[:-])?")
+_SHORT_STATUS = re.compile(r"^(?:[MADRCU?! ][MADRCU?! ]|\?\?) \S")
+_GREP_COMMANDS = frozenset({"grep", "egrep", "fgrep", "rg", "ag", "ack", "git-grep"})
+_WRAPPERS = frozenset(
+    {"sudo", "env", "time", "nice", "npx", "uv", "poetry", "run", "exec", "command"}
+)
+
+
+def command_family(command: str | None) -> str | None:
+    """``grep``, ``git-status`` or ``None``: the families whose facts differ."""
+    if not command:
+        return None
+    for segment in re.split(r"\|\||&&|;|\|", command):
+        words = [w for w in segment.split() if "=" not in w or w.startswith("-")]
+        while words and words[0] in _WRAPPERS:
+            words = words[1:]
+        if not words:
+            continue
+        head = words[0].rsplit("/", 1)[-1]
+        if head == "git" and len(words) > 1:
+            sub = next((w for w in words[1:] if not w.startswith("-")), "")
+            if sub == "status":
+                return "git-status"
+            if sub == "grep":
+                return "grep"
+        if head in _GREP_COMMANDS:
+            return "grep"
+    return None
+
+
+def _tool_lines(text: str, family: str | None) -> Iterable[tuple[str, str]]:
     last_frame: str | None = None
     in_status_untracked = False
-    for raw in text.splitlines():
+    in_hunk = False
+    grep_files: set[str] = set()
+    has_ansi = "\x1b" in text
+    for raw_line in text.splitlines():
+        raw = _ANSI.sub("", raw_line) if has_ansi else raw_line
         line = raw.strip()
+        # The token that must stay visible is the line as written (colours included).
+        token = raw_line.strip()[:600]
         if not line:
             in_status_untracked = False
             continue
         if len(line) > 600:
             line = line[:600]
-        if _TRACE_FRAME.match(raw):
-            last_frame = line
-            continue
         if _DIFF_HEADER.match(raw):
-            yield "diff_header", line
+            in_hunk = raw.startswith("@@")
+            yield "diff_header", token
+            continue
+        if in_hunk:
+            if raw[:1] in ("+", "-", " ", "\\"):
+                continue  # hunk body: trimmable, its headers carry the facts
+            in_hunk = False
+        if _TRACE_FRAME.match(raw):
+            last_frame = token
+            continue
+        if family == "grep":
+            match = _GREP_MATCH.match(raw)
+            if match and match.group(1) not in grep_files:
+                grep_files.add(match.group(1))
+                yield "grep_file", match.group(1)
+            continue
+        if family == "git-status" and _SHORT_STATUS.match(raw):
+            yield "git_status_path", token
         elif _SUMMARY_LINE.match(line):
-            yield "test_summary", line
+            yield "test_summary", token
+        elif _TEST_FAILURE.match(raw):
+            yield "test_failure", token
         elif _FINDING.match(raw) and not raw.startswith((" ", "\t", "+", "-")):
-            yield "finding", line
+            yield "finding", token
         elif _ERROR_LINE.search(line):
             if last_frame is not None:
                 yield "stack_frame", last_frame
                 last_frame = None
-            yield "error_line", line
+            yield "error_line", token
         elif _GIT_STATUS.match(raw) and ":" in line[:22]:
-            yield "git_status_path", line
+            yield "git_status_path", token
         if line.startswith("Untracked files:"):
             in_status_untracked = True
         elif in_status_untracked and raw.startswith("\t"):
-            yield "git_status_path", line
+            yield "git_status_path", token
 
 
 def _prose_lines(text: str) -> Iterable[tuple[str, str]]:
@@ -192,12 +256,18 @@ def protected_spans(text: str) -> frozenset[tuple[str, str]]:
     return cached
 
 
-def critical_lines(text: str, kind: str) -> frozenset[tuple[str, str]]:
-    """(kind, line) pairs that must stay visible; ``kind`` is the unit kind."""
-    key = (kind, text)
+def critical_lines(text: str, kind: str, command: str | None = None) -> frozenset[tuple[str, str]]:
+    """(kind, line) pairs that must stay visible; ``kind`` is the unit kind.
+
+    ``command`` (the shell command of a tool result, when known) changes what
+    counts: for grep-like commands each matched file must stay visible, not
+    every match line; for ``git status`` the short format's lines count.
+    """
+    family = command_family(command) if kind == "tool_result" else None
+    key = (f"{kind}:{family}", text)
     cached = _LINES.get(key)
     if cached is None:
-        lines = _tool_lines(text) if kind == "tool_result" else _prose_lines(text)
+        lines = _tool_lines(text, family) if kind == "tool_result" else _prose_lines(text)
         cached = frozenset(lines)
         _LINES.put(key, cached)
     return cached

@@ -60,6 +60,7 @@ def check_lossy(
     unit_kind: str,
     stash: dict[str, str],
     backrefs: Iterable[str] = (),
+    command: str | None = None,
 ) -> list[Violation]:
     """Violations of ``after`` against ``before`` (empty list = accepted)."""
     violations: list[Violation] = []
@@ -84,7 +85,7 @@ def check_lossy(
     for text in visible_texts:
         lines_after.update(visible_lines(text))
     shapes_after: set[str] | None = None
-    for kind, line in sorted(critical_lines(before, unit_kind)):
+    for kind, line in sorted(critical_lines(before, unit_kind, command)):
         if line in lines_after or any(line in text for text in visible_texts):
             continue
         if kind in SHAPED_KINDS:

@@ -144,8 +144,13 @@ class Pipeline:
             "filters_dir": self.settings.filters_dir,
             "trust_project_filters": self.settings.trust_project_filters,
         }
-        # Fail at start-up for the default mode, with the list of valid names.
+        # Fail at start-up for the default mode, with the list of valid names,
+        # and for user filter files that do not load (bad regex, bad shape).
         self.engines_for(self.settings.mode)
+        if self.settings.filters_dir or self.settings.trust_project_filters:
+            from workers.engines._filters import filter_set
+
+            filter_set(self._options)
 
     def engines_for(self, mode: str) -> list[Engine]:
         engines = self._engines.get(mode)
@@ -305,7 +310,7 @@ class Pipeline:
             else:
                 refs = [new_texts[j] for j in backref_texts.get(i, ())]
                 violations = check_lossy(
-                    unit.text, after, unit.kind, {**stash, **output.stash}, refs
+                    unit.text, after, unit.kind, {**stash, **output.stash}, refs, unit.command
                 )
             if violations:
                 rejected += 1
