@@ -2,7 +2,9 @@
 
 Where: arrays of at least :data:`MIN_ITEMS` items and :data:`MIN_TOKENS`
 tokens in a tool result whose whole text is JSON (the array itself or nested
-anywhere in the document), in the payload of a ``[[json-min:v1 ...]]`` block,
+anywhere in the document), in the payload of a ``[[json-min:v1 ...]]`` block
+(unless the JSON it encodes has critical lines: the model reads those by
+decoding the block, which a marker in the payload would prevent),
 and the rows of a ``[[json-table:v1 ...]]`` block (each row line is an item).
 
 Which items stay visible:
@@ -314,7 +316,24 @@ def _table_arrays(text: str) -> Iterable[_Array]:
         pos = text.find(_TABLE_OPEN, close)
 
 
-def _min_payloads(text: str) -> Iterable[tuple[int, int]]:
+def _decoded_has_critical_lines(block: str, kind: str) -> bool:
+    """Whether the JSON a json-min block stands for has critical lines (or cannot be read).
+
+    Such a block stays whole: the model reads those lines by decoding the block,
+    which a marker inside the payload would make impossible.
+    """
+    try:
+        from workers.engines.jsonminify import decode as decode_min
+    except ImportError:
+        return True
+    try:
+        decoded = decode_min(block)
+    except ValueError:
+        return True
+    return bool(critical_lines(decoded, kind))
+
+
+def _min_payloads(text: str, kind: str) -> Iterable[tuple[int, int]]:
     pos = text.find(_MIN_OPEN)
     while pos >= 0:
         m = _MIN_HEADER.match(text, pos)
@@ -324,7 +343,8 @@ def _min_payloads(text: str) -> Iterable[tuple[int, int]]:
         end = text.find(_MIN_CLOSE, m.end())
         if end < 0:
             return
-        yield m.end(), end
+        if not _decoded_has_critical_lines(text[pos : end + len(_MIN_CLOSE)], kind):
+            yield m.end(), end
         pos = text.find(_MIN_OPEN, end)
 
 
@@ -804,7 +824,7 @@ def crush_text(text: str, ctx: EngineContext, kind: str = "tool_result") -> Crus
         arrays.extend(_table_arrays(text))
     regions: list[tuple[int, int]] = []
     if _MIN_OPEN in text:
-        regions.extend(_min_payloads(text))
+        regions.extend(_min_payloads(text, kind))
     elif _TABLE_OPEN not in text:
         whole = _whole_json(text)
         if whole is not None and _load(text[whole[0] : whole[1]])[0]:

@@ -652,10 +652,14 @@ def structured_view(
     label = {"json": "JSON", "json-min": "JSON", "xml": "XML", "yaml": "YAML"}.get(doc, "Markdown")
     if doc in ("json", "json-min"):
         payload = text
+        decoded: str | None = None
         if doc == "json-min":
             m = _MIN_BLOCK.match(text)
             assert m is not None
             payload = m.group(1)
+            decoded = _decode_min(text)
+            if decoded is None:
+                return None
         ok, value = _parse_json(payload)
         if not ok or not _depth_ok(value):
             return None
@@ -663,7 +667,7 @@ def structured_view(
         for spaced in (False, True):
             chooser = _Chooser(text, ctx)
             _json_views(chooser, value, spaced)
-            result = _finish(text, chooser, ctx, kind, label)
+            result = _finish(text, chooser, ctx, kind, label, decoded)
             if result is not None:
                 return result
         return None
@@ -680,12 +684,34 @@ def structured_view(
     return _finish(text, chooser, ctx, kind, label)
 
 
+def _decode_min(text: str) -> str | None:
+    try:
+        from workers.engines.jsonminify import decode as decode_min
+    except ImportError:
+        return None
+    try:
+        return decode_min(text)
+    except ValueError:
+        return None
+
+
 def _finish(
-    text: str, chooser: _Chooser, ctx: EngineContext, kind: str, label: str
+    text: str,
+    chooser: _Chooser,
+    ctx: EngineContext,
+    kind: str,
+    label: str,
+    decoded: str | None = None,
 ) -> tuple[str, dict[str, str], list[str]] | None:
-    """View plus marker, dropping the last strategies until the gate would accept it."""
+    """View plus marker, dropping the last strategies until the gate would accept it.
+
+    ``decoded``: the JSON a json-min block stands for; its critical lines must
+    stay readable too (the model read them by decoding the block).
+    """
     before = ctx.tokens.count(text)
     critical = critical_lines(text, kind)
+    if decoded is not None:
+        critical = critical | critical_lines(decoded, kind)
     while chooser.applied:
         marker, key = stash_marker(
             f"structured view ({', '.join(chooser.applied)}) of a {len(text):,}-char "
