@@ -2,18 +2,22 @@
 
 from __future__ import annotations
 
+import json
 import re
 
 import orjson
 import pytest
 
+from workers.engines import resolve
 from workers.engines.base import EngineContext
 from workers.engines.readlifecycle import Access, Read, ReadLifecycleEngine, covers, parse_access
-from workers.expand import expand_offload
+from workers.expand import expand_offload, expand_record
 from workers.messages import parse_record
 from workers.messages.model import Unit
 from workers.offload import MemoryStore
 from workers.pipeline.gate import check_lossy
+from workers.pipeline.runner import Pipeline
+from workers.settings import Settings
 from workers.tokens import TokenCounter
 
 CTX = EngineContext(tokens=TokenCounter())
@@ -228,3 +232,57 @@ def test_corpus_every_change_expands_back_and_passes_the_gate(corpus_lines: list
                 refs = [out.texts[j] for j in backrefs.get(i, [])]
                 assert check_lossy(u.text, new, u.kind, out.stash, refs) == []
     # (the public corpus holds no file reads or data URIs: this run guards against crashes)
+
+
+def _transcript(*reads: tuple[str, str]) -> dict[str, object]:
+    """An OpenAI record: one bash tool call per ``(command, output)``."""
+    messages: list[dict[str, object]] = [{"role": "user", "content": "fix the bug"}]
+    for n, (command, output) in enumerate(reads):
+        call = {
+            "id": f"call_{n}",
+            "type": "function",
+            "function": {"name": "bash", "arguments": json.dumps({"command": command})},
+        }
+        messages.append({"role": "assistant", "content": None, "tool_calls": [call]})
+        messages.append({"role": "tool", "tool_call_id": f"call_{n}", "content": output})
+    return {"id": "r", "messages": messages}
+
+
+def _pipeline() -> Pipeline:
+    engines = resolve(("dedup", "read-lifecycle"))
+    return Pipeline(Settings(mode="off"), tokens=CTX.tokens, engines={"chain": engines})
+
+
+def test_dedup_then_read_lifecycle_never_deletes_the_only_copy() -> None:
+    # dedup turns the second identical read into a back-reference to the first;
+    # read-lifecycle must then keep the first (the newer copy is only a marker)
+    data = _transcript(("cat src/app.py", BODY), ("cat src/app.py", BODY))
+    data["mode"] = "chain"
+    outcome = _pipeline().run_raw(data)
+    messages = outcome.record["messages"]
+    assert messages[2]["content"] == BODY
+    assert messages[4]["content"].startswith("[[dup:v1 src=m2 ")
+    assert outcome.rejections == []
+
+
+def test_pipeline_supersedes_and_expand_restores() -> None:
+    newer = BODY + "\ndef g():\n    return 0"
+    data = _transcript(
+        ("cat src/app.py", BODY),
+        ("sed -n '1,20p' src/app.py", head(20)),
+        ("cat src/app.py", newer),
+    )
+    data["mode"] = "chain"
+    outcome = _pipeline().run_raw(data)
+    messages = outcome.record["messages"]
+    assert messages[2]["content"].startswith(
+        "… superseded read of src/app.py (80 lines); newer copy in message 6 <<cx:"
+    )
+    assert messages[4]["content"].startswith(
+        "… superseded read of src/app.py (20 lines); newer copy in message 6 <<cx:"
+    )
+    assert messages[6]["content"] == newer
+    store = MemoryStore()
+    store.put_many(outcome.stash)
+    restored = expand_record(outcome.record, store)
+    assert restored == data
