@@ -87,8 +87,8 @@ def test_prose_hard_breaks_and_indented_code() -> None:
     text = "line one   \nline two  \n\n    code  \n\n\n\n\n    more  \nend \n"
     new, _, _ = normalise(text, prose=True)
     assert new == "line one  \nline two\n\n    code  \n\n\n\n\n    more  \nend\n"
-    # the same text as tool output: no Markdown rules
-    assert normalise(text)[0] == "line one\nline two\n\n    code\n\n\n    more\nend\n"
+    # the same text as tool output: no hard breaks, indented code still kept
+    assert normalise(text)[0] == "line one\nline two\n\n    code  \n\n\n\n\n    more  \nend\n"
 
 
 def test_engine_skips_frozen_and_file_reads_and_never_changes_non_whitespace() -> None:

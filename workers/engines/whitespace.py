@@ -18,9 +18,10 @@ Never touched (the text is kept byte for byte):
   single space stays a single space;
 - Markdown table rows (lines starting with ``|``) and tab-separated rows
   (a line with a tab before its trailing blanks keeps its trailing tabs);
-- in prose messages: indented code (lines starting with four spaces or a tab,
-  and blank-line runs between two such lines) and Markdown hard breaks (two
-  or more trailing spaces before a non-blank line become exactly two);
+- indented code: lines starting with four spaces or a tab, and blank-line
+  runs between two such lines;
+- in prose messages, Markdown hard breaks: two or more trailing spaces before
+  a non-blank line become exactly two;
 - file reads (``cat``, ``head``, ``sed -n``..., read tools): a file's
   whitespace is content an agent may have to match when it edits the file;
 - texts a dedup back-reference points into, and texts holding one: its
@@ -58,8 +59,13 @@ _DIFF_START = re.compile(
     re.M,
 )
 _TRAILING_FAST = re.compile(r"(?<![ \t])[ \t]+(?=\r?$)", re.M)
-# Runs of table rows (``|`` first) and tab-separated rows (a tab before text).
-_KEEP_ROWS = re.compile(r"(?:^(?:[ ]*\|[^\n]*|[^\t\n]*\t[ \t]*[^ \t\n][^\n]*)(?:\n|\Z))+", re.M)
+# Runs of lines kept as they are: table rows (``|`` first), tab-separated rows
+# (a tab before text) and indented code (four spaces or a tab, then text).
+_KEEP_ROWS = re.compile(
+    r"(?:^(?:[ ]*\|[^\n]*|[^\t\n]*\t[ \t]*[^ \t\n][^\n]*|(?: {4}|\t)[ \t]*[^ \t\n][^\n]*)"
+    r"(?:\n|\Z))+",
+    re.M,
+)
 _NEWLINE_RUN = re.compile(r"\n[\r\n]{3,}")
 _LEADING_RUN = re.compile(r"[\r\n]{3,}")
 
@@ -135,7 +141,7 @@ def _merge(
 
 def _strip_trailing_fast(text: str, starts: list[int], ends: list[int]) -> tuple[str, int]:
     """Tool output: one C-speed substitution per unprotected stretch."""
-    if "|" in text or "\t" in text:
+    if "|" in text or "\t" in text or "\n    " in text or text.startswith("    "):
         rows = [m.span() for m in _KEEP_ROWS.finditer(text)]
         starts, ends = _merge(starts, ends, rows)
     pieces: list[str] = []
@@ -170,7 +176,7 @@ def _strip_trailing(text: str, prose: bool) -> tuple[str, int]:
                 continue  # tab-separated row: trailing tabs are empty fields
             if content.lstrip(" ").startswith("|"):
                 continue  # Markdown table row
-            if prose and _indented(content):
+            if _indented(content):
                 continue  # indented code
         keep = ""
         if (
@@ -226,7 +232,7 @@ def _collapse_blank_runs(text: str, prose: bool) -> tuple[str, int]:
             continue
         if starts and (_inside(a, starts, ends) or _inside(b - 1, starts, ends)):
             continue
-        if prose and _indented(_line_before(text, a)) and _indented(_line_after(text, b)):
+        if _indented(_line_before(text, a)) and _indented(_line_after(text, b)):
             continue  # blank lines inside indented code
         nl = "\r\n" if "\r\n" in m.group(0) else "\n"
         pieces.append(text[cursor:a])
