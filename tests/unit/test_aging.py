@@ -249,3 +249,22 @@ def test_hostile_input_is_linear() -> None:
         store.put_many(out.stash)
         index = next(i for i, u in enumerate(units) if u.text == text)
         assert expand_offload(out.texts[index], store, []) == text
+
+
+def test_grep_output_keeps_every_matched_file() -> None:
+    grep = "\n".join(
+        f"src/pkg/module_{i // 5}.py:{10 + i}:    value = compute_total(items, {i})"
+        for i in range(200)
+    )
+    data = agent_session([grep, "a\n" * 3, "b\n" * 3, "c"])
+    for message in data["messages"]:
+        for call in message.get("tool_calls") or []:
+            call["function"]["arguments"] = '{"command": "grep -rn compute_total src"}'
+    outcome = run(data)
+    aged = tool_texts(outcome.record)[0]
+    assert "<<cx:" in aged and len(aged) < len(grep) / 2
+    for i in range(40):
+        assert f"src/pkg/module_{i}.py:" in aged
+    for kind, token in critical_lines(grep, "tool_result", "grep -rn compute_total src"):
+        assert kind == "grep_file" and token in aged
+    assert restore(outcome) == data

@@ -41,6 +41,7 @@ from workers.offload import offload_marker, stash_key
 # The gate's own span patterns: a sentence boundary is never placed inside a
 # span the gate protects, so a span is always kept or stashed whole.
 from workers.pipeline.facts import (
+    _ANSI,
     _ERROR_LINE,
     _SPAN_PATTERNS,
     SHAPED_KINDS,
@@ -268,10 +269,14 @@ def critical_flags(
     distinct: bool = True,
     pack: LanguagePack | None = None,
     keep_markers: bool = True,
+    command: str | None = None,
 ) -> list[bool]:
     """Lines that must stay visible.
 
-    ``kind`` is the unit kind.  With ``distinct``, only the first line of each
+    ``kind`` is the unit kind and ``command`` the shell command of a tool
+    result (what counts as critical depends on it, as in the gate).  A
+    critical token that is not a whole line (a grep match's file name) keeps
+    the first line that holds it.  With ``distinct``, only the first line of each
     critical string is flagged (one visible copy satisfies the gate), and for
     error lines the first of each *shape* (lines that differ only in numbers
     and hex ids, as the gate counts them).  With ``pack`` (prose), lines with
@@ -282,7 +287,7 @@ def critical_flags(
     facts they stand for are visible through them.
     """
     flags = [False] * len(lines)
-    critical = critical_lines(text, kind)
+    critical = critical_lines(text, kind, command)
     exact: set[str] = set()
     shaped: set[str] = set()
     for ckind, cline in critical:
@@ -316,7 +321,36 @@ def critical_flags(
                 if not distinct or shape not in seen_shapes:
                     seen_shapes.add(shape)
                     flags[i] = True
+    if critical and len(seen) < len(exact):
+        _flag_partial_tokens(text, lines, exact - seen, flags)
     return flags
+
+
+def _flag_partial_tokens(
+    text: str, lines: Sequence[str], missing: set[str], flags: list[bool]
+) -> None:
+    """Flag the first line holding each critical token that is not a whole line.
+
+    Tokens like a grep match's file name (``path:12:...`` -> ``path``) are
+    found by the text before the first colon in one pass; anything else by
+    one ``str.find`` per token.
+    """
+    for i, line in enumerate(lines):
+        if not missing:
+            return
+        head = line.split(":", 1)[0] if ":" in line else None
+        if head is not None and "\x1b" in head:
+            head = _ANSI.sub("", line).split(":", 1)[0]
+        if head is not None and head in missing:
+            missing.discard(head)
+            flags[i] = True
+    if not missing:
+        return
+    starts = line_starts(lines)
+    for token in sorted(missing):
+        pos = text.find(token)
+        if pos >= 0:
+            flags[bisect_right(starts, pos) - 1] = True
 
 
 def line_starts(lines: Sequence[str]) -> list[int]:

@@ -227,7 +227,9 @@ class AgingEngine(Engine):
         owner, ranges = fence_mask(text, lines)
         nonblank = _nonblank(lines)
         if unit.kind == "tool_result":
-            keep = critical_flags(text, lines, "tool_result", distinct=True, keep_markers=False)
+            keep = critical_flags(
+                text, lines, "tool_result", distinct=True, keep_markers=False, command=unit.command
+            )
             head = policy.head_lines if tier == CONDENSED else 1
             tail = policy.tail_lines if tier == CONDENSED else 0
             for k in nonblank[:head]:

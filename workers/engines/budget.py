@@ -64,7 +64,9 @@ def _plan(unit: Unit, text: str, pack: LanguagePack) -> _Plan:
     lines = text.split("\n")
     owner, ranges = fence_mask(text, lines)
     if unit.kind == "tool_result":
-        floor = critical_flags(text, lines, "tool_result", distinct=True, keep_markers=False)
+        floor = critical_flags(
+            text, lines, "tool_result", distinct=True, keep_markers=False, command=unit.command
+        )
     else:
         floor = critical_flags(text, lines, "text", distinct=False, pack=pack, keep_markers=False)
     close_fences(floor, ranges)

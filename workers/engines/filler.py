@@ -78,6 +78,11 @@ class FillerStats:
         self.sentences_removed = 0
         self.lines_removed = 0
 
+    def add(self, other: FillerStats) -> None:
+        self.phrases_removed += other.phrases_removed
+        self.sentences_removed += other.sentences_removed
+        self.lines_removed += other.lines_removed
+
 
 Edit = tuple[int, int, str]
 
@@ -226,7 +231,7 @@ def filler_text(
     stash: dict[str, str] | None = None,
 ) -> str:
     """``text`` with filler removed line by line (see the module docstring)."""
-    stats = stats or FillerStats()
+    total = FillerStats()  # counts of the edits that are kept
     lines = text.split("\n")
     owner, _ = fence_mask(text, lines)
     critical = {line for _, line in critical_lines(text, "text")}
@@ -236,7 +241,8 @@ def filler_text(
         if owner[i] >= 0 or _skip(line) or any(k in critical for k in gate_keys(line)):
             out.append(line)
             continue
-        new = filler_line(line, pack, stats)
+        line_stats = FillerStats()
+        new = filler_line(line, pack, line_stats)
         if new == line:
             out.append(line)
             continue
@@ -256,16 +262,22 @@ def filler_text(
             stash[key] = original
             out.append(candidate)
             changed = True
+            total.add(line_stats)
             continue
         changed = True
+        total.add(line_stats)
         if new is None:
-            stats.lines_removed += 1
+            total.lines_removed += 1
             continue
         out.append(new)
     if not changed:
         return text
     new_text = "\n".join(out)
-    return new_text if new_text.strip() else text  # never empty a message
+    if not new_text.strip():
+        return text  # never empty a message
+    if stats is not None:
+        stats.add(total)
+    return new_text
 
 
 class FillerEngine(Engine):
