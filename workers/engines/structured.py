@@ -1,43 +1,46 @@
 """``structured``: shorter views of JSON, YAML, XML and Markdown documents.
 
-A non-frozen message whose whole text is one document (JSON, or the payload
-of a whole-text ``[[json-min:v1 ...]]`` block; XML/HTML; YAML; Markdown with
-tables or comments) is offered these strategies, in this order, each kept
-only when it lowers the token count (or shortens the text at equal tokens):
+A non-frozen message whose whole text is one document -- JSON (or a
+whole-text ``[[json-min:v1 ...]]`` block, viewed from its payload), XML/HTML,
+YAML, or Markdown (prose messages, or tool output with a Markdown table or
+HTML comments) -- is offered these strategies, in this order, each kept only
+when it lowers the token count (or shortens the text at equal tokens,
+counted with ``ctx.tokens``):
 
-=========================  ========================  =========
-strategy                   applies to                lossy
-=========================  ========================  =========
-``drop_nulls``             JSON, YAML                yes
-``flatten``                JSON                      yes
-``tabular``                JSON                      yes
-``round_numbers``          JSON, YAML                yes
-``collapse_whitespace``    JSON strings, XML, YAML,  no
-                           Markdown
-``dedup_values_with_refs`` JSON                      no
-``minify``                 JSON, XML                 no
-``strip_quotes``           JSON keys, YAML values    yes
-``compact_tables``         Markdown                  no
-``strip_html_comments``    Markdown, XML             yes
-=========================  ========================  =========
+==========  ==========================================================================
+format      strategies (lossy ones in brackets)
+==========  ==========================================================================
+JSON        minify, [drop_nulls], [flatten], [tabular], [round_numbers],
+            collapse_whitespace (inside strings), dedup_values_with_refs, [strip_quotes]
+XML/HTML    collapse_whitespace (inside text), minify (between tags), [strip_html_comments]
+YAML        [drop_nulls], [round_numbers], collapse_whitespace (after ``key:``),
+            [strip_quotes]
+Markdown    collapse_whitespace (prose only), compact_tables, [strip_html_comments]
+==========  ==========================================================================
 
 The lossy ones run only when ``ctx.allow_lossy_structure`` is true (the
 record's ``allow_lossy_structure`` or the ``CTXPRESS_ALLOW_LOSSY_STRUCTURE``
 setting).  Numbers keep their exact lexemes (``1.50``, ``1e5``, integers
-above 2**64) unless ``round_numbers`` rounds them.
+above 2**64) unless ``round_numbers`` rounds them.  JSON is written compact;
+when that would hide a critical line of the gate (``"level": "error",`` of a
+pretty-printed document), it is written with ``", "`` and ``": "`` so those
+lines stay readable as they were, or not at all.  For a json-min block the
+critical lines of the JSON it encodes count too.
 
-The message becomes the view plus a marker::
+The message becomes the view, the header line ``<<cx:view>>`` and a stash
+marker whose entry is the original message::
 
-    {"_refs":{"$R1":"…long value…"},"_data":[{"msg":"$R1"},...]}
-    … structured view (minify, dedup_values_with_refs) of a 12,345-char JSON document; original <<cx:KEY>>
+    {"_refs":{"$R1":"long value"},"_data":[{"msg":"$R1"},...]}
+    <<cx:view>>… structured view (minify, dedup_values_with_refs) of a 12,345-char JSON document; original <<cx:KEY>>
 
-The stash entry ``KEY`` holds ``<<cx:view SHA>>`` followed by the original
-text (``SHA`` = :func:`workers.offload.stash_key` of the original).  After
-``expand`` has put the stash entry in place of the marker, :func:`decode`
-finds the header, checks the hash of what follows it and returns only the
-original: expand gives back the input exactly.  The header contains
-``<<cx:``, so an input that already holds one is never touched by any engine
-and :func:`decode` can never mistake input for a view.
+``expand`` first puts the original in place of the marker (``VIEW\n<<cx:view>>
+ORIGINAL``); :func:`decode`, which expand runs next, returns what follows the
+header.  So expand gives back the input exactly, and :func:`decode` is a
+passthrough for every text without the header.  Why a header at all: a view
+is a rewrite of the whole text, not a span cut out of it, so replacing the
+marker alone cannot give the input back.  The header holds ``<<cx:``: an
+input that already has one is never changed by any engine (the runner locks
+it), so :func:`decode` can never mistake input for a view.
 
 ``dedup_values_with_refs`` writes the ``{"_refs": ..., "_data": ...}``
 envelope: every string value of at least :data:`MIN_REF_CHARS` characters
@@ -45,12 +48,13 @@ that occurs often enough to pay for itself becomes an alias ``$R1``, ``$R2``...;
 when any string (key or value) of the document already starts with ``$R``,
 the prefix escalates to ``$$R``, ``$$$R``... so an alias can never be
 confused with data.  :func:`decode_refs` reverses it (``decode_refs(
-encode_refs(x)) == x`` for every JSON value).
+encode_refs(x)) == x`` for every JSON value; no recursion at any depth).
 
 Left alone: frozen messages, file reads, messages that a dedup back-reference
-or a read-lifecycle marker points at, texts shorter than :data:`MIN_CHARS`
-or longer than :data:`MAX_CHARS`, and views whose critical lines (gate) would
-not stay visible.
+or a read-lifecycle marker points at, texts holding a stash marker already,
+texts shorter than :data:`MIN_CHARS` or longer than :data:`MAX_CHARS`, and
+views that would hide a critical line.  Details: ``strategies`` (how many
+messages used each) and ``documents``.
 """
 
 from __future__ import annotations
@@ -87,13 +91,13 @@ MAX_CHARS = 4 * 1024 * 1024
 MIN_REF_CHARS = 12
 MAX_DEPTH = 200
 STRATEGIES: tuple[str, ...] = (
+    "minify",
     "drop_nulls",
     "flatten",
     "tabular",
     "round_numbers",
     "collapse_whitespace",
     "dedup_values_with_refs",
-    "minify",
     "strip_quotes",
     "compact_tables",
     "strip_html_comments",
