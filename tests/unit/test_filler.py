@@ -84,7 +84,8 @@ def test_never_touches_negation_or_modality(sentence: str) -> None:
 def test_protected_spans_are_never_edited() -> None:
     text = (
         "Call `basically_done()` and read https://example.org/actually/basically.html.\n"
-        "The file is at /srv/basically/actually.txt."
+        "The file is at /srv/basically/actually.txt.\n"
+        "See https://example.org/1/2/3/4/5/6/7/8/9/10/11/12/basically.html for 13 and 14."
     )
     assert clean(text) == text
 

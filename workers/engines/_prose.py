@@ -465,12 +465,25 @@ def stash_runs(
 
 
 def inline_spans(line: str) -> list[tuple[int, int]]:
-    """Character spans of ``line`` the gate protects (code, URLs, paths, numbers...)."""
+    """Character spans of ``line`` the gate protects (code, URLs, paths, numbers...).
+
+    Overlapping spans are merged, so the result is sorted and disjoint.
+    """
     spans: list[tuple[int, int]] = []
     for pattern in _INLINE_PATTERNS:
         spans.extend(m.span() for m in pattern.finditer(line))
+    if len(spans) < 2:
+        return spans
     spans.sort()
-    return spans
+    merged = [spans[0]]
+    for a, b in spans[1:]:
+        last_a, last_b = merged[-1]
+        if a < last_b:
+            if b > last_b:
+                merged[-1] = (last_a, b)
+        else:
+            merged.append((a, b))
+    return merged
 
 
 def has_reference(line: str) -> bool:
@@ -481,23 +494,17 @@ def has_reference(line: str) -> bool:
 
 
 def inside(pos: int, spans: Sequence[tuple[int, int]]) -> bool:
-    """Is ``pos`` strictly inside one of the sorted ``spans``?"""
+    """Is ``pos`` strictly inside one of the sorted, disjoint ``spans``?"""
     k = bisect_right(spans, (pos, math.inf)) - 1
-    # spans may overlap: look back a little for one that covers pos
-    for m in range(k, max(-1, k - 8), -1):
-        a, b = spans[m]
-        if a < pos < b:
-            return True
-    return False
+    return k >= 0 and spans[k][0] < pos < spans[k][1]
 
 
 def overlaps(a: int, b: int, spans: Sequence[tuple[int, int]]) -> bool:
-    k = bisect_right(spans, (b, math.inf))
-    for m in range(k - 1, max(-1, k - 9), -1):
-        s, e = spans[m]
-        if s < b and a < e:
-            return True
-    return False
+    """Does ``[a, b)`` overlap one of the sorted, disjoint ``spans``?"""
+    k = bisect_right(spans, (b, math.inf)) - 1
+    while k >= 0 and spans[k][0] >= b:
+        k -= 1
+    return k >= 0 and spans[k][1] > a
 
 
 def sentence_starts(
