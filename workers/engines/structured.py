@@ -664,6 +664,8 @@ def structured_view(
             decoded = _decode_min(text)
             if decoded is None:
                 return None
+        if not ctx.allow_lossy_structure and _compact(payload) and not _repeats(payload):
+            return None  # already compact and nothing repeats: no strategy can pay
         ok, value = _parse_json(payload)
         if not ok or not _depth_ok(value):
             return None
@@ -686,6 +688,22 @@ def structured_view(
         critical = {line for _, line in critical_lines(text, kind)}
         _markdown_views(chooser, critical, prose=kind == "text")
     return _finish(text, chooser, ctx, kind, label)
+
+
+_STRING_RE = re.compile(_STRING)
+_OUTSIDE_WS = re.compile(rf"{_STRING}|([ \t\r\n]+)")
+
+
+def _compact(payload: str) -> bool:
+    """Whether a JSON text has (almost) no whitespace between tokens."""
+    runs = sum(1 for m in _OUTSIDE_WS.finditer(payload) if m.group(1))
+    return runs * 50 < len(payload) // 100 + 1
+
+
+def _repeats(payload: str) -> bool:
+    """Whether some string of at least MIN_REF_CHARS characters repeats enough to alias."""
+    counts = Counter(s for s in _STRING_RE.findall(payload) if len(s) >= MIN_REF_CHARS + 2)
+    return sum((c - 1) * (len(s) - 6) for s, c in counts.items() if c > 1) >= 400
 
 
 def _decode_min(text: str) -> str | None:
