@@ -10,54 +10,139 @@ import re
 
 __all__ = ["SECRET_PATTERNS", "redact"]
 
-SECRET_PATTERNS: tuple[tuple[str, re.Pattern[str]], ...] = (
+_KEYWORD = r"(?:password|passwd|secret|token(?!s\b|iz|ize)|api_?key|access_?key|private_?key)"
+_VALUE_OK = r"(?!\d+\b)(?!REDACTED)"  # not a plain number (max_tokens=4096), not done already
+
+_KEYWORDS = (
+    "passw",
+    "secret",
+    "token",
+    "api_key",
+    "apikey",
+    "access_key",
+    "accesskey",
+    "private_key",
+    "privatekey",
+)
+
+# (kind, pattern, literal pre-checks: the pattern runs only if one occurs in the text)
+_RULES: tuple[tuple[str, re.Pattern[str], tuple[str, ...], bool], ...] = (
     (
         "pem_private_key",
         re.compile(
             r"-----BEGIN (?:[A-Z]+ )?PRIVATE KEY-----[\s\S]{1,20000}?-----END (?:[A-Z]+ )?PRIVATE KEY-----"
         ),
+        ("-----BEGIN ",),
+        False,
     ),
     (
         "jwt",
         re.compile(r"\beyJ[A-Za-z0-9_-]{5,4000}\.eyJ[A-Za-z0-9_-]{5,8000}\.[A-Za-z0-9_-]{5,4000}"),
+        ("eyJ",),
+        False,
     ),
     (
         "authorization",
         re.compile(
             r"(?i)\b(authorization\s*[:=]\s*[\"']?(?:bearer|basic|token)\s+)[A-Za-z0-9._~+/=-]{6,4000}"
         ),
+        ("authorization",),
+        True,
     ),
-    ("openai_key", re.compile(r"\bsk-(?:proj-|ant-)?[A-Za-z0-9_-]{16,400}")),
+    ("openai_key", re.compile(r"\bsk-(?:proj-|ant-)?[A-Za-z0-9_-]{16,400}"), ("sk-",), False),
     (
         "github_token",
         re.compile(r"\b(?:gh[pousr]_[A-Za-z0-9]{20,255}|github_pat_[A-Za-z0-9_]{20,255})"),
+        ("ghp_", "gho_", "ghu_", "ghs_", "ghr_", "github_pat_"),
+        False,
     ),
-    ("slack_token", re.compile(r"\bxox[abposr]-[A-Za-z0-9-]{10,255}")),
-    ("aws_access_key", re.compile(r"\b(?:AKIA|ASIA)[A-Z0-9]{16}\b")),
-    ("google_api_key", re.compile(r"\bAIza[0-9A-Za-z_-]{35}")),
+    ("slack_token", re.compile(r"\bxox[abposr]-[A-Za-z0-9-]{10,255}"), ("xox",), False),
+    ("aws_access_key", re.compile(r"\b(?:AKIA|ASIA)[A-Z0-9]{16}\b"), ("AKIA", "ASIA"), False),
+    ("google_api_key", re.compile(r"\bAIza[0-9A-Za-z_-]{35}"), ("AIza",), False),
     (
         "json_secret",
         re.compile(
-            r"(?i)(\"[\w.-]{0,40}(?:password|passwd|secret|token|api_?key|access_?key|private_?key)[\w.-]{0,40}\"\s*:\s*\")[^\"\\\n]{1,2000}(?=\")"
+            r"(?i)("
+            + _KEYWORD
+            + r"[\w.-]{0,40}\"\s*:\s*\")"
+            + _VALUE_OK
+            + r"[^\"\\\n]{3,2000}(?=\")"
         ),
+        _KEYWORDS,
+        True,
     ),
     (
         "kv_secret",
         re.compile(
-            r"(?i)\b([\w.-]{0,40}(?:password|passwd|secret|token|api_?key|access_?key)[\w.-]{0,40}\s*[=:]\s*)(?![\"\s\[]|REDACTED)[^\s\"',;]{3,2000}"
+            r"(?i)("
+            + _KEYWORD
+            + r"[\w.-]{0,40}\s*[=:]\s*)(?![\"\s\[{])"
+            + _VALUE_OK
+            + r"[^\s\"',;]{3,2000}"
         ),
+        _KEYWORDS,
+        True,
     ),
 )
+SECRET_PATTERNS: tuple[tuple[str, re.Pattern[str]], ...] = tuple((k, p) for k, p, _, _ in _RULES)
+
+
+_KEYED = frozenset({"json_secret", "kv_secret"})
+_KEYWORDS = (
+    "passw",
+    "secret",
+    "token",
+    "api_key",
+    "apikey",
+    "access_key",
+    "accesskey",
+    "private_key",
+    "privatekey",
+)
+
+
+def _literal_sub(
+    text: str, haystack: str, literals: tuple[str, ...], pattern: re.Pattern[str], kind: str
+) -> str:
+    """``pattern.sub``, tried only where one of its start literals occurs (str.find is far faster than re)."""
+    starts: set[int] = set()
+    for keyword in literals:
+        pos = haystack.find(keyword)
+        while pos != -1:
+            starts.add(pos)
+            pos = haystack.find(keyword, pos + 1)
+    pieces: list[str] = []
+    last = 0
+    for pos in sorted(starts):
+        if pos < last:
+            continue
+        match = pattern.match(text, pos)
+        if match is None:
+            continue
+        pieces.append(text[last : match.start()])
+        kept = match.group(1) if pattern.groups else ""
+        pieces.append(f"{kept}[REDACTED:{kind}]")
+        last = match.end()
+    if not pieces:
+        return text
+    pieces.append(text[last:])
+    return "".join(pieces)
 
 
 def redact(text: str) -> str:
     """``text`` with every known kind of secret replaced by ``[REDACTED:kind]``."""
     if not text:
         return text
-    for kind, pattern in SECRET_PATTERNS:
-        if pattern.groups:
-            replacement = f"\\g<1>[REDACTED:{kind}]"
-            text = pattern.sub(replacement, text)
+    lowered: str | None = None
+    for kind, pattern, literals, case_insensitive in _RULES:
+        if case_insensitive:
+            if lowered is None:
+                lowered = text.lower()
+            haystack = lowered
         else:
-            text = pattern.sub(f"[REDACTED:{kind}]", text)
+            haystack = text
+        if not any(literal in haystack for literal in literals):
+            continue
+        text = _literal_sub(text, haystack, literals, pattern, kind)
+        lowered = None
     return text
