@@ -226,7 +226,7 @@ def test_corpus_every_change_expands_back_and_passes_the_gate(corpus_lines: list
                 assert u.frozen is False
                 assert decode(expand_offload(new, store, [])) == u.text
                 refs = [out.texts[j] for j in backrefs.get(i, [])]
-                assert check_lossy(u.text, new, u.kind, out.stash, refs) == []
+                assert check_lossy(u.text, new, u.kind, out.stash, refs, u.command) == []
     assert changed
 
 

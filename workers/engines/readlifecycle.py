@@ -659,7 +659,7 @@ class ReadLifecycleEngine(Engine):
                 continue
             if not restores(text, marker, {stash_id: text}):
                 continue
-            if check_lossy(text, marker, unit.kind, {stash_id: text}, [texts[where]]):
+            if check_lossy(text, marker, unit.kind, {stash_id: text}, [texts[where]], unit.command):
                 continue  # a critical line of the old read is not in the newer copy
             texts[pos] = marker
             stash[stash_id] = text

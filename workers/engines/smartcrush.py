@@ -316,7 +316,7 @@ def _table_arrays(text: str) -> Iterable[_Array]:
         pos = text.find(_TABLE_OPEN, close)
 
 
-def _decoded_has_critical_lines(block: str, kind: str) -> bool:
+def _decoded_has_critical_lines(block: str, kind: str, command: str | None) -> bool:
     """Whether the JSON a json-min block stands for has critical lines (or cannot be read).
 
     Such a block stays whole: the model reads those lines by decoding the block,
@@ -330,10 +330,10 @@ def _decoded_has_critical_lines(block: str, kind: str) -> bool:
         decoded = decode_min(block)
     except ValueError:
         return True
-    return bool(critical_lines(decoded, kind))
+    return bool(critical_lines(decoded, kind, command))
 
 
-def _min_payloads(text: str, kind: str) -> Iterable[tuple[int, int]]:
+def _min_payloads(text: str, kind: str, command: str | None) -> Iterable[tuple[int, int]]:
     pos = text.find(_MIN_OPEN)
     while pos >= 0:
         m = _MIN_HEADER.match(text, pos)
@@ -343,7 +343,7 @@ def _min_payloads(text: str, kind: str) -> Iterable[tuple[int, int]]:
         end = text.find(_MIN_CLOSE, m.end())
         if end < 0:
             return
-        if not _decoded_has_critical_lines(text[pos : end + len(_MIN_CLOSE)], kind):
+        if not _decoded_has_critical_lines(text[pos : end + len(_MIN_CLOSE)], kind, command):
             yield m.end(), end
         pos = text.find(_MIN_OPEN, end)
 
@@ -721,9 +721,9 @@ def _overlapping(starts: list[int], ends: list[int], spans: list[tuple[int, int]
     return found
 
 
-def _critical_spans(text: str, kind: str) -> list[tuple[int, int]]:
+def _critical_spans(text: str, kind: str, command: str | None) -> list[tuple[int, int]]:
     """Where the first copy of each critical line of the gate sits in ``text``."""
-    lines = {line for _, line in critical_lines(text, kind)}
+    lines = {line for _, line in critical_lines(text, kind, command)}
     if not lines:
         return []
     spans: list[tuple[int, int]] = []
@@ -815,8 +815,13 @@ class CrushResult:
     total: int
 
 
-def crush_text(text: str, ctx: EngineContext, kind: str = "tool_result") -> CrushResult | None:
-    """Crush the long arrays of one tool result; None when nothing changes."""
+def crush_text(
+    text: str, ctx: EngineContext, kind: str = "tool_result", command: str | None = None
+) -> CrushResult | None:
+    """Crush the long arrays of one tool result; None when nothing changes.
+
+    ``command`` is the tool call's command: the gate's critical lines depend on it.
+    """
     if len(text) < MIN_CHARS or "[" not in text:
         return None
     arrays: list[_Array] = []
@@ -824,7 +829,7 @@ def crush_text(text: str, ctx: EngineContext, kind: str = "tool_result") -> Crus
         arrays.extend(_table_arrays(text))
     regions: list[tuple[int, int]] = []
     if _MIN_OPEN in text:
-        regions.extend(_min_payloads(text, kind))
+        regions.extend(_min_payloads(text, kind, command))
     elif _TABLE_OPEN not in text:
         whole = _whole_json(text)
         if whole is not None and _load(text[whole[0] : whole[1]])[0]:
@@ -839,7 +844,7 @@ def crush_text(text: str, ctx: EngineContext, kind: str = "tool_result") -> Crus
     if not arrays:
         return None
     arrays.sort(key=lambda x: x.starts[0])
-    crit = _critical_spans(text, kind)
+    crit = _critical_spans(text, kind, command)
     stash: dict[str, str] = {}
     edits: list[_Edit] = []
     runs: list[tuple[int, int]] = []
@@ -912,7 +917,7 @@ class SmartCrushEngine(Engine):
             unit = units[i]
             if _skipped(unit, sources, newer):
                 continue
-            result = crush_text(unit.text, ctx, unit.kind)
+            result = crush_text(unit.text, ctx, unit.kind, unit.command)
             if result is None:
                 continue
             texts[i] = result.text

@@ -72,6 +72,7 @@ from workers.engines._text import dup_sources, newer_copy_indexes, stash_marker
 from workers.engines.base import Engine, EngineContext, EngineOutput
 from workers.messages.model import Unit
 from workers.pipeline.facts import SHAPED_KINDS, critical_lines, line_shape, visible_lines
+from workers.pipeline.gate import check_lossy
 
 __all__ = [
     "LOSSY",
@@ -645,7 +646,7 @@ def _markdown_views(chooser: _Chooser, critical: set[str], prose: bool) -> None:
 
 
 def structured_view(
-    text: str, ctx: EngineContext, kind: str = "tool_result"
+    text: str, ctx: EngineContext, kind: str = "tool_result", command: str | None = None
 ) -> tuple[str, dict[str, str], list[str]] | None:
     """``(new_text, stash, strategies)`` for one message, or None."""
     if len(text) < MIN_CHARS or len(text) > MAX_CHARS or "<<cx:" in text:
@@ -673,7 +674,7 @@ def structured_view(
         for spaced in (False, True):
             chooser = _Chooser(text, ctx)
             _json_views(chooser, value, spaced)
-            result = _finish(text, chooser, ctx, kind, label, decoded)
+            result = _finish(text, chooser, ctx, kind, label, command, decoded)
             if result is not None:
                 return result
         return None
@@ -685,9 +686,9 @@ def structured_view(
     else:
         if kind != "text" and not _TABLE_SEP_ANY.search(text) and "<!--" not in text:
             return None  # column-aligned tool output is not Markdown
-        critical = {line for _, line in critical_lines(text, kind)}
+        critical = {line for _, line in critical_lines(text, kind, command)}
         _markdown_views(chooser, critical, prose=kind == "text")
-    return _finish(text, chooser, ctx, kind, label)
+    return _finish(text, chooser, ctx, kind, label, command)
 
 
 _STRING_RE = re.compile(_STRING)
@@ -723,6 +724,7 @@ def _finish(
     ctx: EngineContext,
     kind: str,
     label: str,
+    command: str | None,
     decoded: str | None = None,
 ) -> tuple[str, dict[str, str], list[str]] | None:
     """View plus marker, dropping the last strategies until the gate would accept it.
@@ -731,9 +733,9 @@ def _finish(
     stay readable too (the model read them by decoding the block).
     """
     before = ctx.tokens.count(text)
-    critical = critical_lines(text, kind)
+    critical = critical_lines(text, kind, command)
     if decoded is not None:
-        critical = critical | critical_lines(decoded, kind)
+        critical = critical | critical_lines(decoded, kind, command)
     while chooser.applied:
         marker, key = stash_marker(
             f"structured view ({', '.join(chooser.applied)}) of a {len(text):,}-char "
@@ -746,6 +748,7 @@ def _finish(
             ctx.tokens.count(new) < before
             and _visible(critical, new)
             and decode(_expanded(new, stash)) == text
+            and not check_lossy(text, new, kind, stash, (), command)
         ):
             return new, stash, list(chooser.applied)
         chooser.undo()
@@ -806,7 +809,7 @@ class StructuredEngine(Engine):
                 access = parse_access(unit.command, unit.tool_name, unit.text)
                 if access is not None and access.read is not None:
                     continue
-            result = structured_view(unit.text, ctx, unit.kind)
+            result = structured_view(unit.text, ctx, unit.kind, unit.command)
             if result is None:
                 continue
             new, found, applied = result
