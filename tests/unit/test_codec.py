@@ -69,3 +69,42 @@ def test_invalid_records_say_what_is_wrong(data: object, fragment: str) -> None:
     with pytest.raises(InvalidRecord) as info:
         parse_record(data)
     assert fragment in info.value.reason
+
+
+def test_text_editor_tool_calls_become_read_and_write_commands() -> None:
+    data = anthropic_record("r5", "sys", ("user", "look"))
+    data["messages"].append(
+        {
+            "role": "assistant",
+            "content": [
+                {
+                    "type": "tool_use",
+                    "id": "t1",
+                    "name": "str_replace_based_edit_tool",
+                    "input": {"command": "view", "path": "src/app.py", "view_range": [1, 40]},
+                },
+                {
+                    "type": "tool_use",
+                    "id": "t2",
+                    "name": "str_replace_based_edit_tool",
+                    "input": {
+                        "command": "str_replace",
+                        "path": "src/app.py",
+                        "old_str": "a",
+                        "new_str": "b",
+                    },
+                },
+            ],
+        }
+    )
+    data["messages"].append(
+        {
+            "role": "user",
+            "content": [
+                {"type": "tool_result", "tool_use_id": "t1", "content": "1\timport os"},
+                {"type": "tool_result", "tool_use_id": "t2", "content": "edited"},
+            ],
+        }
+    )
+    commands = [u.command for u in parse_record(data).units if u.kind == "tool_result"]
+    assert commands == ["sed -n '1,40p' src/app.py", "tee src/app.py"]

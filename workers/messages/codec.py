@@ -52,6 +52,9 @@ def command_from_arguments(arguments: Any) -> str | None:
             return None
     if not isinstance(arguments, dict):
         return None
+    editor = _editor_command(arguments)
+    if editor is not None:
+        return editor
     for key in _COMMAND_KEYS:
         value = arguments.get(key)
         if isinstance(value, str) and value.strip():
@@ -62,6 +65,31 @@ def command_from_arguments(arguments: Any) -> str | None:
         value = arguments.get(key)
         if isinstance(value, str) and value.strip():
             return f"cat {shlex.quote(value)}"
+    return None
+
+
+_EDITOR_READS = frozenset({"view", "read"})
+_EDITOR_WRITES = frozenset({"create", "str_replace", "insert", "undo_edit", "write", "edit"})
+
+
+def _editor_command(arguments: dict[str, Any]) -> str | None:
+    """Anthropic's text-editor tool (``{"command": "view", "path": ...}``) as a shell command."""
+    command, path = arguments.get("command"), arguments.get("path")
+    if not isinstance(command, str) or not isinstance(path, str) or not path.strip():
+        return None
+    if command in _EDITOR_READS:
+        view_range = arguments.get("view_range")
+        if (
+            isinstance(view_range, list)
+            and len(view_range) == 2
+            and all(isinstance(v, int) and not isinstance(v, bool) for v in view_range)
+        ):
+            start, end = view_range
+            if end > 0:
+                return f"sed -n '{start},{end}p' {shlex.quote(path)}"
+        return f"cat {shlex.quote(path)}"
+    if command in _EDITOR_WRITES:
+        return f"tee {shlex.quote(path)}"
     return None
 
 

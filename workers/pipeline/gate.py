@@ -105,9 +105,14 @@ def _restores(before: str, after: str, stash: dict[str, str]) -> bool:
     restored = expand_offload(after, store, []) if "<<cx:" in after else after  # type: ignore[arg-type]
     if restored == before:
         return True
-    # ``before`` may hold markers of earlier engines: compare the expansions.
+    # ``before`` may hold markers of earlier engines: compare the expansions
+    # (a structured view expands to a header plus the original it stands for).
     if "<<cx:" in before:
         before = expand_offload(before, store, [])  # type: ignore[arg-type]
+    if "<<cx:view>>" in restored or "<<cx:view>>" in before:
+        from workers.engines.structured import decode as view_decode
+
+        restored, before = view_decode(restored), view_decode(before)
     if restored == before:
         return True
     if "```" in before or "~~~" in before:

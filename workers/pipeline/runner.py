@@ -27,7 +27,7 @@ from typing import Any
 
 from workers.engines import Engine, EngineContext, UnknownEngine, resolve
 from workers.messages import RESERVED_KEY, InvalidRecord, Record, Unit, apply_texts, parse_record
-from workers.pipeline.gate import Violation, check_lossy
+from workers.pipeline.gate import OFFLOAD_REF, Violation, check_lossy
 from workers.pipeline.modes import MODES
 from workers.redact import redact
 from workers.settings import Settings
@@ -330,12 +330,13 @@ class Pipeline:
             new_texts[i] = after
             new_counts[i] = after_count
             changed += 1
-        if changed:
-            kept = "\n".join(new_texts)
+        if changed and output.stash:
+            # Keep the stash entries that an accepted text (or another entry) points at.
+            referenced = set(OFFLOAD_REF.findall("\n".join(new_texts)))
+            for value in output.stash.values():
+                referenced.update(OFFLOAD_REF.findall(value))
             for key, value in output.stash.items():
-                if f"<<cx:{key}>>" in kept or any(
-                    f"<<cx:{key}>>" in v for v in output.stash.values()
-                ):
+                if key in referenced:
                     stash[key] = value
         status = (
             "applied"
