@@ -28,6 +28,7 @@ is at-least-once in both modes (a crash can count a batch twice).
 
 from __future__ import annotations
 
+import asyncio
 import logging
 from collections.abc import Iterable
 from dataclasses import dataclass
@@ -211,8 +212,25 @@ def create_app(
         else:
             store.put(digest, text)
 
-    handler = BatchHandler(processor, publisher, metrics, on_offloaded=remember)
     guard = CommitGuard(names.inputs, publisher.commits_offsets)
+
+    crashing: set[asyncio.Future[Any]] = set()
+
+    def on_publish_error(exc: BaseException) -> None:
+        # Nothing after the failed batch may commit: block, then stop the worker.
+        guard.block(exc)
+        log.critical("publishing a batch failed; stopping the worker: %r", exc)
+        crashing.add(asyncio.ensure_future(app.crash(exc)))
+
+    # exactly_once: process the next batch while the previous one's transactions commit.
+    handler = BatchHandler(
+        processor,
+        publisher,
+        metrics,
+        on_offloaded=remember,
+        pipelined=publisher.commits_offsets,
+        on_error=on_publish_error,
+    )
     agent, table = install_agents(
         app,
         handler,
@@ -223,7 +241,7 @@ def create_app(
         concurrency=settings.concurrency,
         on_fatal=guard.block,
     )
-    _install_lifecycle(app, publisher, store, guard, names)
+    _install_lifecycle(app, handler, publisher, store, guard, names)
     _install_web(app, registry, store, settings, table)
     app.ctxpress = WorkerParts(
         settings=settings,
@@ -245,6 +263,7 @@ def create_app(
 
 def _install_lifecycle(
     app: Any,
+    handler: BatchHandler,
     publisher: Publisher,
     store: OffloadStore,
     guard: CommitGuard,
@@ -259,6 +278,7 @@ def _install_lifecycle(
         await publisher.assigned(tps)
 
     async def _revoked(_sender: Any, revoked: Any, **_kwargs: Any) -> None:
+        await handler.flush()  # the batch in flight commits before its partitions go
         tps = sorted((tp.topic, tp.partition) for tp in revoked if tp.topic in inputs)
         await publisher.revoked(tps)
 
@@ -272,6 +292,10 @@ def _install_lifecycle(
     async def _stop(_sender: Any, **_kwargs: Any) -> None:
         if isinstance(store, KafkaOffloadStore):
             store.stop()
+        try:
+            await handler.flush()
+        except Exception:  # reported by on_error already; its offsets did not move
+            log.exception("the last batch was not published; it will be processed again")
         await publisher.stop()
 
     app.on_partitions_assigned.connect(_assigned)

@@ -26,7 +26,7 @@ from dataclasses import dataclass, field
 
 from workers.metrics import Metrics
 from workers.process import InMessage, Processed, Processor
-from workers.publish import Publisher, group_batches
+from workers.publish import PartitionBatch, Publisher, group_batches
 
 __all__ = ["BatchHandler", "Savings", "savings_of"]
 
@@ -56,21 +56,43 @@ def savings_of(results: Sequence[Processed]) -> Savings:
 
 
 class BatchHandler:
+    """Processes and publishes agent batches.
+
+    With ``pipelined`` (only for publishers that commit offsets themselves),
+    ``handle`` returns as soon as the batch is processed and its publication is
+    started; the next ``handle`` processes its batch while that publication
+    runs and waits for it before publishing its own, so at most one batch is in
+    flight and batches of a partition commit in order.  ``flush`` waits for the
+    batch in flight (rebalance, shutdown).  A failed publication is reported to
+    ``on_error`` at once and raised again from the next ``handle`` or ``flush``.
+    """
+
     def __init__(
         self,
         processor: Processor,
         publisher: Publisher,
         metrics: Metrics | None = None,
         on_offloaded: Callable[[str, str], None] | None = None,
+        *,
+        pipelined: bool = False,
+        on_error: Callable[[BaseException], None] | None = None,
     ) -> None:
         """``on_offloaded(hash, text)`` is called for each stash entry once it is published."""
+        if pipelined and not publisher.commits_offsets:
+            raise ValueError(
+                "pipelined publishing needs a publisher that commits offsets (exactly_once): "
+                "Faust would commit the offsets of a batch still in flight"
+            )
         self.processor = processor
         self.publisher = publisher
         self.metrics = metrics
         self.on_offloaded = on_offloaded
-        #: (topic, partition) -> next offset not yet published by this handler
+        self.pipelined = pipelined
+        self.on_error = on_error
+        #: (topic, partition) -> next offset not yet published (or in flight) by this handler
         self.published_until: dict[tuple[str, int], int] = {}
         self.redelivered = 0
+        self._inflight: asyncio.Task[None] | None = None
 
     def fresh(self, messages: Sequence[InMessage]) -> list[InMessage]:
         """``messages`` without redeliveries of offsets already published or seen in the batch."""
@@ -91,6 +113,7 @@ class BatchHandler:
         if skipped and self.metrics is not None:
             self.metrics.redelivered.inc(skipped)
         if not fresh:
+            await self.flush()
             return []
         results: list[Processed] = []
         last_yield = time.perf_counter()
@@ -103,10 +126,29 @@ class BatchHandler:
         batches = group_batches(
             (r.message.topic, r.message.partition, r.message.offset, r.outputs) for r in results
         )
-        started = time.perf_counter()
-        await self.publisher.publish(batches)
+        await self.flush()  # the previous batch first: per-partition order, errors surface
         for batch in batches:
             self.published_until[batch.tp] = batch.next_offset
+        if self.pipelined:
+            self._inflight = asyncio.ensure_future(self._publish(batches, results))
+        else:
+            await self._publish(batches, results)
+        return results
+
+    async def flush(self) -> None:
+        """Wait for the batch in flight; raises what its publication raised."""
+        task, self._inflight = self._inflight, None
+        if task is not None:
+            await task
+
+    async def _publish(self, batches: list[PartitionBatch], results: list[Processed]) -> None:
+        started = time.perf_counter()
+        try:
+            await self.publisher.publish(batches)
+        except BaseException as exc:
+            if self.on_error is not None and not isinstance(exc, asyncio.CancelledError):
+                self.on_error(exc)
+            raise
         if self.metrics is not None:
             self.metrics.publish_seconds.observe(time.perf_counter() - started)
             self.metrics.observe(results)
@@ -114,4 +156,3 @@ class BatchHandler:
             for result in results:
                 for digest, text in result.offloaded.items():
                     self.on_offloaded(digest, text)
-        return results

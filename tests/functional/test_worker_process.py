@@ -5,6 +5,7 @@ from __future__ import annotations
 import asyncio
 import base64
 from types import SimpleNamespace
+from typing import Any
 
 import orjson
 import pytest
@@ -16,7 +17,7 @@ from workers.kafka_io import route
 from workers.messages import RESERVED_KEY
 from workers.metrics import Metrics
 from workers.process import DLQ_HEADERS, InMessage, Processor, TopicNames, build_pipeline
-from workers.publish import ListPublisher, group_batches
+from workers.publish import IdempotentPublisher, ListPublisher, PublishError, group_batches
 from workers.settings import Settings, SettingsError
 from workers.testing_worker import (
     GATE_ENGINE,
@@ -218,6 +219,38 @@ def test_handler_publishes_once_and_drops_redeliveries() -> None:
     assert publisher.committed == {(NAMES.transcripts, 2): 20}
     keys = [o.key for o in publisher.on(NAMES.compressed)]
     assert len(keys) == len(set(keys))
+
+
+def test_pipelined_handler_overlaps_and_surfaces_errors() -> None:
+    class Failing(ListPublisher):
+        fail = False
+
+        async def publish(self, batches: Any) -> None:
+            await asyncio.sleep(0.01)
+            if self.fail:
+                raise PublishError("broker gone")
+            await super().publish(batches)
+
+    async def go() -> None:
+        publisher = Failing()
+        errors: list[BaseException] = []
+        handler = BatchHandler(processor(), publisher, pipelined=True, on_error=errors.append)
+        lines = [padded_record(f"p{i}", 1500) for i in range(6)]
+        await handler.handle([msg(line, offset=i) for i, line in enumerate(lines[:3])])
+        assert publisher.batches == 0  # in flight
+        await handler.handle([msg(line, offset=i + 3) for i, line in enumerate(lines[3:])])
+        assert publisher.batches == 1  # the first one, before the second started
+        await handler.flush()
+        assert publisher.committed == {(NAMES.tool_outputs, 2): 6}
+        publisher.fail = True
+        await handler.handle([msg(padded_record("p9", 1500), offset=6)])
+        with pytest.raises(PublishError):
+            await handler.flush()
+        assert len(errors) == 1
+
+    asyncio.run(go())
+    with pytest.raises(ValueError, match="exactly_once"):
+        BatchHandler(processor(), IdempotentPublisher("127.0.0.1:1"), pipelined=True)
 
 
 def test_savings_add_up_per_partition_mode_engine() -> None:
