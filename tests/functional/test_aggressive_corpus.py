@@ -17,9 +17,7 @@ message a ``[[dup:...]]`` back-reference names.
 from __future__ import annotations
 
 import importlib
-import os
 import re
-import time
 from collections.abc import Iterator
 from typing import Any
 
@@ -272,100 +270,3 @@ def test_cached_prefix_never_changes_in_aggressive_mode(
             assert outcome.record["messages"][i] == data["messages"][i], (data["id"], i)
         compressed_after_prefix += outcome.record["messages"][prefix:] != data["messages"][prefix:]
     assert compressed_after_prefix > 40  # the rest of the records is still compressed
-
-
-def test_aggressive_engines_add_little_time(corpus_lines: list[bytes]) -> None:
-    """Our four engines after the standard ones: <= 0.05 s per MB of input (>= 20 MB/s).
-
-    That is what a 5 MB/s standard chain can give up and still run at 4 MB/s.
-    The engines run in order on the standard chain's output, as in the
-    pipeline; the token counts and fact extraction of their input (done by
-    the pipeline and the gate anyway) are not counted.
-    """
-    from dataclasses import replace
-
-    from workers.engines.base import EngineContext
-
-    standard = [
-        engine
-        for engine in aggressive_chain()[0].engines_for("aggressive")
-        if engine.name not in OURS
-    ]
-    before = Pipeline(Settings(mode="off"), engines={"aggressive": standard})
-    tokens = before.tokens
-    inputs = []
-    for line in corpus_lines:
-        data = as_aggressive(line)
-        total = sum(tokens.count(u.text) for u in parse_record(data).units)
-        record = parse_record(plain(before.run_raw(data).record))
-        for u in record.units:
-            tokens.count(u.text)
-            critical_lines(u.text, u.kind, u.command)
-        inputs.append((record, int(BUDGET_SHARE * total)))
-    size = sum(len(line) for line in corpus_lines)
-    ours = [engine_class(name)() for name in OURS]
-    seconds = 0.0
-    for record, budget in inputs:
-        ctx = EngineContext(
-            tokens=tokens, latest_user_text=record.latest_user_text(), budget_tokens=budget
-        )
-        units = list(record.units)
-        for engine in ours:
-            started = time.process_time()
-            texts = engine.apply(units, ctx).texts
-            seconds += time.process_time() - started
-            for u, t in zip(units, texts, strict=True):
-                if t != u.text:  # what the pipeline and the gate do with a changed message
-                    tokens.count(t)
-                    critical_lines(t, u.kind, u.command)
-            units = [
-                u if u.text == t else replace(u, text=t) for u, t in zip(units, texts, strict=True)
-            ]
-    print(
-        f"filler+relevance+aging+budget after standard: {seconds:.3f} s CPU, "
-        f"{seconds / (size / 1e6):.3f} s/MB"
-    )
-    assert seconds / (size / 1e6) <= 0.05
-
-
-@pytest.mark.slow
-@pytest.mark.xfail(
-    strict=False,
-    reason="bounded by the fidelity gate: protected_spans (workers/pipeline/facts.py) runs at "
-    "about 6 MB/s and the gate re-extracts it for every changed message of every lossy engine",
-)
-def test_throughput_of_the_aggressive_chain(
-    chain: tuple[Pipeline, list[str]],
-    corpus_lines: list[bytes],
-    capsys: pytest.CaptureFixture[str],
-) -> None:
-    """The whole chain, cold caches, one core: >= 4 MB/s of input."""
-    from workers.pipeline import facts
-
-    pipeline, _ = chain
-    records = [as_aggressive(line) for line in corpus_lines]
-    size = sum(len(line) for line in corpus_lines)
-    pipeline.run_raw(as_aggressive(corpus_lines[0]))  # load the tokenizer and the filters
-    fresh = Pipeline(
-        Settings(mode="off"),
-        tokens=type(pipeline.tokens)(pipeline.tokens.encoding_name),
-        engines={"aggressive": pipeline.engines_for("aggressive")},
-    )
-    facts._SPANS.data.clear()
-    facts._LINES.data.clear()
-    per_engine: dict[str, float] = {}
-    started = time.process_time()
-    for data in records:
-        outcome = fresh.run_raw(data)
-        for s in outcome.engine_stats:
-            per_engine[s.engine] = per_engine.get(s.engine, 0.0) + s.ms
-    seconds = time.process_time() - started
-    rate = size / seconds / 1e6
-    with capsys.disabled():
-        print(
-            f"\naggressive chain: {size / 1e6:.2f} MB in {seconds:.2f} s CPU = {rate:.2f} MB/s; "
-            f"ms per engine (engine + gate, wall): { {k: round(v) for k, v in per_engine.items()} }"
-        )
-    if os.environ.get("CTXPRESS_SKIP_THROUGHPUT"):
-        pytest.skip("CTXPRESS_SKIP_THROUGHPUT is set")
-    assert rate >= TARGET_MB_S
