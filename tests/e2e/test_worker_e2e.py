@@ -12,13 +12,21 @@ output must take under 15 s and the SIGTERM shutdown under 10 s.
 
 from __future__ import annotations
 
+import asyncio
+import re
+import subprocess
 import time
+import urllib.error
+import urllib.request
 from pathlib import Path
 
+import orjson
 import pytest
 
 from tests.e2e._support import Run, check_exactly_once, collect
 from tests.kafka_broker import kafka_bootstrap  # noqa: F401
+from workers.kafka_io import produce_lines
+from workers.supervise import WorkerProcess
 from workers.testing_worker import mixed_stream
 
 pytestmark = [pytest.mark.kafka, pytest.mark.timeout(300)]
@@ -69,3 +77,105 @@ def test_500_mixed_records_exactly_once(kafka_bootstrap: str, tmp_path: Path) ->
         "schema",
     }
     assert "Traceback" not in worker.log_tail(2000)
+
+
+def _standard_log_record(rid: str, n: int) -> bytes:
+    lines = "\n".join(
+        f"2025-01-01 12:00:{i % 60:02d} INFO request {i} of {rid} handled in {i * 7 % 900} ms"
+        for i in range(n)
+    )
+    record = {
+        "id": rid,
+        "kind": "tool_output",
+        "mode": "standard",
+        "command": "tail -n 400 app.log",
+        "content": lines + "\napi_key=sk-proj-abcdefghijklmnopqrstuvwx\n",
+    }
+    return orjson.dumps(record)
+
+
+def _get(url: str, token: str | None = None) -> tuple[int, bytes]:
+    request = urllib.request.Request(url)
+    if token:
+        request.add_header("Authorization", f"Bearer {token}")
+    try:
+        with urllib.request.urlopen(request, timeout=5) as resp:
+            return resp.status, resp.read()
+    except urllib.error.HTTPError as exc:
+        return exc.code, exc.read()
+    except urllib.error.URLError:  # not listening yet
+        return 0, b""
+
+
+def test_offload_topic_backs_expand_on_every_worker(kafka_bootstrap: str, tmp_path: Path) -> None:  # noqa: F811
+    run = Run(kafka_bootstrap, tmp_path)
+    run.create_topics()
+    lines = [_standard_log_record(f"std{i}", 300) for i in range(3)]
+    asyncio.run(produce_lines(lines, run.settings()))
+    worker = run.worker("worker-a", CTXPRESS_WEB_TOKEN="s3cret").start()
+    try:
+        compressed = run.read("compressed", idle=30.0, until=time.monotonic() + 60, count=3)
+        assert len(compressed) == 3, worker.log_tail()
+        offload = {r.key.decode(): orjson.loads(r.value) for r in run.read("offload", idle=2.0)}
+        markers = set()
+        for r in compressed:
+            markers |= set(re.findall(r"<<cx:([0-9a-f]{16})>>", r.value.decode()))
+        assert markers and markers <= set(offload)
+        digest = sorted(markers)[0]
+        base = f"http://127.0.0.1:{run.port}/expand/{digest}"
+        assert _get(base)[0] == 401
+        assert _get(base, "wrong")[0] == 401
+        status, body = _get(base, "s3cret")
+        assert status == 200
+        assert body.decode("utf-8") == offload[digest]["text"]
+        assert "sk-proj-" not in body.decode()  # redacted before it was persisted
+        assert _get(f"http://127.0.0.1:{run.port}/expand/{'0' * 16}", "s3cret")[0] == 404
+    finally:
+        worker.terminate(timeout=30)
+
+    # Another worker (own consumer group, nothing to consume) serves the same hash
+    # from the offload topic it reads from the beginning.
+    other = Run(kafka_bootstrap, tmp_path, tag=run.tag + "b")
+    env = other.env(CTXPRESS_TOPIC_PREFIX=run.prefix)
+    second = WorkerProcess(env, tmp_path / "worker-b.log").start()
+    try:
+        deadline = time.monotonic() + 30
+        status = 0
+        while time.monotonic() < deadline and status != 200:
+            status = _get(f"http://127.0.0.1:{other.port}/expand/{digest}")[0]
+            time.sleep(0.3)
+        assert status == 200, second.log_tail()
+    finally:
+        second.terminate(timeout=30)
+
+
+def test_dlq_replay_republishes_original_bytes(kafka_bootstrap: str, tmp_path: Path) -> None:  # noqa: F811
+    run = Run(kafka_bootstrap, tmp_path)
+    run.create_topics()
+    bad = [s for s in mixed_stream(60, seed=3) if not s.ok][:6]
+    run.produce(bad)
+    worker = run.worker().start()
+    try:
+        first = run.read("dead-letter", idle=20.0, until=time.monotonic() + 40, count=len(bad))
+        assert len(first) == len(bad), worker.log_tail()
+        env = run.env()
+        done = subprocess.run(
+            [*WorkerProcess(env, tmp_path / "x.log").argv[:-1], "dlq", "replay"],
+            env=env,
+            capture_output=True,
+            text=True,
+            timeout=120,
+            check=False,
+        )
+        assert done.returncode == 0, done.stderr
+        assert f"re-published {len(bad)} dead letters" in done.stderr
+        letters = run.read(
+            "dead-letter", idle=20.0, until=time.monotonic() + 40, count=2 * len(bad)
+        )
+    finally:
+        worker.terminate(timeout=30)
+    assert len(letters) == 2 * len(bad)
+    replayed = [r for r in letters if "ctxpress.replay.of" in dict(r.headers)]
+    assert len(replayed) == len(bad)
+    originals = {orjson.loads(r.value).get("original_value") for r in first}
+    assert {orjson.loads(r.value).get("original_value") for r in replayed} == originals
