@@ -76,7 +76,7 @@ _RULES: tuple[tuple[str, re.Pattern[str], tuple[str, ...], bool], ...] = (
         re.compile(
             r"(?i)("
             + _KEYWORD
-            + r"[\w.-]{0,40}\s*[=:]\s*)(?![\"\s\[{])"
+            + r"[\w.-]{0,40}\s*[=:](?![=:])\s*)(?![\"\s\[{])"
             + _VALUE_OK
             + r"[^\s\"',;]{3,2000}"
         ),

@@ -16,9 +16,6 @@ message a ``[[dup:...]]`` back-reference names.
 
 from __future__ import annotations
 
-import importlib
-import re
-from collections.abc import Iterator
 from typing import Any
 
 import orjson
@@ -26,11 +23,11 @@ import pytest
 
 from workers.engines import UnknownEngine, engine_class
 from workers.engines.base import Engine
-from workers.engines.dedup import DUP_MARKER
 from workers.expand import expand_record
 from workers.messages import RESERVED_KEY, parse_record
 from workers.offload import MemoryStore
-from workers.pipeline.facts import SHAPED_KINDS, critical_lines, line_shape
+from workers.pipeline import visibility as visible
+from workers.pipeline.facts import critical_lines
 from workers.pipeline.modes import AGGRESSIVE
 from workers.pipeline.runner import Outcome, Pipeline
 from workers.settings import Settings
@@ -68,58 +65,9 @@ def plain(record: dict[str, Any]) -> dict[str, Any]:
     return {k: v for k, v in record.items() if k != RESERVED_KEY}
 
 
-_SPACE = re.compile(r"\s+")
-
-
-def _decoded_views(text: str) -> Iterator[str]:
-    """The text, and its JSON re-encodings decoded (they need no offload store)."""
-    yield text
-    for marker, module in (("[[json-min:", "jsonminify"), ("[[json-table:", "jsontable")):
-        if marker not in text:
-            continue
-        try:
-            decode = importlib.import_module(f"workers.engines.{module}").decode
-            yield decode(text)
-        except Exception:
-            continue
-
-
 def lost_facts(data: dict[str, Any], outcome: Outcome) -> list[tuple[str, str, str]]:
     """(unit, kind, line) of every critical tool-output line that is no longer visible."""
-    before = parse_record(data).units
-    after = parse_record(plain(outcome.record)).units
-    out_by_uid = {u.uid: u.text for u in after}
-    lost: list[tuple[str, str, str]] = []
-    for a, b in zip(before, after, strict=True):
-        if a.kind != "tool_result":
-            continue
-        critical = critical_lines(a.text, "tool_result", a.command)
-        if not critical:
-            continue
-        views = list(_decoded_views(b.text))
-        for match in DUP_MARKER.finditer(b.text):
-            source = out_by_uid.get(match.group(1))
-            if source is not None:
-                views.extend(_decoded_views(source))
-        shapes: set[str] | None = None
-        compact: list[str] | None = None
-        for kind, line in critical:
-            if any(line in view for view in views):
-                continue
-            if compact is None:
-                compact = [_SPACE.sub("", view) for view in views]
-            squeezed = _SPACE.sub("", line)
-            if squeezed and any(squeezed in view for view in compact):
-                continue  # JSON written compactly: the same tokens, without the layout
-            if kind in SHAPED_KINDS:
-                if shapes is None:
-                    shapes = {
-                        line_shape(x.strip()[:600]) for view in views for x in view.splitlines()
-                    }
-                if line_shape(line) in shapes:
-                    continue
-            lost.append((a.uid, kind, line))
-    return lost
+    return visible.lost_facts(data, outcome.record)
 
 
 @pytest.fixture(scope="module")

@@ -1,0 +1,57 @@
+"""Standard mode on the public corpus: >= 50% of tokens saved, every critical fact visible,
+and ``ctxpress expand --offload DIR`` restores the corpus (up to whitespace normalisation)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import orjson
+
+from tests.conftest import CORPUS
+from workers.cli import main
+from workers.pipeline.visibility import count_facts, lost_facts
+
+
+def _normalised(record: dict[str, object]) -> bytes:
+    """The record with trailing white space and blank-line runs normalised in every string."""
+    from workers.pipeline.gate import _ws_normal
+
+    def walk(value: object) -> object:
+        if isinstance(value, str):
+            return _ws_normal(value)
+        if isinstance(value, list):
+            return [walk(v) for v in value]
+        if isinstance(value, dict):
+            return {k: walk(v) for k, v in value.items()}
+        return value
+
+    return orjson.dumps(walk(record))
+
+
+def test_standard_mode_on_the_corpus(tmp_path: Path) -> None:
+    out, stats, restored, stash = (tmp_path / n for n in ("c.jsonl", "s.jsonl", "r.jsonl", "off"))
+    args = ["compress", "--mode", "standard", "-i", str(CORPUS), "-o", str(out)]
+    assert main([*args, "--stats", str(stats), "--offload", str(stash), "--quiet"]) == 0
+
+    inputs = [orjson.loads(line) for line in CORPUS.read_bytes().splitlines()]
+    outputs = [orjson.loads(line) for line in out.read_bytes().splitlines()]
+    assert len(outputs) == len(inputs) == 54
+
+    rows = [orjson.loads(line) for line in stats.read_bytes().splitlines()]
+    before = sum(r["tokens_before"] for r in rows)
+    after = sum(r["tokens_after"] for r in rows)
+    saved = 100.0 * (before - after) / before
+
+    facts = sum(count_facts(d) for d in inputs)
+    lost = [f for d, o in zip(inputs, outputs, strict=True) for f in lost_facts(d, o)]
+    print(
+        f"standard on the corpus: {before} -> {after} tokens, {saved:.2f}% saved; "
+        f"{facts - len(lost)}/{facts} critical facts visible"
+    )
+    assert lost == []
+    assert facts > 1500
+    assert saved >= 50.0
+
+    assert main(["expand", "--offload", str(stash), "-i", str(out), "-o", str(restored)]) == 0
+    back = [orjson.loads(line) for line in restored.read_bytes().splitlines()]
+    assert [_normalised(r) for r in back] == [_normalised(r) for r in inputs]

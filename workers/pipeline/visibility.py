@@ -1,0 +1,88 @@
+"""Which critical facts of a record's tool outputs are still visible after compression.
+
+The oracle behind the corpus tests and ``ctxpress bench``: for every tool-result
+unit of the input, each critical line (:func:`workers.pipeline.facts.critical_lines`,
+with the unit's command) must be readable in the output unit, in a JSON block
+re-encoded by a lossless engine (decoded without any store), or in the unit a
+dedup back-reference names.  Lines written compactly (JSON without its layout)
+and error lines repeated with other numbers count as visible.
+"""
+
+from __future__ import annotations
+
+import importlib
+import re
+from collections.abc import Iterator
+from typing import Any
+
+from workers.engines.dedup import DUP_MARKER
+from workers.messages import RESERVED_KEY, parse_record
+from workers.pipeline.facts import SHAPED_KINDS, critical_lines, line_shape
+
+__all__ = ["count_facts", "lost_facts"]
+
+_SPACE = re.compile(r"\s+")
+
+
+def _decoded_views(text: str) -> Iterator[str]:
+    """The text, and its JSON re-encodings decoded (they need no offload store)."""
+    yield text
+    for marker, module in (("[[json-min:", "jsonminify"), ("[[json-table:", "jsontable")):
+        if marker not in text:
+            continue
+        try:
+            decode = importlib.import_module(f"workers.engines.{module}").decode
+            yield decode(text)
+        except Exception:  # a view that does not decode is simply not a view
+            continue
+
+
+def _plain(record: dict[str, Any]) -> dict[str, Any]:
+    return {k: v for k, v in record.items() if k != RESERVED_KEY}
+
+
+def lost_facts(data: dict[str, Any], output: dict[str, Any]) -> list[tuple[str, str, str]]:
+    """(unit, kind, line) of every critical tool-output line no longer visible in ``output``."""
+    before = parse_record(_plain(data)).units
+    after = parse_record(_plain(output)).units
+    out_by_uid = {u.uid: u.text for u in after}
+    lost: list[tuple[str, str, str]] = []
+    for a, b in zip(before, after, strict=True):
+        if a.kind != "tool_result":
+            continue
+        critical = critical_lines(a.text, "tool_result", a.command)
+        if not critical:
+            continue
+        views = list(_decoded_views(b.text))
+        for match in DUP_MARKER.finditer(b.text):
+            source = out_by_uid.get(match.group(1))
+            if source is not None:
+                views.extend(_decoded_views(source))
+        shapes: set[str] | None = None
+        compact: list[str] | None = None
+        for kind, line in critical:
+            if any(line in view for view in views):
+                continue
+            if compact is None:
+                compact = [_SPACE.sub("", view) for view in views]
+            squeezed = _SPACE.sub("", line)
+            if squeezed and any(squeezed in view for view in compact):
+                continue  # JSON written compactly: the same tokens, without the layout
+            if kind in SHAPED_KINDS:
+                if shapes is None:
+                    shapes = {
+                        line_shape(x.strip()[:600]) for view in views for x in view.splitlines()
+                    }
+                if line_shape(line) in shapes:
+                    continue
+            lost.append((a.uid, kind, line))
+    return lost
+
+
+def count_facts(data: dict[str, Any]) -> int:
+    """Number of critical tool-output lines of a record."""
+    return sum(
+        len(critical_lines(u.text, "tool_result", u.command))
+        for u in parse_record(_plain(data)).units
+        if u.kind == "tool_result"
+    )
