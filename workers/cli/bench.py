@@ -24,6 +24,7 @@ from workers.messages import InvalidRecord, parse_record
 from workers.offload import MemoryStore
 from workers.pipeline.modes import MODES
 from workers.pipeline.runner import Pipeline
+from workers.pipeline.visibility import count_facts, lost_facts
 from workers.settings import Settings
 from workers.tokens import TokenCounter
 
@@ -86,6 +87,19 @@ def tokenizer_floor_seconds(lines: list[bytes], encoding: str) -> float:
     return time.process_time() - started
 
 
+def _facts(lines: list[bytes], outputs: dict[int, dict[str, Any]]) -> tuple[int, int]:
+    """(critical tool-output facts in the input, how many are no longer visible)."""
+    total = lost = 0
+    for line_no, raw in enumerate(lines, start=1):
+        output = outputs.get(line_no)
+        if output is None:
+            continue
+        data = orjson.loads(raw)
+        total += count_facts(data)
+        lost += len(lost_facts(data, output))
+    return total, lost
+
+
 def bench_mode(lines: list[bytes], mode: str, repeat: int = 1) -> BenchResult:
     pipeline = Pipeline(Settings.from_env(mode=mode))
     # Warm-up: engines compile their patterns on first use; a worker pays that once.
@@ -99,13 +113,17 @@ def bench_mode(lines: list[bytes], mode: str, repeat: int = 1) -> BenchResult:
     for _ in range(repeat):
         pipeline.tokens = TokenCounter(pipeline.settings.encoding)  # cold cache each pass
         summary = Summary()
+        outputs: dict[int, dict[str, Any]] = {}
         for result in compress_lines(lines, pipeline, MemoryStore()):
             summary.add(result)
+            if result.outcome is not None:
+                outputs[result.line_no] = result.outcome.record
         latencies.extend(summary.latencies_ms)
         total_bytes += summary.bytes_in
     seconds = time.perf_counter() - started
     cpu_seconds = time.process_time() - cpu_started
     floor = tokenizer_floor_seconds(lines, pipeline.settings.encoding) * repeat
+    facts, lost = _facts(lines, outputs)
     return BenchResult(
         mode=mode,
         mb_per_s=round(total_bytes / seconds / 1e6, 2),
@@ -120,6 +138,8 @@ def bench_mode(lines: list[bytes], mode: str, repeat: int = 1) -> BenchResult:
         dead_letters=summary.dead_letters,
         rejections=summary.rejections,
         tokenizer_ratio=round(cpu_seconds / floor, 2) if floor else 0.0,
+        facts=facts,
+        facts_visible=facts - lost,
     )
 
 
@@ -138,7 +158,7 @@ def run(args: argparse.Namespace) -> int:
             f"repeat {args.repeat}",
             file=sys.stderr,
         )
-        header = f"{'mode':<11}{'MB/s':>8}{'CPU MB/s':>10}{'rec/s':>9}{'p50 ms':>9}{'p99 ms':>9}{'peak MB':>9}{'saved %':>9}{'x tokenizer':>13}"
+        header = f"{'mode':<11}{'MB/s':>8}{'CPU MB/s':>10}{'rec/s':>9}{'p50 ms':>9}{'p99 ms':>9}{'peak MB':>9}{'saved %':>9}{'facts kept':>16}{'x tokenizer':>13}"
         if not args.json:
             print(header)
         for mode in modes:
@@ -154,7 +174,9 @@ def run(args: argparse.Namespace) -> int:
                     f"{mode:<11}{result['mb_per_s']:>8.2f}{result['cpu_mb_per_s']:>10.2f}"
                     f"{result['records_per_s']:>9.1f}"
                     f"{result['p50_ms']:>9.2f}{result['p99_ms']:>9.2f}{result['peak_rss_mb']:>9.1f}"
-                    f"{result['saved_pct']:>9.2f}{result['tokenizer_ratio']:>13.2f}"
+                    f"{result['saved_pct']:>9.2f}"
+                    f"{str(result['facts_visible']) + '/' + str(result['facts']):>16}"
+                    f"{result['tokenizer_ratio']:>13.2f}"
                 )
         return 0
     except UserError as exc:

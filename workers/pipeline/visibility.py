@@ -37,6 +37,17 @@ def _decoded_views(text: str) -> Iterator[str]:
             continue
 
 
+_JSON_MEMBER = re.compile(r'^("(?:[^"\\]|\\.)+")\s*:\s*(.+?),?$')
+
+
+def _table_cell_visible(key: str, value: str, views: list[str]) -> bool:
+    for view in views:
+        for header in re.finditer(r"\[\[json-table:v1 columns=(\[[^\n]*?\]) rows=", view):
+            if key in header.group(1) and value in view[header.end() :]:
+                return True
+    return False
+
+
 def _plain(record: dict[str, Any]) -> dict[str, Any]:
     return {k: v for k, v in record.items() if k != RESERVED_KEY}
 
@@ -68,6 +79,9 @@ def lost_facts(data: dict[str, Any], output: dict[str, Any]) -> list[tuple[str, 
             squeezed = _SPACE.sub("", line)
             if squeezed and any(squeezed in view for view in compact):
                 continue  # JSON written compactly: the same tokens, without the layout
+            member = _JSON_MEMBER.match(line)
+            if member and _table_cell_visible(member.group(1), member.group(2), views):
+                continue  # a row of a JSON table: the key is its column, the value its cell
             if kind in SHAPED_KINDS:
                 if shapes is None:
                     shapes = {

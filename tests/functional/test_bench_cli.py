@@ -1,0 +1,33 @@
+"""``ctxpress bench`` prints the numbers the README quotes (on the small bundled sample)."""
+
+from __future__ import annotations
+
+import orjson
+import pytest
+
+from tests.conftest import SAMPLE
+from workers.cli import main
+
+
+def test_bench_prints_throughput_latency_memory_savings_and_facts(
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    assert main(["bench", "-i", str(SAMPLE), "--modes", "lossless,standard", "--json"]) == 0
+    rows = [orjson.loads(line) for line in capsys.readouterr().out.splitlines()]
+    assert [r["mode"] for r in rows] == ["lossless", "standard"]
+    for row in rows:
+        assert row["mb_per_s"] > 0 and row["cpu_mb_per_s"] > 0 and row["records_per_s"] > 0
+        assert 0 < row["p50_ms"] <= row["p99_ms"]
+        assert row["peak_rss_mb"] > 10
+        assert row["dead_letters"] == 2  # the sample carries two bad lines on purpose
+        assert row["facts_visible"] == row["facts"] > 0
+        assert row["tokenizer_ratio"] >= 1.0
+    assert rows[1]["saved_pct"] > rows[0]["saved_pct"] > 0
+
+
+def test_bench_rejects_unknown_modes(capsys: pytest.CaptureFixture[str]) -> None:
+    assert main(["bench", "-i", str(SAMPLE), "--modes", "fast"]) == 2
+    assert (
+        "unknown mode 'fast'; valid modes: off, lossless, standard, aggressive"
+        in capsys.readouterr().err
+    )
