@@ -38,12 +38,16 @@ from __future__ import annotations
 
 import json
 import re
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass
 from itertools import accumulate
 from typing import Any
 
 import orjson
+
+from workers.engines.base import EngineContext
+from workers.messages.model import Unit
+from workers.tokens import TokenCounter
 
 __all__ = [
     "ATTRS_PATTERN",
@@ -51,13 +55,17 @@ __all__ = [
     "SCALAR_SPLIT",
     "STRING",
     "Layout",
+    "Rewrite",
     "compact",
+    "decode_markers",
     "doc_spans",
     "dumps",
+    "encode_units",
     "infer_layout",
     "load",
     "loads_orjson",
     "render",
+    "splice_saving",
     "split_top",
 ]
 
@@ -80,6 +88,7 @@ _FENCE_LINE = re.compile(r"^[ \t]*(`{3,}|~{3,})([^\n]*)$", re.M)
 _INFO = re.compile(r"[ \t]*([A-Za-z0-9_.+-]*)")
 _FENCE_INFOS = frozenset({"", "json"})
 _KEYS = (":", ": ", " :", " : ")
+_WS = " \t\r\n"
 _ITEMS = (",", ", ")
 MAX_INDENT = 16
 
@@ -401,3 +410,108 @@ def split_top(text: str) -> list[str]:
 def offsets(parts: list[str]) -> list[int]:
     """End offset of every part (for positions of scalars and segments)."""
     return list(accumulate(map(len, parts)))
+
+
+# -- markers -------------------------------------------------------------------
+
+# ``(start, end, marker, count)``: the document ``text[start:end]`` of a unit's
+# text and the marker that replaces it (``count``: rows of a table, else 1).
+Rewrite = tuple[int, int, str, int]
+
+
+def decode_markers(
+    text: str,
+    opener: str,
+    closer: str,
+    header: re.Pattern[str],
+    restore: Callable[[re.Match[str], str], str | None],
+) -> str:
+    """Replace every marker (``header``, body, ``closer``) by ``restore(header, body)``.
+
+    A marker whose header does not match or whose body ``restore`` rejects
+    (None) stays as text; after a header without ``closer`` nothing more is
+    decoded.
+    """
+    pos = text.find(opener)
+    if pos < 0:
+        return text
+    out: list[str] = []
+    cursor = 0
+    while pos >= 0:
+        m = header.match(text, pos)
+        if m is not None:
+            end = text.find(closer, m.end())
+            if end < 0:
+                break  # no end marker after this point: nothing more to decode
+            restored = restore(m, text[m.end() : end])
+            if restored is not None:
+                out.append(text[cursor:pos])
+                out.append(restored)
+                cursor = end + len(closer)
+                pos = text.find(opener, cursor)
+                continue
+        pos = text.find(opener, pos + 1)
+    out.append(text[cursor:])
+    return "".join(out)
+
+
+def splice_saving(
+    text: str, found: Sequence[Rewrite], tokens: TokenCounter
+) -> tuple[str, list[Rewrite]] | None:
+    """``text`` with the markers of ``found`` (in text order) that save tokens, and those.
+
+    A single marker standing for the whole text (whitespace around it aside)
+    is kept when the whole new text counts fewer tokens; otherwise each
+    marker is kept when it counts fewer tokens than its document.  None when
+    nothing is kept.
+    """
+    if not found:
+        return None
+    if (
+        len(found) == 1
+        and not text[: found[0][0]].strip(_WS)
+        and not text[found[0][1] :].strip(_WS)
+    ):
+        start, end, marker, _ = found[0]
+        new = text[:start] + marker + text[end:]
+        if tokens.count(new) >= tokens.count(text):
+            return None
+        return new, [found[0]]
+    kept = [f for f in found if tokens.count(f[2]) < tokens.count(text[f[0] : f[1]])]
+    if not kept:
+        return None
+    pieces: list[str] = []
+    cursor = 0
+    for start, end, marker, _ in kept:
+        pieces.append(text[cursor:start])
+        pieces.append(marker)
+        cursor = end
+    pieces.append(text[cursor:])
+    return "".join(pieces), kept
+
+
+def encode_units(
+    units: Sequence[Unit],
+    ctx: EngineContext,
+    encode: Callable[[str, bool, EngineContext], tuple[str, list[Rewrite]] | None],
+    min_chars: int = 0,
+) -> tuple[list[str], list[Rewrite]]:
+    """New texts of ``units`` (``encode(text, whole_text_is_json, ctx)`` where it applies)
+    and every rewrite made.
+
+    Frozen units, texts shorter than ``min_chars`` and texts without a bracket
+    are left as they are.
+    """
+    texts: list[str] = []
+    rewrites: list[Rewrite] = []
+    for unit in units:
+        text = unit.text
+        new = None
+        if not unit.frozen and len(text) >= min_chars and ("[" in text or "{" in text):
+            new = encode(text, unit.kind == "tool_result", ctx)
+        if new is None:
+            texts.append(text)
+            continue
+        texts.append(new[0])
+        rewrites.extend(new[1])
+    return texts, rewrites

@@ -29,11 +29,15 @@ from typing import Any
 from workers.engines._jsonlayout import (
     ATTRS_PATTERN,
     Layout,
+    Rewrite,
     compact,
+    decode_markers,
     doc_spans,
+    encode_units,
     infer_layout,
     load,
     render,
+    splice_saving,
 )
 from workers.engines.base import Engine, EngineContext, EngineOutput
 from workers.messages.model import Unit
@@ -45,7 +49,6 @@ _OPEN = "[[json-min:v1"
 _CLOSE = "[[/json-min]]"
 MIN_HEADER = re.compile(r"\[\[json-min:v1" + ATTRS_PATTERN + r"\]\]")
 _OWN_LITERAL = re.compile(r"\[\[/?json-min[:\]]")
-_WS = " \t\r\n"
 
 
 class JsonMinifyEngine(Engine):
@@ -53,22 +56,12 @@ class JsonMinifyEngine(Engine):
     lossless = True
 
     def apply(self, units: Sequence[Unit], ctx: EngineContext) -> EngineOutput:
-        texts: list[str] = []
-        documents = chars_saved = 0
-        for unit in units:
-            text = unit.text
-            new = None
-            if not unit.frozen and len(text) >= MIN_CHARS and ("[" in text or "{" in text):
-                new = _encode_unit(text, unit.kind == "tool_result", ctx)
-            if new is None:
-                texts.append(text)
-                continue
-            texts.append(new[0])
-            documents += new[1]
-            chars_saved += len(text) - len(new[0])
-        details: dict[str, Any] = (
-            {"documents": documents, "chars_saved": chars_saved} if documents else {}
-        )
+        texts, rewrites = encode_units(units, ctx, _encode_unit, MIN_CHARS)
+        details: dict[str, Any] = {}
+        if rewrites:
+            # each marker replaced its document: the characters saved add up per marker
+            saved = sum(end - start - len(marker) for start, end, marker, _ in rewrites)
+            details = {"documents": len(rewrites), "chars_saved": saved}
         return EngineOutput(texts=texts, details=details)
 
     def decode(self, text: str, originals: Mapping[str, str]) -> str:
@@ -80,27 +73,7 @@ def decode(text: str) -> str:
 
     Text that only looks like a marker (bad header, no end, no JSON) stays as it is.
     """
-    pos = text.find(_OPEN)
-    if pos < 0:
-        return text
-    out: list[str] = []
-    cursor = 0
-    while pos >= 0:
-        m = MIN_HEADER.match(text, pos)
-        if m is not None:
-            end = text.find(_CLOSE, m.end())
-            if end < 0:
-                break  # no end marker after this point: nothing more to decode
-            restored = _restore(m, text[m.end() : end])
-            if restored is not None:
-                out.append(text[cursor:pos])
-                out.append(restored)
-                cursor = end + len(_CLOSE)
-                pos = text.find(_OPEN, cursor)
-                continue
-        pos = text.find(_OPEN, pos + 1)
-    out.append(text[cursor:])
-    return "".join(out)
+    return decode_markers(text, _OPEN, _CLOSE, MIN_HEADER, _restore)
 
 
 def _restore(header: re.Match[str], payload: str) -> str | None:
@@ -132,36 +105,13 @@ def encode_document(text: str, start: int, end: int) -> str | None:
     return marker
 
 
-def _encode_unit(text: str, whole: bool, ctx: EngineContext) -> tuple[str, int] | None:
+def _encode_unit(text: str, whole: bool, ctx: EngineContext) -> tuple[str, list[Rewrite]] | None:
     spans = list(doc_spans(text, whole))
     if not spans or _OWN_LITERAL.search(text):
         return None
-    found: list[tuple[int, int, str]] = []
+    found: list[Rewrite] = []
     for start, end in spans:
         marker = encode_document(text, start, end)
         if marker is not None:
-            found.append((start, end, marker))
-    if not found:
-        return None
-    tokens = ctx.tokens
-    if (
-        len(found) == 1
-        and not text[: found[0][0]].strip(_WS)
-        and not text[found[0][1] :].strip(_WS)
-    ):
-        start, end, marker = found[0]
-        new = text[:start] + marker + text[end:]
-        if tokens.count(new) >= tokens.count(text):
-            return None
-        return new, 1
-    kept = [f for f in found if tokens.count(f[2]) < tokens.count(text[f[0] : f[1]])]
-    if not kept:
-        return None
-    pieces: list[str] = []
-    cursor = 0
-    for start, end, marker in kept:
-        pieces.append(text[cursor:start])
-        pieces.append(marker)
-        cursor = end
-    pieces.append(text[cursor:])
-    return "".join(pieces), len(kept)
+            found.append((start, end, marker, 1))
+    return splice_saving(text, found, ctx.tokens)

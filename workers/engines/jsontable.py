@@ -40,12 +40,16 @@ from workers.engines._jsonlayout import (
     SCALAR_FIND,
     SCALAR_SPLIT,
     Layout,
+    Rewrite,
+    decode_markers,
     doc_spans,
+    encode_units,
     infer_layout,
     load,
     loads_orjson,
     offsets,
     render,
+    splice_saving,
     split_top,
 )
 from workers.engines.base import Engine, EngineContext, EngineOutput
@@ -74,20 +78,10 @@ class JsonTableEngine(Engine):
     lossless = True
 
     def apply(self, units: Sequence[Unit], ctx: EngineContext) -> EngineOutput:
-        texts: list[str] = []
-        tables = rows = 0
-        for unit in units:
-            text = unit.text
-            new = None
-            if not unit.frozen and ("[" in text or "{" in text):
-                new = _encode_unit(text, unit.kind == "tool_result", ctx)
-            if new is None:
-                texts.append(text)
-                continue
-            texts.append(new[0])
-            tables += new[1]
-            rows += new[2]
-        details: dict[str, Any] = {"tables": tables, "rows": rows} if tables else {}
+        texts, rewrites = encode_units(units, ctx, _encode_unit)
+        details: dict[str, Any] = {}
+        if rewrites:
+            details = {"tables": len(rewrites), "rows": sum(r[3] for r in rewrites)}
         return EngineOutput(texts=texts, details=details)
 
     def decode(self, text: str, originals: Mapping[str, str]) -> str:
@@ -102,27 +96,7 @@ def decode(text: str) -> str:
 
     Text that only looks like a marker (bad header, rows or end) stays as it is.
     """
-    pos = text.find(_OPEN)
-    if pos < 0:
-        return text
-    out: list[str] = []
-    cursor = 0
-    while pos >= 0:
-        m = TABLE_HEADER.match(text, pos)
-        if m is not None:
-            end = text.find(_CLOSE, m.end())
-            if end < 0:
-                break  # no end marker after this point: nothing more to decode
-            restored = _restore(m, text[m.end() : end])
-            if restored is not None:
-                out.append(text[cursor:pos])
-                out.append(restored)
-                cursor = end + len(_CLOSE)
-                pos = text.find(_OPEN, cursor)
-                continue
-        pos = text.find(_OPEN, pos + 1)
-    out.append(text[cursor:])
-    return "".join(out)
+    return decode_markers(text, _OPEN, _CLOSE, TABLE_HEADER, _restore)
 
 
 def _restore(header: re.Match[str], block: str) -> str | None:
@@ -349,11 +323,11 @@ def encode_table(
     return marker, nrows
 
 
-def _encode_unit(text: str, whole: bool, ctx: EngineContext) -> tuple[str, int, int] | None:
+def _encode_unit(text: str, whole: bool, ctx: EngineContext) -> tuple[str, list[Rewrite]] | None:
     spans = list(doc_spans(text, whole))
     if not spans or _LITERAL.search(text):
         return None
-    found: list[tuple[int, int, str, int]] = []
+    found: list[Rewrite] = []
     for ds, de in spans:
         if de - ds < MIN_CHARS:
             continue
@@ -364,27 +338,4 @@ def _encode_unit(text: str, whole: bool, ctx: EngineContext) -> tuple[str, int, 
             encoded = encode_table(text, start, end, table, scalars)
             if encoded is not None:
                 found.append((start, end, encoded[0], encoded[1]))
-    if not found:
-        return None
-    tokens = ctx.tokens
-    if (
-        len(found) == 1
-        and not text[: found[0][0]].strip(_WS)
-        and not text[found[0][1] :].strip(_WS)
-    ):
-        start, end, marker, nrows = found[0]
-        new = text[:start] + marker + text[end:]
-        if tokens.count(new) >= tokens.count(text):
-            return None
-        return new, 1, nrows
-    kept = [f for f in found if tokens.count(f[2]) < tokens.count(text[f[0] : f[1]])]
-    if not kept:
-        return None
-    pieces: list[str] = []
-    cursor = 0
-    for start, end, marker, _ in kept:
-        pieces.append(text[cursor:start])
-        pieces.append(marker)
-        cursor = end
-    pieces.append(text[cursor:])
-    return "".join(pieces), len(kept), sum(f[3] for f in kept)
+    return splice_saving(text, found, ctx.tokens)
