@@ -6,7 +6,10 @@ from pathlib import Path
 
 import pytest
 
-from workers.tokens import TokenCounter
+# the shared engine checks assert inside the package: show their operands too
+pytest.register_assert_rewrite("workers.testing")
+
+from workers.tokens import TokenCounter  # noqa: E402
 
 REPO = Path(__file__).resolve().parents[1]
 CORPUS = REPO.parent / "shared" / "corpus" / "public.jsonl"

@@ -17,7 +17,6 @@ import time
 from dataclasses import dataclass
 from typing import Any
 
-import orjson
 import pytest
 from hypothesis import HealthCheck, event, given, settings
 from hypothesis import strategies as st
@@ -25,8 +24,7 @@ from hypothesis.control import currently_in_test_context
 
 from workers.engines import jsonminify, jsontable
 from workers.engines.base import EngineContext
-from workers.messages import parse_record
-from workers.messages.model import Unit
+from workers.testing import corpus_units, lossless_round_trip, make_unit, with_texts
 from workers.tokens import TokenCounter
 
 COUNTER = TokenCounter()
@@ -243,20 +241,13 @@ def table_documents(draw: st.DrawFn) -> Any:
     return {"a": table, "b": [], "c": draw(tables())}
 
 
-def unit(text: str, kind: str = "tool_result") -> Unit:
-    role = "tool" if kind == "tool_result" else "assistant"
-    return Unit(uid="m1", index=1, role=role, kind=kind, text=text, path=("messages", 1, "content"))
-
-
 def check_round_trip(text: str, kind: str = "tool_result") -> tuple[str, str]:
     """Both engines alone and chained; returns (after jsontable, after both)."""
-    after_table = TABLE.apply([unit(text, kind)], CTX).texts[0]
+    after_table = lossless_round_trip(TABLE, text, CTX, kind)
     assert jsontable.decode(after_table) == text
-    assert TABLE.decode(after_table, {}) == text
-    after_min = MINIFY.apply([unit(text, kind)], CTX).texts[0]
+    after_min = lossless_round_trip(MINIFY, text, CTX, kind)
     assert jsonminify.decode(after_min) == text
-    both = MINIFY.apply([unit(after_table, kind)], CTX).texts[0]
-    assert MINIFY.decode(both, {}) == after_table
+    both = lossless_round_trip(MINIFY, after_table, CTX, kind)
     assert jsontable.decode(jsonminify.decode(both)) == text
     if currently_in_test_context():
         event(f"jsontable {'applied' if after_table != text else 'skipped'}")
@@ -387,14 +378,9 @@ def test_corpus_round_trip(corpus_lines: list[bytes], capsys: pytest.CaptureFixt
     """Every unit of the corpus survives; prints the tokens each engine saves (cl100k)."""
     before = after_table = after_both = 0
     tables = rows = documents = 0
-    for line in corpus_lines:
-        units = parse_record(orjson.loads(line)).units
+    for units in corpus_units(corpus_lines):
         out1 = TABLE.apply(units, CTX)
-        chained = [
-            Unit(u.uid, u.index, u.role, u.kind, t, u.path, u.frozen)
-            for u, t in zip(units, out1.texts, strict=True)
-        ]
-        out2 = MINIFY.apply(chained, CTX)
+        out2 = MINIFY.apply(with_texts(units, out1.texts), CTX)
         tables += out1.details.get("tables", 0)
         rows += out1.details.get("rows", 0)
         documents += out2.details.get("documents", 0)
@@ -431,8 +417,8 @@ def test_pathological_texts_take_linear_time() -> None:
     for text in texts:
         started = time.perf_counter()
         for kind in ("text", "tool_result"):
-            TABLE.apply([unit(text, kind)], CTX)
-            MINIFY.apply([unit(text, kind)], CTX)
+            TABLE.apply([make_unit(1, text, kind=kind)], CTX)
+            MINIFY.apply([make_unit(1, text, kind=kind)], CTX)
         assert jsontable.decode(text) == text
         assert jsonminify.decode(text) == text
         assert time.perf_counter() - started < 5.0
@@ -442,7 +428,7 @@ def test_fence_pairing() -> None:
     rows = json.dumps([{"id": i, "name": f"n{i}"} for i in range(8)], indent=2)
     # a ```` block is not closed by ```; the JSON inside it is not fenced JSON
     nested = f"````\n```\n{rows}\n```\n````\n"
-    assert TABLE.apply([unit(nested, "text")], CTX).texts[0] == nested
+    assert TABLE.apply([make_unit(1, nested, kind="text")], CTX).texts[0] == nested
     # a longer closing fence closes; an info string after the closer does not
     longer = f"```json\n{rows}\n`````\n"
     assert "[[json-table:v1 " in check_round_trip(longer, "text")[0]

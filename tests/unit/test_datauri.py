@@ -5,15 +5,11 @@ from __future__ import annotations
 import base64
 import time
 
-import orjson
-
 from workers.engines.base import EngineContext
 from workers.engines.datauri import DataUriEngine, stash_data_uris
-from workers.expand import expand_offload
-from workers.messages import parse_record
 from workers.messages.model import Unit
-from workers.offload import MemoryStore, stash_key
-from workers.pipeline.gate import check_lossy
+from workers.offload import stash_key
+from workers.testing import check_corpus_changes, expanded, make_unit
 from workers.tokens import TokenCounter
 
 CTX = EngineContext(tokens=TokenCounter())
@@ -21,21 +17,7 @@ PNG = "data:image/png;base64," + base64.b64encode(bytes(range(256)) * 3).decode(
 
 
 def unit(i: int, text: str, frozen: bool = False) -> Unit:
-    return Unit(
-        uid=f"m{i}",
-        index=i,
-        role="user",
-        kind="text",
-        text=text,
-        path=("messages", i, "content"),
-        frozen=frozen,
-    )
-
-
-def expanded(text: str, stash: dict[str, str]) -> str:
-    store = MemoryStore()
-    store.put_many(stash)
-    return expand_offload(text, store, [])
+    return make_unit(i, text, kind="text", role="user", frozen=frozen)
 
 
 def test_uri_in_html_is_stashed_with_mime_and_size() -> None:
@@ -87,22 +69,5 @@ def test_hostile_input_is_linear() -> None:
 
 
 def test_corpus_every_change_expands_back_and_passes_the_gate(corpus_lines: list[bytes]) -> None:
-    engine = DataUriEngine()
-    changed = 0
-    for line in corpus_lines:
-        units = parse_record(orjson.loads(line)).units
-        for variant in (list(units),):
-            out = engine.apply(variant, CTX)
-            assert len(out.texts) == len(variant)
-            store = MemoryStore()
-            store.put_many(out.stash)
-            backrefs = out.details.get("_backrefs", {})
-            for i, (u, new) in enumerate(zip(variant, out.texts, strict=True)):
-                if new == u.text:
-                    continue
-                changed += 1
-                assert u.frozen is False
-                assert expand_offload(new, store, []) == u.text
-                refs = [out.texts[j] for j in backrefs.get(i, [])]
-                assert check_lossy(u.text, new, u.kind, out.stash, refs, u.command) == []
+    check_corpus_changes(DataUriEngine(), corpus_lines, CTX)
     # (the public corpus holds no file reads or data URIs: this run guards against crashes)

@@ -8,7 +8,7 @@ from typing import Any
 from workers.engines import engine_class, jsontable
 from workers.engines.base import EngineContext
 from workers.engines.jsonminify import JsonMinifyEngine, decode
-from workers.messages.model import Unit
+from workers.testing import lossless_round_trip, make_unit
 from workers.tokens import TokenCounter
 
 CTX = EngineContext(tokens=TokenCounter())
@@ -30,23 +30,9 @@ COMPACT = (
 )
 
 
-def unit(text: str, kind: str = "tool_result", frozen: bool = False) -> Unit:
-    role = "tool" if kind == "tool_result" else "assistant"
-    return Unit(
-        uid="m1",
-        index=1,
-        role=role,
-        kind=kind,
-        text=text,
-        path=("messages", 1, "content"),
-        frozen=frozen,
-    )
-
-
 def run(text: str, kind: str = "tool_result") -> str:
-    out = ENGINE.apply([unit(text, kind)], CTX).texts[0]
+    out = lossless_round_trip(ENGINE, text, CTX, kind)
     assert decode(out) == text
-    assert ENGINE.decode(out, {}) == text
     return out
 
 
@@ -59,7 +45,7 @@ def test_registered() -> None:
 def test_indent_2() -> None:
     text = json.dumps(DOC, indent=2) + "\n"
     assert run(text) == f"[[json-min:v1 indent=2]]{COMPACT}[[/json-min]]\n"
-    details = ENGINE.apply([unit(text)], CTX).details
+    details = ENGINE.apply([make_unit(1, text)], CTX).details
     assert details == {"documents": 1, "chars_saved": len(text) - len(run(text))}
 
 
@@ -134,16 +120,16 @@ def test_irregular_whitespace_left_alone() -> None:
 def test_texts_with_table_markers_or_own_markers_skipped() -> None:
     rows = [{"id": i, "name": f"host-{i}"} for i in range(10)]
     text = json.dumps({"doc": DOC, "rows": rows}, indent=2)
-    tabled = jsontable.JsonTableEngine().apply([unit(text)], CTX).texts[0]
+    tabled = jsontable.JsonTableEngine().apply([make_unit(1, text)], CTX).texts[0]
     assert "[[json-table:v1 " in tabled
-    assert ENGINE.apply([unit(tabled)], CTX).texts[0] == tabled
+    assert ENGINE.apply([make_unit(1, tabled)], CTX).texts[0] == tabled
     literal = "[[json-min:v1]]\n```json\n" + json.dumps(DOC, indent=2) + "\n```"
-    assert ENGINE.apply([unit(literal, "text")], CTX).texts[0] == literal
+    assert ENGINE.apply([make_unit(1, literal, kind="text")], CTX).texts[0] == literal
 
 
 def test_frozen_and_deep_or_broken_input_untouched() -> None:
     text = json.dumps(DOC, indent=2)
-    assert ENGINE.apply([unit(text, frozen=True)], CTX).texts[0] == text
+    assert ENGINE.apply([make_unit(1, text, frozen=True)], CTX).texts[0] == text
     deep = '{"a":' * 100_000 + "1" + "}" * 100_000
     assert run(deep) == deep
     assert run(text[:-1]) == text[:-1]

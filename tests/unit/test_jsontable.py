@@ -7,7 +7,7 @@ import json
 from workers.engines import engine_class
 from workers.engines.base import EngineContext
 from workers.engines.jsontable import JsonTableEngine, decode
-from workers.messages.model import Unit
+from workers.testing import lossless_round_trip, make_unit
 from workers.tokens import TokenCounter
 
 CTX = EngineContext(tokens=TokenCounter())
@@ -21,23 +21,9 @@ BODY = (
 COLUMNS = 'columns=["id","name","up"] rows=8'
 
 
-def unit(text: str, kind: str = "tool_result", frozen: bool = False) -> Unit:
-    role = "tool" if kind == "tool_result" else "assistant"
-    return Unit(
-        uid="m1",
-        index=1,
-        role=role,
-        kind=kind,
-        text=text,
-        path=("messages", 1, "content"),
-        frozen=frozen,
-    )
-
-
 def run(text: str, kind: str = "tool_result") -> str:
-    out = ENGINE.apply([unit(text, kind)], CTX).texts[0]
+    out = lossless_round_trip(ENGINE, text, CTX, kind)
     assert decode(out) == text
-    assert ENGINE.decode(out, {}) == text
     return out
 
 
@@ -89,7 +75,7 @@ def test_two_tables_in_one_document() -> None:
         '[[json-table:v1 columns=["k","n"] rows=9 indent=2 depth=2]]\n["v0",[0,{"x":null}]]\n'
         in out
     )
-    details = ENGINE.apply([unit(text)], CTX).details
+    details = ENGINE.apply([make_unit(1, text)], CTX).details
     assert details == {"tables": 2, "rows": 17}
 
 
@@ -143,14 +129,14 @@ def test_short_arrays_and_scalars_left_alone() -> None:
 
 def test_whole_text_json_only_in_tool_results() -> None:
     text = json.dumps(ROWS, indent=2)
-    assert ENGINE.apply([unit(text, kind="text")], CTX).texts[0] == text
+    assert ENGINE.apply([make_unit(1, text, kind="text")], CTX).texts[0] == text
 
 
 def test_frozen_units_and_marker_literals_untouched() -> None:
     text = json.dumps(ROWS, indent=2)
-    assert ENGINE.apply([unit(text, frozen=True)], CTX).texts[0] == text
+    assert ENGINE.apply([make_unit(1, text, frozen=True)], CTX).texts[0] == text
     literal = "see [[json-table:v1 columns=[] rows=0]]\n```json\n" + text + "\n```"
-    assert ENGINE.apply([unit(literal)], CTX).texts[0] == literal
+    assert ENGINE.apply([make_unit(1, literal)], CTX).texts[0] == literal
 
 
 def test_invalid_json_and_deep_nesting_left_alone() -> None:

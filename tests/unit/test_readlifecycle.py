@@ -5,19 +5,17 @@ from __future__ import annotations
 import json
 import re
 
-import orjson
 import pytest
 
 from workers.engines import resolve
 from workers.engines.base import EngineContext
 from workers.engines.readlifecycle import Access, Read, ReadLifecycleEngine, covers, parse_access
-from workers.expand import expand_offload, expand_record
-from workers.messages import parse_record
+from workers.expand import expand_record
 from workers.messages.model import Unit
 from workers.offload import MemoryStore
-from workers.pipeline.gate import check_lossy
 from workers.pipeline.runner import Pipeline
 from workers.settings import Settings
+from workers.testing import check_corpus_changes, expanded, make_unit
 from workers.tokens import TokenCounter
 
 CTX = EngineContext(tokens=TokenCounter())
@@ -26,16 +24,7 @@ MARKER = re.compile(r"… [^\n]* <<cx:[0-9a-f]{16}>>")
 
 
 def tool(i: int, text: str, command: str, tool_name: str = "bash") -> Unit:
-    return Unit(
-        uid=f"m{i}",
-        index=i,
-        role="tool",
-        kind="tool_result",
-        text=text,
-        path=("messages", i, "content"),
-        command=command,
-        tool_name=tool_name,
-    )
+    return make_unit(i, text, command=command, tool_name=tool_name)
 
 
 def user(i: int, text: str) -> Unit:
@@ -129,12 +118,6 @@ def run(units: list[Unit]) -> tuple[list[str], dict[str, object], dict[str, str]
     return out.texts, out.details, out.stash
 
 
-def restored(text: str, stash: dict[str, str]) -> str:
-    store = MemoryStore()
-    store.put_many(stash)
-    return expand_offload(text, store, [])
-
-
 def test_later_full_read_supersedes_and_expand_restores() -> None:
     newer = BODY + "\ndef g():\n    pass"
     units = [tool(1, BODY, "cat src/app.py"), user(2, "ok"), tool(3, newer, "cat src/app.py")]
@@ -146,14 +129,14 @@ def test_later_full_read_supersedes_and_expand_restores() -> None:
         newer,
     ]
     assert details == {"reads_superseded": 1, "_backrefs": {0: [2]}}
-    assert restored(texts[0], stash) == BODY
+    assert expanded(texts[0], stash) == BODY
 
 
 def test_head_is_superseded_by_a_wider_read_but_not_the_reverse() -> None:
     units = [tool(1, head(50), "head -n 50 a.py"), tool(2, BODY, "cat a.py")]
     texts, _, stash = run(units)
     assert texts[0].startswith("… superseded read of a.py (50 lines); newer copy in message 2")
-    assert restored(texts[0], stash) == head(50)
+    assert expanded(texts[0], stash) == head(50)
     units = [tool(1, BODY, "cat a.py"), tool(2, head(50), "head -n 50 a.py")]
     assert run(units)[0] == [BODY, head(50)]
 
@@ -177,7 +160,7 @@ def test_later_write_makes_a_read_stale() -> None:
         "… stale read of src/app.py (80 lines); the file was changed in message 2 <<cx:"
     )
     assert details["stale_reads"] == 1
-    assert restored(texts[0], stash) == BODY
+    assert expanded(texts[0], stash) == BODY
 
 
 def test_newer_copy_that_is_a_dedup_marker_does_not_supersede() -> None:
@@ -213,24 +196,7 @@ def test_critical_lines_missing_from_the_newer_copy_keep_the_old_read() -> None:
 
 
 def test_corpus_every_change_expands_back_and_passes_the_gate(corpus_lines: list[bytes]) -> None:
-    engine = ReadLifecycleEngine()
-    changed = 0
-    for line in corpus_lines:
-        units = parse_record(orjson.loads(line)).units
-        for variant in (list(units),):
-            out = engine.apply(variant, CTX)
-            assert len(out.texts) == len(variant)
-            store = MemoryStore()
-            store.put_many(out.stash)
-            backrefs = out.details.get("_backrefs", {})
-            for i, (u, new) in enumerate(zip(variant, out.texts, strict=True)):
-                if new == u.text:
-                    continue
-                changed += 1
-                assert u.frozen is False
-                assert expand_offload(new, store, []) == u.text
-                refs = [out.texts[j] for j in backrefs.get(i, [])]
-                assert check_lossy(u.text, new, u.kind, out.stash, refs, u.command) == []
+    check_corpus_changes(ReadLifecycleEngine(), corpus_lines, CTX)
     # (the public corpus holds no file reads or data URIs: this run guards against crashes)
 
 

@@ -6,15 +6,10 @@ import json
 import re
 from typing import Any
 
-import orjson
-
 from workers.engines.base import EngineContext
 from workers.engines.smartcrush import SmartCrushEngine, crush_text
-from workers.expand import expand_offload
-from workers.messages import parse_record
 from workers.messages.model import Unit
-from workers.offload import MemoryStore
-from workers.pipeline.gate import check_lossy
+from workers.testing import check_corpus_changes, expanded, make_unit
 from workers.tokens import TokenCounter
 
 CTX = EngineContext(tokens=TokenCounter())
@@ -22,23 +17,7 @@ OMITTED = re.compile(r"… (\d+) of (\d+) (?:items|rows) omitted <<cx:[0-9a-f]{1
 
 
 def tool(i: int, text: str, command: str | None = "curl -s api/items", **kw: Any) -> Unit:
-    return Unit(
-        uid=f"m{i}",
-        index=i,
-        role="tool",
-        kind="tool_result",
-        text=text,
-        path=("messages", i, "content"),
-        command=command,
-        tool_name="bash",
-        **kw,
-    )
-
-
-def expanded(text: str, stash: dict[str, str]) -> str:
-    store = MemoryStore()
-    store.put_many(stash)
-    return expand_offload(text, store, [])
+    return make_unit(i, text, command=command, tool_name="bash", **kw)
 
 
 def items(n: int = 200) -> list[dict[str, Any]]:
@@ -169,38 +148,5 @@ def test_error_item_deep_in_a_minified_line_is_kept() -> None:
     assert json.dumps(data[333], separators=(",", ":")) in result.text
 
 
-def _lossless_chain(units: list[Unit]) -> list[Unit]:
-    """Units as the lossless engines leave them (an engine that raises is skipped)."""
-    from dataclasses import replace
-
-    from workers.engines import resolve
-
-    for engine in resolve(("dedup", "jsontable", "jsonminify")):
-        try:
-            out = engine.apply(units, CTX)
-        except Exception:
-            continue
-        units = [replace(u, text=t) for u, t in zip(units, out.texts, strict=True)]
-    return units
-
-
 def test_corpus_every_change_expands_back_and_passes_the_gate(corpus_lines: list[bytes]) -> None:
-    engine = SmartCrushEngine()
-    changed = 0
-    for line in corpus_lines:
-        units = parse_record(orjson.loads(line)).units
-        for variant in (list(units), _lossless_chain(list(units))):
-            out = engine.apply(variant, CTX)
-            assert len(out.texts) == len(variant)
-            store = MemoryStore()
-            store.put_many(out.stash)
-            backrefs = out.details.get("_backrefs", {})
-            for i, (u, new) in enumerate(zip(variant, out.texts, strict=True)):
-                if new == u.text:
-                    continue
-                changed += 1
-                assert u.frozen is False
-                assert expand_offload(new, store, []) == u.text
-                refs = [out.texts[j] for j in backrefs.get(i, [])]
-                assert check_lossy(u.text, new, u.kind, out.stash, refs, u.command) == []
-    assert changed
+    assert check_corpus_changes(SmartCrushEngine(), corpus_lines, CTX, chained=True)

@@ -5,8 +5,6 @@ from __future__ import annotations
 import json
 from typing import Any
 
-import orjson
-
 from workers.engines.base import EngineContext
 from workers.engines.structured import (
     VIEW_HEADER,
@@ -14,11 +12,7 @@ from workers.engines.structured import (
     decode,
     structured_view,
 )
-from workers.expand import expand_offload
-from workers.messages import parse_record
-from workers.messages.model import Unit
-from workers.offload import MemoryStore
-from workers.pipeline.gate import check_lossy
+from workers.testing import check_corpus_changes, expanded, make_unit
 from workers.tokens import TokenCounter
 
 COUNTER = TokenCounter()
@@ -35,9 +29,7 @@ def records(n: int = 12) -> list[dict[str, Any]]:
 
 
 def restored(text: str, stash: dict[str, str]) -> str:
-    store = MemoryStore()
-    store.put_many(stash)
-    return decode(expand_offload(text, store, []))
+    return decode(expanded(text, stash))
 
 
 def view(
@@ -162,26 +154,14 @@ def test_decode_is_a_passthrough_without_a_view() -> None:
         assert decode(text) == text
 
 
-def unit(i: int, text: str, **kw: Any) -> Unit:
-    return Unit(
-        uid=f"m{i}",
-        index=i,
-        role="tool",
-        kind="tool_result",
-        text=text,
-        path=("messages", i, "content"),
-        **kw,
-    )
-
-
 def test_engine_skips_frozen_reads_short_and_marked_texts() -> None:
     text = json.dumps(records(), indent=2)
     units = [
-        unit(1, text, frozen=True),
-        unit(2, text, command="cat data.json", tool_name="bash"),
-        unit(3, '{"a": 1}'),
-        unit(4, text + "\n… 3 lines omitted <<cx:0123456789abcdef>>"),
-        unit(5, text, command="curl -s api", tool_name="bash"),
+        make_unit(1, text, frozen=True),
+        make_unit(2, text, command="cat data.json", tool_name="bash"),
+        make_unit(3, '{"a": 1}'),
+        make_unit(4, text + "\n… 3 lines omitted <<cx:0123456789abcdef>>"),
+        make_unit(5, text, command="curl -s api", tool_name="bash"),
     ]
     out = StructuredEngine().apply(units, STRICT)
     assert out.texts[:4] == [u.text for u in units[:4]]
@@ -193,41 +173,9 @@ def test_engine_skips_frozen_reads_short_and_marked_texts() -> None:
     assert restored(out.texts[4], out.stash) == text
 
 
-def _lossless_chain(units: list[Unit]) -> list[Unit]:
-    """Units as the lossless engines leave them (an engine that raises is skipped)."""
-    from dataclasses import replace
-
-    from workers.engines import resolve
-
-    for engine in resolve(("dedup", "jsontable", "jsonminify")):
-        try:
-            out = engine.apply(units, STRICT)
-        except Exception:
-            continue
-        units = [replace(u, text=t) for u, t in zip(units, out.texts, strict=True)]
-    return units
-
-
 def test_corpus_every_change_expands_back_and_passes_the_gate(corpus_lines: list[bytes]) -> None:
     engine = StructuredEngine()
-    changed = 0
-    for line in corpus_lines:
-        units = parse_record(orjson.loads(line)).units
-        for variant in (list(units), _lossless_chain(list(units))):
-            out = engine.apply(variant, STRICT)
-            assert len(out.texts) == len(variant)
-            store = MemoryStore()
-            store.put_many(out.stash)
-            backrefs = out.details.get("_backrefs", {})
-            for i, (u, new) in enumerate(zip(variant, out.texts, strict=True)):
-                if new == u.text:
-                    continue
-                changed += 1
-                assert u.frozen is False
-                assert decode(expand_offload(new, store, [])) == u.text
-                refs = [out.texts[j] for j in backrefs.get(i, [])]
-                assert check_lossy(u.text, new, u.kind, out.stash, refs, u.command) == []
-    assert changed
+    assert check_corpus_changes(engine, corpus_lines, STRICT, chained=True, decode=decode)
 
 
 def test_whole_text_json_min_block_is_viewed_from_its_payload() -> None:

@@ -4,15 +4,12 @@ from __future__ import annotations
 
 import re
 
-import orjson
-
 from workers.engines.base import EngineContext
 from workers.engines.whitespace import WhitespaceEngine, normalise
 from workers.expand import expand_offload
-from workers.messages import parse_record
 from workers.messages.model import Unit
 from workers.offload import MemoryStore
-from workers.pipeline.gate import check_lossy
+from workers.testing import check_corpus_changes, expanded, make_unit
 from workers.tokens import TokenCounter
 
 CTX = EngineContext(tokens=TokenCounter())
@@ -26,16 +23,9 @@ def unit(
     command: str | None = None,
     frozen: bool = False,
 ) -> Unit:
-    return Unit(
-        uid=f"m{i}",
-        index=i,
-        role=role,
-        kind=kind,
-        text=text,
-        path=("messages", i, "content"),
-        frozen=frozen,
-        command=command,
-        tool_name="bash" if command else None,
+    tool_name = "bash" if command else None
+    return make_unit(
+        i, text, kind=kind, role=role, frozen=frozen, command=command, tool_name=tool_name
     )
 
 
@@ -120,9 +110,7 @@ def test_duplicate_system_message_becomes_a_stashed_note() -> None:
     assert note.startswith("… duplicate of the system message in message 0 (")
     assert re.fullmatch(r"… [^\n]* <<cx:[0-9a-f]{16}>>", note)
     assert out.details["_backrefs"] == {2: [0]}
-    store = MemoryStore()
-    store.put_many(out.stash)
-    assert expand_offload(note, store, []) == prompt
+    assert expanded(note, out.stash) == prompt
 
 
 def test_non_duplicate_or_frozen_system_messages_stay() -> None:
@@ -144,24 +132,7 @@ def test_expand_restores_up_to_whitespace() -> None:
 
 def test_corpus_every_change_expands_back_and_passes_the_gate(corpus_lines: list[bytes]) -> None:
     engine = WhitespaceEngine()
-    changed = 0
-    for line in corpus_lines:
-        units = parse_record(orjson.loads(line)).units
-        for variant in (list(units),):
-            out = engine.apply(variant, CTX)
-            assert len(out.texts) == len(variant)
-            store = MemoryStore()
-            store.put_many(out.stash)
-            backrefs = out.details.get("_backrefs", {})
-            for i, (u, new) in enumerate(zip(variant, out.texts, strict=True)):
-                if new == u.text:
-                    continue
-                changed += 1
-                assert u.frozen is False
-                assert only_whitespace_changed(u.text, expand_offload(new, store, []))
-                refs = [out.texts[j] for j in backrefs.get(i, [])]
-                assert check_lossy(u.text, new, u.kind, out.stash, refs, u.command) == []
-    assert changed
+    assert check_corpus_changes(engine, corpus_lines, CTX, same=only_whitespace_changed)
 
 
 def test_dedup_sources_and_references_keep_their_whitespace() -> None:

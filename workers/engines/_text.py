@@ -2,6 +2,7 @@
 
 - :func:`stash_marker`: the ``… note <<cx:KEY>>`` marker for a dropped span
   and its stash entry (the note is made safe: one line, bounded length);
+- :func:`expanded`: a text with the markers of a stash expanded;
 - :func:`restores`: whether :func:`workers.expand.expand_offload` with the
   engine's own stash gives back the engine's input exactly (every engine
   checks this before returning a changed text, so a ``…`` earlier on a line
@@ -25,6 +26,7 @@ from workers.offload import MemoryStore, offload_marker, stash_key
 __all__ = [
     "NOTE_CAP",
     "dup_sources",
+    "expanded",
     "newer_copy_indexes",
     "restores",
     "safe_note",
@@ -53,18 +55,25 @@ def stash_marker(note: str, original: str) -> tuple[str, str]:
     return offload_marker(safe_note(note), key), key
 
 
+def expanded(text: str, stash: Mapping[str, str]) -> str:
+    """``text`` with its ``<<cx:KEY>>`` markers expanded from ``stash``.
+
+    Markers whose key ``stash`` does not hold (earlier engines') stay as they are.
+    """
+    from workers.expand import expand_offload  # expand imports engines lazily
+
+    store = MemoryStore()
+    store.items.update(stash)
+    return expand_offload(text, store, [])
+
+
 def restores(before: str, after: str, stash: Mapping[str, str]) -> bool:
     """True when expanding ``after`` with ``stash`` gives back ``before`` exactly.
 
     Markers of earlier engines (keys not in ``stash``) are left as they are by
     the expansion, so they compare equal to themselves in ``before``.
     """
-    from workers.expand import expand_offload  # expand imports engines lazily
-
-    store = MemoryStore()
-    store.items.update(stash)
-    missing: list[str] = []
-    return expand_offload(after, store, missing) == before
+    return expanded(after, stash) == before
 
 
 def dup_sources(units: Sequence[Unit]) -> set[str]:

@@ -68,7 +68,7 @@ from typing import Any
 
 import orjson
 
-from workers.engines._text import dup_sources, newer_copy_indexes, stash_marker
+from workers.engines._text import dup_sources, expanded, newer_copy_indexes, stash_marker
 from workers.engines.base import Engine, EngineContext, EngineOutput
 from workers.messages.model import Unit
 from workers.pipeline.facts import SHAPED_KINDS, critical_lines, line_shape, visible_lines
@@ -747,7 +747,7 @@ def _finish(
         if (
             ctx.tokens.count(new) < before
             and _visible(critical, new)
-            and decode(_expanded(new, stash)) == text
+            and decode(expanded(new, stash)) == text
             and not check_lossy(text, new, kind, stash, (), command)
         ):
             return new, stash, list(chooser.applied)
@@ -771,15 +771,6 @@ def _visible(critical: frozenset[tuple[str, str]], new: str) -> bool:
                 continue
         return False
     return True
-
-
-def _expanded(text: str, stash: dict[str, str]) -> str:
-    from workers.expand import expand_offload
-    from workers.offload import MemoryStore
-
-    store = MemoryStore()
-    store.items.update(stash)
-    return expand_offload(text, store, [])
 
 
 class StructuredEngine(Engine):
