@@ -88,17 +88,6 @@ SECRET_PATTERNS: tuple[tuple[str, re.Pattern[str]], ...] = tuple((k, p) for k, p
 
 
 _KEYED = frozenset({"json_secret", "kv_secret"})
-_KEYWORDS = (
-    "passw",
-    "secret",
-    "token",
-    "api_key",
-    "apikey",
-    "access_key",
-    "accesskey",
-    "private_key",
-    "privatekey",
-)
 
 
 def _literal_sub(

@@ -234,11 +234,7 @@ def _openai_units(data: dict[str, Any], rid: str | None) -> list[Unit]:
                     raise InvalidRecord(f"message {i}: every tool call must be an object", rid)
                 function = call.get("function")
                 if isinstance(function, dict) and isinstance(call.get("id"), str):
-                    name = function.get("name")
-                    calls[call["id"]] = (
-                        name if isinstance(name, str) else None,
-                        command_from_arguments(function.get("arguments")),
-                    )
+                    calls[call["id"]] = _tool_call(function.get("name"), function.get("arguments"))
         is_tool = role in ("tool", "function")
         name, command = (None, None)
         if is_tool:
@@ -289,6 +285,20 @@ def _openai_units(data: dict[str, Any], rid: str | None) -> list[Unit]:
     return units
 
 
+def _tool_call(name: Any, arguments: Any) -> tuple[str | None, str | None]:
+    """(tool name, shell command) of a tool call, each None when unknown."""
+    return (name if isinstance(name, str) else None, command_from_arguments(arguments))
+
+
+def _is_text_block(block: Any) -> bool:
+    """An Anthropic ``{"type": "text", "text": "..."}`` block."""
+    return (
+        isinstance(block, dict)
+        and block.get("type") == "text"
+        and isinstance(block.get("text"), str)
+    )
+
+
 def _has_cache_control(block: Any) -> bool:
     return isinstance(block, dict) and isinstance(block.get("cache_control"), dict)
 
@@ -321,11 +331,7 @@ def _anthropic_units(data: dict[str, Any], rid: str | None) -> list[Unit]:
         )
     elif isinstance(system, list):
         for j, block in enumerate(system):
-            if (
-                isinstance(block, dict)
-                and block.get("type") == "text"
-                and isinstance(block.get("text"), str)
-            ):
+            if _is_text_block(block):
                 units.append(
                     Unit(
                         uid=f"s{j}",
@@ -382,11 +388,7 @@ def _anthropic_units(data: dict[str, Any], rid: str | None) -> list[Unit]:
                 )
             elif btype == "tool_use":
                 if isinstance(block.get("id"), str):
-                    name = block.get("name")
-                    tool_uses[block["id"]] = (
-                        name if isinstance(name, str) else None,
-                        command_from_arguments(block.get("input")),
-                    )
+                    tool_uses[block["id"]] = _tool_call(block.get("name"), block.get("input"))
             elif btype == "tool_result":
                 name, command = tool_uses.get(str(block.get("tool_use_id")), (None, None))
                 is_error = block.get("is_error") is True
@@ -411,11 +413,7 @@ def _anthropic_units(data: dict[str, Any], rid: str | None) -> list[Unit]:
                     )
                 elif isinstance(inner, list):
                     for k, sub in enumerate(inner):
-                        if (
-                            isinstance(sub, dict)
-                            and sub.get("type") == "text"
-                            and isinstance(sub.get("text"), str)
-                        ):
+                        if _is_text_block(sub):
                             units.append(
                                 Unit(
                                     uid=f"m{i}.{j}.{k}",
