@@ -29,7 +29,7 @@ import json
 import math
 import re
 from bisect import bisect_right
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass
 from functools import cache
 from pathlib import Path
@@ -57,6 +57,7 @@ __all__ = [
     "Position",
     "RunResult",
     "critical_flags",
+    "dropped_runs",
     "fence_mask",
     "has_marker",
     "has_reference",
@@ -413,6 +414,30 @@ def make_marker(note: str, run: str) -> tuple[str, str]:
     return offload_marker(note, key), key
 
 
+def dropped_runs(lines: Sequence[str], keep: Sequence[bool]) -> Iterator[tuple[int, int]]:
+    """Maximal runs ``[a, b)`` of lines not kept, blank lines at their edges left out.
+
+    A run of blank lines only gives nothing.
+    """
+    n = len(lines)
+    i = 0
+    while i < n:
+        if keep[i]:
+            i += 1
+            continue
+        j = i
+        while j < n and not keep[j]:
+            j += 1
+        a, b = i, j
+        while a < b and not lines[a].strip():
+            a += 1
+        while b > a and not lines[b - 1].strip():
+            b -= 1
+        if a < b:
+            yield a, b
+        i = j
+
+
 def stash_runs(
     lines: Sequence[str],
     keep: Sequence[bool],
@@ -430,34 +455,20 @@ def stash_runs(
     out: list[str] = []
     stash: dict[str, str] = {}
     runs = dropped = 0
-    n = len(lines)
-    i = 0
-    while i < n:
-        if keep[i]:
-            out.append(lines[i])
-            i += 1
-            continue
-        j = i
-        while j < n and not keep[j]:
-            j += 1
-        a, b = i, j
-        while a < b and not lines[a].strip():
-            a += 1
-        while b > a and not lines[b - 1].strip():
-            b -= 1
-        out.extend(lines[i:a])
-        if a < b:
-            run = "\n".join(lines[a:b])
-            marker, key = make_marker(note(b - a, run), run)
-            if worth_stashing(run, marker, tokens, min_saving):
-                out.append(marker)
-                stash[key] = run
-                runs += 1
-                dropped += b - a
-            else:
-                out.extend(lines[a:b])
-        out.extend(lines[b:j])
-        i = j
+    cursor = 0
+    for a, b in dropped_runs(lines, keep):
+        out.extend(lines[cursor:a])
+        run = "\n".join(lines[a:b])
+        marker, key = make_marker(note(b - a, run), run)
+        if worth_stashing(run, marker, tokens, min_saving):
+            out.append(marker)
+            stash[key] = run
+            runs += 1
+            dropped += b - a
+        else:
+            out.extend(lines[a:b])
+        cursor = b
+    out.extend(lines[cursor:])
     return RunResult("\n".join(out), stash, runs, dropped)
 
 

@@ -35,6 +35,7 @@ from workers.engines._prose import (
     Position,
     close_fences,
     critical_flags,
+    dropped_runs,
     fence_mask,
     language_pack,
     layout,
@@ -75,26 +76,7 @@ def _plan(unit: Unit, text: str, pack: LanguagePack) -> _Plan:
 
 def _runs(plan: _Plan) -> list[tuple[int, int]]:
     """Maximal runs of droppable lines, blank edges excluded."""
-    lines, floor = plan.lines, plan.floor
-    runs: list[tuple[int, int]] = []
-    n = len(lines)
-    i = 0
-    while i < n:
-        if floor[i]:
-            i += 1
-            continue
-        j = i
-        while j < n and not floor[j]:
-            j += 1
-        a, b = i, j
-        while a < b and not lines[a].strip():
-            a += 1
-        while b > a and not lines[b - 1].strip():
-            b -= 1
-        if a < b:
-            runs.append((a, b))
-        i = j
-    return runs
+    return list(dropped_runs(plan.lines, plan.floor))
 
 
 def _cut(plan: _Plan, a: int, b: int, need: int, ratio: float, tokens: TokenCounter) -> int:
