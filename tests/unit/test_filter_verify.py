@@ -16,9 +16,8 @@ import pytest
 
 from workers.engines._filters import BUILTIN_DIR, Filter, Sample, load_file
 from workers.engines.base import EngineContext
-from workers.engines.toolfilter import ToolFilterEngine
+from workers.engines.toolfilter import ToolFilterEngine, sample_unit
 from workers.expand import expand_offload
-from workers.messages.model import Unit
 from workers.offload import MemoryStore
 from workers.pipeline.gate import check_lossy
 from workers.tokens import TokenCounter
@@ -75,17 +74,7 @@ def test_builtin_files_are_canonical_json() -> None:
 def test_verify_sample(
     label: str, index: int, filt: Filter, sample: Sample, tokens: TokenCounter
 ) -> None:
-    unit = Unit(
-        uid="m1",
-        index=1,
-        role="tool",
-        kind="tool_result",
-        text=sample.input,
-        path=("messages", 1, "content"),
-        command=sample.command,
-        tool_name=sample.tool or "bash",
-    )
-    out = ToolFilterEngine().apply([unit], EngineContext(tokens=tokens))
+    out = ToolFilterEngine().apply([sample_unit(sample)], EngineContext(tokens=tokens))
     after = out.texts[0]
     assert KEY.sub("<<cx:*>>", after) == sample.expected, label
     hits = out.details.get("filters_hit", {})

@@ -41,14 +41,14 @@ from typing import Any
 import orjson
 
 from workers.engines._filters import ANSI as _ANSI
-from workers.engines._filters import LINE_CAP, Filter, filter_set
+from workers.engines._filters import LINE_CAP, Filter, Sample, filter_set
 from workers.engines.base import Engine, EngineContext, EngineOutput
 from workers.messages.model import Unit
 from workers.offload import offload_marker, stash_key
 from workers.pipeline.facts import critical_lines, protected_spans
 from workers.tokens import TokenCounter
 
-__all__ = ["FilterResult", "ToolFilterEngine", "filter_text", "verify_filter"]
+__all__ = ["FilterResult", "ToolFilterEngine", "filter_text", "sample_unit", "verify_filter"]
 
 MIN_CHARS = 400  # outputs shorter than this are left alone
 MIN_SAVED_TOKENS = 12  # a run is dropped only when it saves at least this much
@@ -512,6 +512,20 @@ class ToolFilterEngine(Engine):
 _KEY = re.compile(r"<<cx:[0-9a-f]{16}>>")
 
 
+def sample_unit(sample: Sample) -> Unit:
+    """The tool-result unit a filter's ``verify`` sample stands for (tool ``bash`` if unnamed)."""
+    return Unit(
+        uid="m1",
+        index=1,
+        role="tool",
+        kind="tool_result",
+        text=sample.input,
+        path=("messages", 1, "content"),
+        command=sample.command,
+        tool_name=sample.tool or "bash",
+    )
+
+
 def verify_filter(
     filt: Filter, tokens: TokenCounter, options: dict[str, Any] | None = None
 ) -> list[str]:
@@ -524,17 +538,7 @@ def verify_filter(
     engine = ToolFilterEngine()
     ctx = EngineContext(tokens=tokens, options=dict(options or {}))
     for i, sample in enumerate(filt.verify):
-        unit = Unit(
-            uid="m1",
-            index=1,
-            role="tool",
-            kind="tool_result",
-            text=sample.input,
-            path=("messages", 1, "content"),
-            command=sample.command,
-            tool_name=sample.tool or "bash",
-        )
-        out = engine.apply([unit], ctx)
+        out = engine.apply([sample_unit(sample)], ctx)
         got = _KEY.sub("<<cx:*>>", out.texts[0])
         hits = out.details.get("filters_hit", {})
         if got != sample.expected:
