@@ -7,6 +7,7 @@
   engine's own stash gives back the engine's input exactly (every engine
   checks this before returning a changed text, so a ``…`` earlier on a line
   can never make expand swallow text that was not dropped);
+- :func:`nonzero`: an engine's details without the counters that stayed zero;
 - :func:`dup_sources` / :func:`newer_copy_indexes`: units that other units
   point at (dedup back-references, read-lifecycle "newer copy" markers);
   engines that hide content leave those alone so that a pointer never leads
@@ -19,6 +20,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Mapping, Sequence
+from typing import Any
 
 from workers.messages.model import Unit
 from workers.offload import MemoryStore, offload_marker, stash_key
@@ -28,6 +30,7 @@ __all__ = [
     "dup_sources",
     "expanded",
     "newer_copy_indexes",
+    "nonzero",
     "restores",
     "safe_note",
     "stash_marker",
@@ -74,6 +77,11 @@ def restores(before: str, after: str, stash: Mapping[str, str]) -> bool:
     the expansion, so they compare equal to themselves in ``before``.
     """
     return expanded(after, stash) == before
+
+
+def nonzero(**details: Any) -> dict[str, Any]:
+    """The entries of ``details`` that are not zero or empty, in the order given."""
+    return {name: value for name, value in details.items() if value}
 
 
 def dup_sources(units: Sequence[Unit]) -> set[str]:

@@ -42,7 +42,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from workers.engines._text import dup_sources, restores, stash_marker
+from workers.engines._text import dup_sources, nonzero, restores, stash_marker
 from workers.engines.base import Engine, EngineContext, EngineOutput
 from workers.messages.model import Unit
 from workers.pipeline.gate import check_lossy
@@ -668,11 +668,5 @@ class ReadLifecycleEngine(Engine):
                 superseded += 1
             else:
                 stale += 1
-        details: dict[str, Any] = {}
-        if superseded:
-            details["reads_superseded"] = superseded
-        if stale:
-            details["stale_reads"] = stale
-        if backrefs:
-            details["_backrefs"] = backrefs
+        details = nonzero(reads_superseded=superseded, stale_reads=stale, _backrefs=backrefs)
         return EngineOutput(texts=texts, details=details, stash=stash)

@@ -40,10 +40,9 @@ from __future__ import annotations
 import re
 from bisect import bisect_right
 from collections.abc import Sequence
-from typing import Any
 
 from workers.engines import dedup
-from workers.engines._text import dup_sources, restores, stash_marker
+from workers.engines._text import dup_sources, nonzero, restores, stash_marker
 from workers.engines.base import Engine, EngineContext, EngineOutput
 from workers.messages.model import Unit
 
@@ -346,13 +345,10 @@ class WhitespaceEngine(Engine):
             if new is not text:
                 lines_total += lines
                 runs_total += runs
-        details: dict[str, Any] = {}
-        if lines_total:
-            details["lines_stripped"] = lines_total
-        if runs_total:
-            details["blank_runs_collapsed"] = runs_total
-        if dup_systems:
-            details["duplicate_system_messages"] = dup_systems
-        if backrefs:
-            details["_backrefs"] = backrefs
+        details = nonzero(
+            lines_stripped=lines_total,
+            blank_runs_collapsed=runs_total,
+            duplicate_system_messages=dup_systems,
+            _backrefs=backrefs,
+        )
         return EngineOutput(texts=texts, details=details, stash=stash)
