@@ -12,13 +12,16 @@ import json
 import operator
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from dataclasses import replace
-from typing import Any, Protocol
+from typing import TYPE_CHECKING, Any, Protocol
 
 import orjson
 
 from workers.engines._text import expanded
 from workers.engines.base import Engine, EngineContext, EngineOutput
 from workers.messages.model import Unit
+
+if TYPE_CHECKING:
+    from workers.pipeline.runner import Outcome
 
 __all__ = [
     "LOSSLESS_CHAIN",
@@ -29,6 +32,7 @@ __all__ = [
     "check_corpus_changes",
     "corpus_units",
     "expanded",
+    "expanded_record",
     "lossless_chain",
     "lossless_round_trip",
     "make_unit",
@@ -132,6 +136,16 @@ def make_unit(
         path=("messages", index, "content"),
         **fields,
     )
+
+
+def expanded_record(outcome: Outcome) -> dict[str, Any]:
+    """The record of a pipeline outcome expanded back with its own stash (strict)."""
+    from workers.expand import expand_record
+    from workers.offload import MemoryStore
+
+    store = MemoryStore()
+    store.put_many(outcome.stash)
+    return expand_record(outcome.record, store)
 
 
 def with_texts(units: Sequence[Unit], texts: Sequence[str]) -> list[Unit]:

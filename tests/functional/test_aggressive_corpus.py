@@ -23,14 +23,13 @@ import pytest
 
 from workers.engines import UnknownEngine, engine_class
 from workers.engines.base import Engine
-from workers.expand import expand_record
 from workers.messages import RESERVED_KEY, parse_record
-from workers.offload import MemoryStore
 from workers.pipeline import visibility as visible
 from workers.pipeline.facts import critical_lines
 from workers.pipeline.modes import AGGRESSIVE
 from workers.pipeline.runner import Outcome, Pipeline
 from workers.settings import Settings
+from workers.testing import expanded_record
 
 OURS = ("filler", "relevance", "aging", "budget")
 TARGET_SAVED_PCT = 70.0
@@ -148,9 +147,7 @@ def test_aggressive_output_expands_to_the_input(
         data["budget_tokens"] = int(BUDGET_SHARE * total)
         outcome = pipeline.run_raw(data)
         assert outcome.rejections == [], [r.as_dict() for r in outcome.rejections][:2]
-        store = MemoryStore()
-        store.put_many(outcome.stash)
-        assert expand_record(outcome.record, store) == data, data["id"]
+        assert expanded_record(outcome) == data, data["id"]
 
 
 def test_budget_of_30_percent_is_met_or_the_floor_is_reported(

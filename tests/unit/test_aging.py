@@ -6,13 +6,11 @@ from typing import Any
 from workers.engines._prose import layout
 from workers.engines.aging import AgingEngine, AgingPolicy
 from workers.engines.base import EngineContext
-from workers.expand import expand_offload, expand_record
 from workers.messages import parse_record
-from workers.offload import MemoryStore
 from workers.pipeline.facts import critical_lines
 from workers.pipeline.runner import Pipeline
 from workers.settings import Settings
-from workers.testing import anthropic_record, openai_record
+from workers.testing import anthropic_record, expanded, expanded_record, openai_record
 from workers.tokens import TokenCounter
 
 PYTEST_LOG = "\n".join(
@@ -89,12 +87,6 @@ def tool_texts(record: dict[str, Any]) -> list[str]:
     return [m["content"] for m in record["messages"] if m["role"] == "tool"]
 
 
-def restore(outcome: Any) -> dict[str, Any]:
-    store = MemoryStore()
-    store.put_many(outcome.stash)
-    return expand_record(outcome.record, store)
-
-
 def test_old_tool_output_keeps_every_critical_line_and_expands_exactly() -> None:
     data = agent_session([PYTEST_LOG, "second step output\n" * 3, "third\n" * 3, "fourth"])
     outcome = run(data)
@@ -104,7 +96,7 @@ def test_old_tool_output_keeps_every_critical_line_and_expands_exactly() -> None
     assert "tests/test_mod7.py::test_case_7 PASSED" not in aged
     assert "lines omitted <<cx:" in aged
     assert len(aged) < len(PYTEST_LOG) / 3
-    assert restore(outcome) == data
+    assert expanded_record(outcome) == data
 
 
 def test_unanswered_tool_output_is_verbatim() -> None:
@@ -129,7 +121,7 @@ def test_repeated_error_lines_keep_one_per_shape() -> None:
     aged = tool_texts(outcome.record)[0]
     assert aged.count("ERROR timeout") == 1
     assert "2024-05-01 10:01:00 ERROR timeout after 0s on host-0" in aged
-    assert restore(outcome) == data
+    assert expanded_record(outcome) == data
 
 
 def test_old_prose_is_condensed_or_summarised_constraints_stay() -> None:
@@ -143,7 +135,7 @@ def test_old_prose_is_condensed_or_summarised_constraints_stay() -> None:
     assert "offsite" not in user
     assert "earlier user message" in user and "<<cx:" in user
     assert "I decided to add a TomlSource class" not in assistant or "<<cx:" in assistant
-    assert restore(outcome) == data
+    assert expanded_record(outcome) == data
 
 
 def test_condensed_assistant_keeps_decisions_paths_and_commands() -> None:
@@ -159,7 +151,7 @@ def test_condensed_assistant_keeps_decisions_paths_and_commands() -> None:
     user = outcome.record["messages"][1]["content"]
     assert user.startswith("Please refactor the config loader so it reads TOML.")  # request
     assert "You must keep the old YAML path working for one release." in user
-    assert restore(outcome) == data
+    assert expanded_record(outcome) == data
 
 
 def test_system_frozen_and_latest_user_messages_are_never_aged() -> None:
@@ -208,7 +200,7 @@ def test_fenced_blocks_are_stashed_whole() -> None:
     outcome = run(data)
     aged = tool_texts(outcome.record)[0]
     assert "row 5" not in aged and "```" not in aged
-    assert restore(outcome) == data
+    assert expanded_record(outcome) == data
 
 
 def test_layout_counts_turns_and_steps() -> None:
@@ -245,10 +237,8 @@ def test_hostile_input_is_linear() -> None:
         started = time.perf_counter()
         out = AgingEngine().apply(units, ctx)
         assert time.perf_counter() - started < 15
-        store = MemoryStore()
-        store.put_many(out.stash)
         index = next(i for i, u in enumerate(units) if u.text == text)
-        assert expand_offload(out.texts[index], store, []) == text
+        assert expanded(out.texts[index], out.stash) == text
 
 
 def test_grep_output_keeps_every_matched_file() -> None:
@@ -267,4 +257,4 @@ def test_grep_output_keeps_every_matched_file() -> None:
         assert f"src/pkg/module_{i}.py:" in aged
     for kind, token in critical_lines(grep, "tool_result", "grep -rn compute_total src"):
         assert kind == "grep_file" and token in aged
-    assert restore(outcome) == data
+    assert expanded_record(outcome) == data

@@ -5,13 +5,11 @@ from typing import Any
 
 from workers.engines.base import EngineContext
 from workers.engines.budget import BudgetEngine
-from workers.expand import expand_offload, expand_record
 from workers.messages import parse_record
-from workers.offload import MemoryStore
 from workers.pipeline.facts import critical_lines
 from workers.pipeline.runner import Pipeline
 from workers.settings import Settings
-from workers.testing import openai_record
+from workers.testing import expanded, expanded_record, openai_record
 from workers.tokens import TokenCounter
 
 LOG = "\n".join(
@@ -61,12 +59,6 @@ def details(outcome: Any) -> dict[str, Any]:
     return result
 
 
-def restore(outcome: Any) -> dict[str, Any]:
-    store = MemoryStore()
-    store.put_many(outcome.stash)
-    return expand_record(outcome.record, store)
-
-
 def test_without_a_budget_nothing_happens() -> None:
     outcome = run(session())
     assert outcome.stats["tokens_after"] == outcome.stats["tokens_before"]
@@ -95,7 +87,7 @@ def test_budget_is_met_oldest_tool_output_first() -> None:
     assert second_tool == LOG.replace("conect", "connnect")  # not needed: untouched
     # not much more than needed was dropped
     assert outcome.stats["tokens_after"] > budget * 0.9
-    assert restore(outcome) == {k: v for k, v in session(budget).items()}
+    assert expanded_record(outcome) == {k: v for k, v in session(budget).items()}
 
 
 def test_unreachable_budget_stops_at_the_protected_floor_and_says_why() -> None:
@@ -115,7 +107,7 @@ def test_unreachable_budget_stops_at_the_protected_floor_and_says_why() -> None:
     assert CONSTRAINT in messages[1]["content"]
     assert messages[0]["content"] == "You are helpful."  # system: frozen
     assert messages[-1]["content"] == "Why did the build fail?"  # latest user message
-    assert restore(outcome) == {k: v for k, v in session(50).items()}
+    assert expanded_record(outcome) == {k: v for k, v in session(50).items()}
 
 
 def test_last_run_is_cut_to_what_is_needed() -> None:
@@ -129,9 +121,7 @@ def test_last_run_is_cut_to_what_is_needed() -> None:
     assert total - 300 - 60 <= after <= total - 300
     tool = next(i for i, u in enumerate(units) if u.kind == "tool_result")
     assert out.texts[tool].startswith("[0000] compiling module_0.c")  # head of the run stays
-    store = MemoryStore()
-    store.put_many(out.stash)
-    assert expand_offload(out.texts[tool], store, []) == units[tool].text
+    assert expanded(out.texts[tool], out.stash) == units[tool].text
 
 
 def test_engine_option_and_constructor_budget() -> None:

@@ -9,13 +9,11 @@ import pytest
 from workers.engines._prose import LANG_DIR, language_pack
 from workers.engines.base import EngineContext
 from workers.engines.filler import FillerEngine, FillerStats, filler_text
-from workers.expand import expand_offload
 from workers.messages import parse_record
-from workers.offload import MemoryStore
 from workers.pipeline.facts import _CONSTRAINT, _NEGATION
 from workers.pipeline.runner import Pipeline
 from workers.settings import Settings
-from workers.testing import openai_record
+from workers.testing import expanded, openai_record
 from workers.tokens import TokenCounter
 
 PACK = language_pack("en")
@@ -162,9 +160,7 @@ def test_recoverable_mode_restores_lines_exactly() -> None:
     assert out != text and "<<cx:" in out
     assert out.count("\n") == text.count("\n")
     assert tokens.count(out) < tokens.count(text)
-    store = MemoryStore()
-    store.put_many(stash)
-    assert expand_offload(out, store, []) == text
+    assert expanded(out, stash) == text
 
 
 def test_rules_are_data_and_contain_no_gate_critical_word() -> None:

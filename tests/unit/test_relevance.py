@@ -6,12 +6,10 @@ from typing import Any
 
 from workers.engines.base import EngineContext
 from workers.engines.relevance import RelevanceEngine
-from workers.expand import expand_offload, expand_record
 from workers.messages import parse_record
-from workers.offload import MemoryStore
 from workers.pipeline.runner import Pipeline
 from workers.settings import Settings
-from workers.testing import openai_record
+from workers.testing import expanded, expanded_record, openai_record
 from workers.tokens import TokenCounter
 
 OLD_ASSISTANT = (
@@ -78,11 +76,7 @@ def test_line_structure_is_kept_and_expand_restores_exactly() -> None:
     kept_lines = [line for line in after.split("\n") if "<<cx:" not in line]
     for line in kept_lines:
         assert line in before.split("\n")
-    store = MemoryStore()
-    store.put_many(outcome.stash)
-    assert expand_record(outcome.record, store) == {
-        k: v for k, v in data.items() if k != "compression"
-    }
+    assert expanded_record(outcome) == {k: v for k, v in data.items() if k != "compression"}
 
 
 def test_recent_turns_and_latest_user_message_are_untouched() -> None:
@@ -156,6 +150,4 @@ def test_hostile_input_is_linear() -> None:
         started = time.perf_counter()
         out = RelevanceEngine().apply(units, ctx)
         assert time.perf_counter() - started < 15
-        store = MemoryStore()
-        store.put_many(out.stash)
-        assert expand_offload(out.texts[2], store, []) == text
+        assert expanded(out.texts[2], out.stash) == text

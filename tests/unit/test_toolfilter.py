@@ -26,22 +26,14 @@ from workers.messages.model import Unit
 from workers.offload import MemoryStore
 from workers.pipeline.facts import critical_lines
 from workers.pipeline.gate import check_lossy
+from workers.testing import make_unit
 from workers.tokens import TokenCounter
 
 MARKER = re.compile(r"… ([^\n]*?) <<cx:([0-9a-f]{16})>>")
 
 
 def _unit(text: str, command: str | None = None, tool: str | None = "bash") -> Unit:
-    return Unit(
-        uid="m1",
-        index=1,
-        role="tool",
-        kind="tool_result",
-        text=text,
-        path=("messages", 1, "content"),
-        command=command,
-        tool_name=tool,
-    )
+    return make_unit(1, text, command=command, tool_name=tool)
 
 
 def _run(
