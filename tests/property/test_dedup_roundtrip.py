@@ -7,7 +7,7 @@ from hypothesis import strategies as st
 
 from workers.engines.base import EngineContext
 from workers.engines.dedup import DedupEngine, decode
-from workers.messages.model import Unit
+from workers.testing import make_unit
 from workers.tokens import TokenCounter
 
 COUNTER = TokenCounter()
@@ -37,17 +37,7 @@ def texts_with_repeats(draw: st.DrawFn) -> list[str]:
 @given(texts_with_repeats())
 @settings(max_examples=300, deadline=None)
 def test_dedup_round_trip(texts: list[str]) -> None:
-    units = [
-        Unit(
-            uid=f"m{i}",
-            index=i,
-            role="tool",
-            kind="tool_result",
-            text=t,
-            path=("messages", i, "content"),
-        )
-        for i, t in enumerate(texts)
-    ]
+    units = [make_unit(i, t) for i, t in enumerate(texts)]
     out = DedupEngine().apply(units, EngineContext(tokens=COUNTER))
     restored: dict[str, str] = {}
     for unit, text in zip(units, out.texts, strict=True):

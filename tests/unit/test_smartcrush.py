@@ -127,7 +127,7 @@ def test_engine_skips_frozen_prose_and_file_reads() -> None:
     text = json.dumps(items(), indent=2)
     units = [
         tool(1, text, frozen=True),
-        Unit("m2", 2, "user", "text", text, ("messages", 2, "content")),
+        make_unit(2, text, kind="text", role="user"),
         tool(3, text, command="cat data/items.json"),
         tool(4, text),
     ]

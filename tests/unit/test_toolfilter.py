@@ -77,8 +77,8 @@ def test_frozen_prose_json_and_small_outputs_are_untouched(tokens: TokenCounter)
     big = "\n".join(f"line {i} of some output" for i in range(300))
     units = [
         _unit(big, "some-tool"),
-        Unit("m2", 2, "user", "text", big, ("messages", 2, "content")),
-        Unit("m3", 3, "tool", "tool_result", big, ("messages", 3, "content"), frozen=True),
+        make_unit(2, big, kind="text", role="user"),
+        make_unit(3, big, frozen=True),
         _unit(orjson.dumps([{"i": i, "v": "x" * 20} for i in range(200)]).decode(), "curl x"),
         _unit("short\noutput\n", "ls"),
     ]
