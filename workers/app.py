@@ -47,12 +47,16 @@ from workers.pipeline.runner import Pipeline
 from workers.process import Processor, TopicNames, build_pipeline
 from workers.publish import IdempotentPublisher, Publisher, TransactionalPublisher
 from workers.settings import Settings, SettingsError
+from workers.source import KafkaSource, RecordSource
 from workers.topics import load_topics
 from workers.web import check_web_security, install_views
 
 __all__ = ["CommitGuard", "WorkerParts", "create_app"]
 
 log = logging.getLogger(__name__)
+
+SWEEP_INTERVAL_S = 5.0
+SWEEP_IDLE_S = 10.0
 
 
 @dataclass(slots=True)
@@ -151,8 +155,9 @@ def create_app(
     publisher: Publisher | None = None,
     offload: OffloadStore | None = None,
     registry: CollectorRegistry | None = None,
+    source: RecordSource | None = None,
 ) -> faust.App:
-    """A configured Faust app.  Tests pass a ListPublisher and a MemoryStore."""
+    """A configured Faust app.  Tests pass a ListPublisher, a MemoryStore (and no source)."""
     settings = settings or Settings.from_env()
     check_web_security(settings)
     if settings.processing_guarantee == "exactly_once" and settings.concurrency != 1:
@@ -177,6 +182,8 @@ def create_app(
         broker_rebalance_timeout=settings.rebalance_timeout,
         broker_heartbeat_interval=max(0.3, min(3.0, session / 5.0)),
         broker_commit_livelock_soft_timeout=max(300.0, 10 * session),
+        # at_least_once: what a crash makes us redo is bounded by this interval
+        broker_commit_interval=1.0,
         consumer_auto_offset_reset="earliest",
         store="memory://",
         datadir=settings.data_dir,
@@ -197,7 +204,10 @@ def create_app(
     pipeline = pipeline or build_pipeline(settings)
     deterministic = settings.processing_guarantee == "at_least_once"
     processor = Processor(pipeline, names, settings.app_id, deterministic=deterministic)
+    testing = publisher is not None
     publisher = publisher or _publisher(settings, metrics)
+    if source is None and not testing:
+        source = KafkaSource(",".join(hosts), client_options=client_options(settings))
     store: OffloadStore
     if offload is not None:
         store = offload
@@ -230,6 +240,7 @@ def create_app(
         on_offloaded=remember,
         pipelined=publisher.commits_offsets,
         on_error=on_publish_error,
+        source=source,
     )
     agent, table = install_agents(
         app,
@@ -241,7 +252,7 @@ def create_app(
         concurrency=settings.concurrency,
         on_fatal=guard.block,
     )
-    _install_lifecycle(app, handler, publisher, store, guard, names)
+    _install_lifecycle(app, handler, publisher, store, guard, names, source, settings.app_id)
     _install_web(app, registry, store, settings, table)
     app.ctxpress = WorkerParts(
         settings=settings,
@@ -268,6 +279,8 @@ def _install_lifecycle(
     store: OffloadStore,
     guard: CommitGuard,
     names: TopicNames,
+    source: RecordSource | None,
+    group_id: str,
 ) -> None:
     inputs = set(names.inputs)
 
@@ -275,10 +288,15 @@ def _install_lifecycle(
         guard.install(app.consumer)
         tps = sorted((tp.topic, tp.partition) for tp in assigned if tp.topic in inputs)
         log.info("ctxpress: %d input partitions assigned", len(tps))
+        # Producers first: their start fences a previous owner and completes or aborts
+        # its open transactions, so the committed offsets read next are settled.
         await publisher.assigned(tps)
+        if source is not None:
+            handler.assigned(await source.start_offsets(group_id, tps))
 
     async def _revoked(_sender: Any, revoked: Any, **_kwargs: Any) -> None:
         await handler.flush()  # the batch in flight commits before its partitions go
+        handler.revoked()
         tps = sorted((tp.topic, tp.partition) for tp in revoked if tp.topic in inputs)
         await publisher.revoked(tps)
 
@@ -297,12 +315,22 @@ def _install_lifecycle(
         except Exception:  # reported by on_error already; its offsets did not move
             log.exception("the last batch was not published; it will be processed again")
         await publisher.stop()
+        if source is not None:
+            await source.stop()
 
     app.on_partitions_assigned.connect(_assigned)
     app.on_partitions_revoked.connect(_revoked)
     app.on_before_shutdown.connect(_stop)
     app.task(_start_publisher)
     app.task(_follow_offload)
+
+    async def _sweep() -> None:
+        # Records Faust skipped at the end of a partition have no later message that
+        # would reveal the gap; read them once the partition has been idle a while.
+        await handler.sweep(idle_for=SWEEP_IDLE_S)
+
+    if source is not None:
+        app.timer(SWEEP_INTERVAL_S)(_sweep)
 
 
 def _install_web(

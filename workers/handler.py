@@ -9,24 +9,34 @@ local offload index
 for exactly-once publishers, its offsets are committed); when it raises,
 nothing of the batch may be acknowledged.
 
-Redelivered messages are dropped: Faust can hand the agent a message again
-after it re-seeks a partition (seen after a restart while recovering the
-table), and a message whose offset is below what this handler already
-published for its partition has its outputs on the topics already.  With
-exactly_once only our transactions move the committed offsets, so such a
-message can only be a redelivery.
+Each input partition is processed contiguously.  The handler knows the next
+offset it must process (``expected``: the group's committed offset when the
+partition is assigned, see :meth:`BatchHandler.assigned`, then one past each
+record processed).  A message below it is a redelivery (Faust re-seeks after a
+restart) and is dropped; a message above it means Faust skipped records (seen
+after a restart while the table recovers), and the skipped range is read from
+the broker (:class:`~workers.source.RecordSource`) and processed first.  So a
+batch never commits an offset past a record that was not processed.  A skip
+at the end of what a partition holds has no later message to reveal it:
+:meth:`BatchHandler.sweep` (run by a timer) reads what an idle partition still
+has below its end offset.
 """
 
 from __future__ import annotations
 
 import asyncio
+import logging
 import time
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 
 from workers.metrics import Metrics
 from workers.process import InMessage, Processed, Processor
 from workers.publish import PartitionBatch, Publisher, group_batches
+from workers.source import RecordSource
+
+log = logging.getLogger(__name__)
+TP = tuple[str, int]
 
 __all__ = ["BatchHandler", "Savings", "savings_of"]
 
@@ -76,6 +86,7 @@ class BatchHandler:
         *,
         pipelined: bool = False,
         on_error: Callable[[BaseException], None] | None = None,
+        source: RecordSource | None = None,
     ) -> None:
         """``on_offloaded(hash, text)`` is called for each stash entry once it is published."""
         if pipelined and not publisher.commits_offsets:
@@ -89,29 +100,100 @@ class BatchHandler:
         self.on_offloaded = on_offloaded
         self.pipelined = pipelined
         self.on_error = on_error
-        #: (topic, partition) -> next offset not yet published (or in flight) by this handler
-        self.published_until: dict[tuple[str, int], int] = {}
+        self.source = source
+        #: (topic, partition) -> next offset to process (published or in flight below it)
+        self.expected: dict[TP, int] = {}
         self.redelivered = 0
+        self.filled = 0
         self._inflight: asyncio.Task[None] | None = None
+        self._lock = asyncio.Lock()
+        self._moved_at: dict[TP, float] = {}
+        # Without a source there is nothing to wait for (tests); with one, batches wait
+        # until the partitions' start offsets are known.
+        self.ready = asyncio.Event()
+        if source is None:
+            self.ready.set()
 
-    def fresh(self, messages: Sequence[InMessage]) -> list[InMessage]:
-        """``messages`` without redeliveries of offsets already published or seen in the batch."""
-        seen = dict(self.published_until)
+    def assigned(self, starts: Mapping[TP, int]) -> None:
+        """Partitions were (re)assigned: processing resumes at these offsets (the others are gone)."""
+        self.expected = dict(starts)
+        now = time.monotonic()
+        self._moved_at = dict.fromkeys(starts, now)
+        self.ready.set()
+
+    def revoked(self) -> None:
+        """A rebalance started: the next batch waits for :meth:`assigned`."""
+        if self.source is not None:
+            self.ready.clear()
+
+    async def contiguous(self, messages: Sequence[InMessage]) -> list[InMessage]:
+        """``messages`` without redeliveries, with skipped ranges read from the source."""
+        expected = dict(self.expected)
         out: list[InMessage] = []
         for msg in messages:
             tp = (msg.topic, msg.partition)
-            if msg.offset < seen.get(tp, -1):
+            next_offset = expected.get(tp)
+            if next_offset is not None and msg.offset < next_offset:
                 self.redelivered += 1
+                if self.metrics is not None:
+                    self.metrics.redelivered.inc()
                 continue
-            seen[tp] = msg.offset + 1
+            if next_offset is not None and msg.offset > next_offset and self.source is not None:
+                missing = await self.source.read_range(
+                    msg.topic, msg.partition, next_offset, msg.offset
+                )
+                if missing:
+                    log.warning(
+                        "%s[%d]: offsets %d..%d were not delivered; read %d record(s) from the broker",
+                        msg.topic,
+                        msg.partition,
+                        next_offset,
+                        msg.offset - 1,
+                        len(missing),
+                    )
+                    self.filled += len(missing)
+                    if self.metrics is not None:
+                        self.metrics.gap_records.inc(len(missing))
+                out.extend(missing)
+            expected[tp] = msg.offset + 1
             out.append(msg)
         return out
 
     async def handle(self, messages: Sequence[InMessage]) -> list[Processed]:
-        fresh = self.fresh(messages)
-        skipped = len(messages) - len(fresh)
-        if skipped and self.metrics is not None:
-            self.metrics.redelivered.inc(skipped)
+        await self.ready.wait()
+        async with self._lock:
+            fresh = await self.contiguous(messages)
+            return await self._run(fresh)
+
+    async def sweep(self, idle_for: float = 10.0) -> int:
+        """Process what idle partitions still hold below their end offset; returns how many."""
+        if self.source is None or not self.ready.is_set() or not self.expected:
+            return 0
+        async with self._lock:
+            now = time.monotonic()
+            idle = [tp for tp in self.expected if now - self._moved_at.get(tp, now) >= idle_for]
+            if not idle:
+                return 0
+            ends = await self.source.end_offsets(idle)
+            found: list[InMessage] = []
+            for tp in idle:
+                start, end = self.expected[tp], ends.get(tp, 0)
+                if end > start:
+                    found.extend(await self.source.read_range(tp[0], tp[1], start, end))
+            if not found:
+                return 0
+            log.warning(
+                "%d record(s) below the end of idle partitions were not delivered; "
+                "read them from the broker",
+                len(found),
+            )
+            self.filled += len(found)
+            if self.metrics is not None:
+                self.metrics.gap_records.inc(len(found))
+            await self._run(await self.contiguous(found))
+            return len(found)
+
+    async def _run(self, fresh: list[InMessage]) -> list[Processed]:
         if not fresh:
             await self.flush()
             return []
@@ -127,8 +209,10 @@ class BatchHandler:
             (r.message.topic, r.message.partition, r.message.offset, r.outputs) for r in results
         )
         await self.flush()  # the previous batch first: per-partition order, errors surface
+        now = time.monotonic()
         for batch in batches:
-            self.published_until[batch.tp] = batch.next_offset
+            self.expected[batch.tp] = batch.next_offset
+            self._moved_at[batch.tp] = now
         if self.pipelined:
             self._inflight = asyncio.ensure_future(self._publish(batches, results))
         else:

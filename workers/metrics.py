@@ -22,6 +22,7 @@ are low-cardinality: mode, engine, topic, outcome, violation kind, stage.
 | ctxpress_publish_seconds | histogram | |
 | ctxpress_publish_retries_total | counter | |
 | ctxpress_redelivered_skipped_total | counter | |
+| ctxpress_gap_records_filled_total | counter | |
 | ctxpress_worker_info | gauge (1) | guarantee, default_mode |
 """
 
@@ -127,6 +128,10 @@ class Metrics:
         self.redelivered = counter(
             "ctxpress_redelivered_skipped_total",
             "Messages Faust delivered again after they were published; dropped.",
+        )
+        self.gap_records = counter(
+            "ctxpress_gap_records_filled_total",
+            "Records Faust skipped that the worker read from the broker itself.",
         )
         self.publish_retries = counter(
             "ctxpress_publish_retries_total", "Batch publications retried after a broker error."

@@ -19,6 +19,7 @@ from workers.metrics import Metrics
 from workers.process import DLQ_HEADERS, InMessage, Processor, TopicNames, build_pipeline
 from workers.publish import IdempotentPublisher, ListPublisher, PublishError, group_batches
 from workers.settings import Settings, SettingsError
+from workers.source import MemorySource
 from workers.testing_worker import (
     GATE_ENGINE,
     gate_rejecting_pipeline,
@@ -219,6 +220,50 @@ def test_handler_publishes_once_and_drops_redeliveries() -> None:
     assert publisher.committed == {(NAMES.transcripts, 2): 20}
     keys = [o.key for o in publisher.on(NAMES.compressed)]
     assert len(keys) == len(set(keys))
+
+
+def test_handler_reads_skipped_offsets_from_the_source() -> None:
+    lines = [padded_record(f"g{i}", 1200) for i in range(10)]
+    batch = [msg(line, offset=i) for i, line in enumerate(lines)]
+    tp = (NAMES.tool_outputs, 2)
+    source = MemorySource(batch, start={tp: 0})
+    publisher = ListPublisher()
+    handler = BatchHandler(processor(), publisher, source=source)
+
+    async def go() -> None:
+        assert not handler.ready.is_set()  # waits for the assignment
+        handler.assigned(await source.start_offsets("g", [tp]))
+        # Faust skipped offset 0 (the start), then 4 and 5 at a batch boundary
+        await handler.handle(batch[1:4])
+        await handler.handle([*batch[6:], batch[2]])  # and redelivered 2
+
+    asyncio.run(go())
+    assert source.reads == [(NAMES.tool_outputs, 2, 0, 1), (NAMES.tool_outputs, 2, 4, 6)]
+    assert handler.filled == 3
+    assert asyncio.run(handler.sweep(idle_for=0.0)) == 0  # nothing left below the end
+    assert handler.redelivered == 1
+    ids = [orjson.loads(o.value)["id"] for o in publisher.on(NAMES.compressed)]
+    assert ids == [f"g{i}" for i in range(10)]  # every record once, in offset order
+    assert publisher.committed == {tp: 10}
+
+
+def test_sweep_processes_a_skipped_tail() -> None:
+    lines = [padded_record(f"t{i}", 1200) for i in range(6)]
+    batch = [msg(line, offset=i) for i, line in enumerate(lines)]
+    tp = (NAMES.tool_outputs, 2)
+    source = MemorySource(batch, start={tp: 0})
+    publisher = ListPublisher()
+    handler = BatchHandler(processor(), publisher, source=source)
+
+    async def go() -> int:
+        handler.assigned({tp: 0})
+        await handler.handle(batch[:4])  # Faust never delivers 4 and 5
+        assert await handler.sweep(idle_for=60.0) == 0  # not idle long enough
+        return await handler.sweep(idle_for=0.0)
+
+    assert asyncio.run(go()) == 2
+    assert publisher.committed == {tp: 6}
+    assert len(publisher.on(NAMES.compressed)) == 6
 
 
 def test_pipelined_handler_overlaps_and_surfaces_errors() -> None:
