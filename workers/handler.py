@@ -105,6 +105,7 @@ class BatchHandler:
         self.expected: dict[TP, int] = {}
         self.redelivered = 0
         self.filled = 0
+        self.not_owned = 0
         self._inflight: asyncio.Task[None] | None = None
         self._lock = asyncio.Lock()
         self._moved_at: dict[TP, float] = {}
@@ -133,6 +134,11 @@ class BatchHandler:
         for msg in messages:
             tp = (msg.topic, msg.partition)
             next_offset = expected.get(tp)
+            if next_offset is None and self.source is not None:
+                # Not assigned to this worker (any more): an event Faust buffered before a
+                # rebalance.  Its new owner processes it; publishing it here would fence them.
+                self.not_owned += 1
+                continue
             if next_offset is not None and msg.offset < next_offset:
                 self.redelivered += 1
                 if self.metrics is not None:

@@ -236,8 +236,11 @@ def test_handler_reads_skipped_offsets_from_the_source() -> None:
         # Faust skipped offset 0 (the start), then 4 and 5 at a batch boundary
         await handler.handle(batch[1:4])
         await handler.handle([*batch[6:], batch[2]])  # and redelivered 2
+        # an event of a partition this worker does not own (buffered before a rebalance)
+        await handler.handle([InMessage(NAMES.tool_outputs, 3, 0, None, None, lines[0])])
 
     asyncio.run(go())
+    assert handler.not_owned == 1
     assert source.reads == [(NAMES.tool_outputs, 2, 0, 1), (NAMES.tool_outputs, 2, 4, 6)]
     assert handler.filled == 3
     assert asyncio.run(handler.sweep(idle_for=0.0)) == 0  # nothing left below the end
@@ -369,3 +372,40 @@ def test_pipeline_factory_setting() -> None:
         build_pipeline(Settings(pipeline_factory="nonsense"))
     with pytest.raises(SettingsError, match="cannot be loaded"):
         build_pipeline(Settings(pipeline_factory="workers.nope:x"))
+
+
+def test_every_output_matches_its_topic_schema() -> None:
+    import json
+
+    from jsonschema import Draft202012Validator
+
+    from workers.topics import SCHEMAS_DIR, load_topics
+
+    specs = load_topics()
+    validators = {
+        NAMES.by_short(short): Draft202012Validator(
+            json.loads((SCHEMAS_DIR / spec.value_schema).read_text()),
+            format_checker=Draft202012Validator.FORMAT_CHECKER,
+        )
+        for short, spec in specs.items()
+    }
+    proc = Processor(gate_rejecting_pipeline(Settings()), NAMES, "g")
+    samples = mixed_stream(120, seed=8)
+    standard = orjson.dumps(
+        {
+            "id": "std-1",
+            "kind": "tool_output",
+            "mode": "standard",
+            "command": "tail -n 300 app.log",
+            "content": "\n".join(
+                f"12:00:{i % 60:02d} INFO request {i} took {i * 7} ms" for i in range(300)
+            ),
+        }
+    )
+    seen: set[str] = set()
+    for line in [s.line for s in samples] + [standard]:
+        for out in proc.process(msg(line)).outputs:
+            errors = list(validators[out.topic].iter_errors(orjson.loads(out.value)))
+            assert not errors, (out.topic, errors[0].message)
+            seen.add(out.topic)
+    assert seen == {NAMES.compressed, NAMES.stats, NAMES.dead_letter, NAMES.offload}
