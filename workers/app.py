@@ -30,7 +30,7 @@ from __future__ import annotations
 
 import asyncio
 import logging
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from typing import Any
 
@@ -252,7 +252,9 @@ def create_app(
         concurrency=settings.concurrency,
         on_fatal=guard.block,
     )
-    _install_lifecycle(app, handler, publisher, store, guard, names, source, settings.app_id)
+    _install_lifecycle(
+        app, handler, publisher, store, guard, names, source, settings.app_id, on_publish_error
+    )
     _install_web(app, registry, store, settings, table)
     app.ctxpress = WorkerParts(
         settings=settings,
@@ -281,22 +283,41 @@ def _install_lifecycle(
     names: TopicNames,
     source: RecordSource | None,
     group_id: str,
+    on_fatal: Callable[[BaseException], None],
 ) -> None:
     inputs = set(names.inputs)
 
-    async def _assigned(_sender: Any, assigned: Any, **_kwargs: Any) -> None:
-        guard.install(app.consumer)
-        tps = sorted((tp.topic, tp.partition) for tp in assigned if tp.topic in inputs)
-        log.info("ctxpress: %d input partitions assigned", len(tps))
+    assigning: list[asyncio.Task[None]] = []
+
+    async def _take_over(tps: list[tuple[str, int]]) -> None:
         # Producers first: their start fences a previous owner and completes or aborts
         # its open transactions, so the committed offsets read next are settled.
         await publisher.assigned(tps)
         if source is not None:
             handler.assigned(await source.start_offsets(group_id, tps))
 
-    async def _revoked(_sender: Any, revoked: Any, **_kwargs: Any) -> None:
-        await handler.flush()  # the batch in flight commits before its partitions go
+    def _done(task: asyncio.Task[None]) -> None:
+        if not task.cancelled() and task.exception() is not None:
+            on_fatal(task.exception())  # type: ignore[arg-type]
+
+    async def _assigned(_sender: Any, assigned: Any, **_kwargs: Any) -> None:
+        guard.install(app.consumer)
+        tps = sorted((tp.topic, tp.partition) for tp in assigned if tp.topic in inputs)
+        log.info("ctxpress: %d input partitions assigned", len(tps))
+        # Off the rebalance callback (batches wait for handler.ready): a slow callback
+        # makes Faust finish recovery first and lose its rebalance sensor state.
         handler.revoked()
+        task = asyncio.ensure_future(_take_over(tps))
+        task.add_done_callback(_done)
+        assigning.append(task)
+
+    async def _revoked(_sender: Any, revoked: Any, **_kwargs: Any) -> None:
+        handler.revoked()
+        while assigning:
+            task = assigning.pop()
+            if not task.done():
+                await asyncio.wait([task])
+        await handler.flush()  # the batch in flight commits before its partitions go
         tps = sorted((tp.topic, tp.partition) for tp in revoked if tp.topic in inputs)
         await publisher.revoked(tps)
 
