@@ -42,6 +42,9 @@ __all__ = ["BatchHandler", "Savings", "savings_of"]
 
 # Give the event loop a turn (web requests, timers) after this much CPU.
 YIELD_EVERY_S = 0.05
+# A batch is published in chunks of about this many input bytes: bounded transactions,
+# and (pipelined) the next chunk is processed while the previous one commits.
+CHUNK_BYTES = 2 * 1024 * 1024
 
 
 @dataclass(slots=True)
@@ -169,7 +172,10 @@ class BatchHandler:
         await self.ready.wait()
         async with self._lock:
             fresh = await self.contiguous(messages)
-            return await self._run(fresh)
+            results: list[Processed] = []
+            for chunk in _chunks(fresh, CHUNK_BYTES):
+                results.extend(await self._run(chunk))
+            return results
 
     async def sweep(self, idle_for: float = 10.0) -> int:
         """Process what idle partitions still hold below their end offset; returns how many."""
@@ -196,7 +202,8 @@ class BatchHandler:
             self.filled += len(found)
             if self.metrics is not None:
                 self.metrics.gap_records.inc(len(found))
-            await self._run(await self.contiguous(found))
+            for chunk in _chunks(await self.contiguous(found), CHUNK_BYTES):
+                await self._run(chunk)
             return len(found)
 
     async def _run(self, fresh: list[InMessage]) -> list[Processed]:
@@ -246,3 +253,19 @@ class BatchHandler:
             for result in results:
                 for digest, text in result.offloaded.items():
                     self.on_offloaded(digest, text)
+
+
+def _chunks(messages: list[InMessage], max_bytes: int) -> list[list[InMessage]]:
+    chunks: list[list[InMessage]] = []
+    current: list[InMessage] = []
+    size = 0
+    for msg in messages:
+        length = len(msg.value or b"")
+        if current and size + length > max_bytes:
+            chunks.append(current)
+            current, size = [], 0
+        current.append(msg)
+        size += length
+    if current:
+        chunks.append(current)
+    return chunks

@@ -115,7 +115,7 @@ class Metrics:
         )
         self.batch_size = Histogram(
             "ctxpress_batch_size",
-            "Records per agent batch.",
+            "Records per published chunk (an agent batch, split at about 2 MB of input).",
             buckets=BATCH_BUCKETS,
             registry=registry,
         )

@@ -119,7 +119,12 @@ SETTINGS: tuple[Setting, ...] = (
         "exactly_once",
         "exactly_once (Kafka transactions) or at_least_once",
     ),
-    Setting("batch_size", "CTXPRESS_BATCH_SIZE", 64, "records taken per agent batch (take_events)"),
+    Setting(
+        "batch_size",
+        "CTXPRESS_BATCH_SIZE",
+        256,
+        "records taken per agent batch (take_events); published in chunks of about 2 MB",
+    ),
     Setting("batch_timeout", "CTXPRESS_BATCH_TIMEOUT", 0.05, "seconds to wait for a batch to fill"),
     Setting("concurrency", "CTXPRESS_CONCURRENCY", 1, "agent instances per worker process"),
     Setting(
@@ -220,7 +225,7 @@ class Settings:
     topic_prefix: str = "ctxpress."
     app_id: str = "ctxpress-worker"
     processing_guarantee: str = "exactly_once"
-    batch_size: int = 64
+    batch_size: int = 256
     batch_timeout: float = 0.05
     concurrency: int = 1
     producer_linger_ms: int = 5
