@@ -96,6 +96,15 @@ async def produce_lines(
     await producer.start()
     pending: list[tuple[int, str, asyncio.Future[Any]]] = []
     try:
+        targets = [forced] if forced else list(names.inputs)
+        await producer.client.force_metadata_update()
+        absent = [t for t in targets if not producer.client.cluster.partitions_for_topic(t)]
+        if absent:
+            # aiokafka would wait (and log) for a minute per record before giving up.
+            raise LookupError(
+                f"topic(s) {', '.join(absent)} do not exist on {settings.kafka_bootstrap}; "
+                "create them first (ctxpress topics create)"
+            )
         for line_no, raw in enumerate(lines, start=1):
             line = raw.rstrip(b"\r\n")
             if not line.strip():
