@@ -22,6 +22,11 @@ Delivery guarantee (``CTXPRESS_PROCESSING_GUARANTEE``):
   ``compressed`` are byte-identical (timings are zeroed, see
   ``workers.process``) under the same key (the record id).
 
+Either way the worker does not rely on Faust delivering every record: each input
+partition is processed contiguously from the group's committed offset, and a
+range Faust skips (seen after restarts and rebalances) is read from the broker
+directly (``workers.handler``, ``workers.source``).
+
 The windowed ``savings`` table's changelog is written by Faust's producer and
 is at-least-once in both modes (a crash can count a batch twice).
 """

@@ -336,7 +336,13 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
         "--mode", default="lossless", help="compression mode of the records (default: lossless)"
     )
     b.add_argument("--json", action="store_true", help="print the results as JSON too")
-    _common(b)
+    b.add_argument(
+        "--bootstrap",
+        default=None,
+        metavar="B",
+        help="bootstrap servers (default: CTXPRESS_KAFKA_BOOTSTRAP); the bench creates its own "
+        "uuid-prefixed topics",
+    )
     b.set_defaults(func=_bench)
 
 
