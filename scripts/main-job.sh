@@ -9,4 +9,4 @@ set -euo pipefail
 repo="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 cd "$repo"
 scripts/setup.sh
-exec .venv/bin/ctxpress demo "$@"
+exec .venv/bin/ctxpress demo --mode standard "$@"
