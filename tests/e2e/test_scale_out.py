@@ -48,6 +48,7 @@ from typing import Any
 
 import orjson
 import pytest
+from aiokafka.errors import KafkaError
 
 from tests.e2e._support import Run, Verdict, check_exactly_once, collect
 from tests.kafka_broker import kafka_bootstrap  # noqa: F401
@@ -166,7 +167,13 @@ def _wait_for_group(
     while time.monotonic() - started < timeout:
         for worker in workers:
             assert worker.alive(), f"worker exited:\n{worker.log_tail()}"
-        group = asyncio.run(_describe(run))
+        try:
+            group = asyncio.run(_describe(run))
+        except KafkaError as exc:
+            if not exc.retriable:  # e.g. the coordinator of a fresh broker is still loading
+                raise
+            time.sleep(0.5)
+            continue
         if group.state == "Stable" and ready(group):
             return group, time.monotonic() - started
         time.sleep(0.25)
