@@ -106,3 +106,16 @@ def test_marker_literals_in_input_are_never_touched() -> None:
     data["mode"] = "standard"
     outcome = pipeline_with(DedupEngine()).run_raw(data)
     assert outcome.record["messages"][3]["content"] == block + "\n\n" + block
+
+
+def test_a_record_can_disable_engines() -> None:
+    block = "\n".join(f"line {i} of a repeated block with some words" for i in range(6))
+    data = openai_record("r", ("user", "see"), ("tool", block + "\n\n" + block))
+    data["mode"] = "standard"
+    data["disable_engines"] = ["dedup"]
+    outcome = pipeline_with(DedupEngine()).run_raw(data)
+    assert outcome.stats["engines"][0]["status"] == "disabled"
+    assert outcome.record["messages"][3]["content"] == block + "\n\n" + block
+    data["disable_engines"] = ["turbo"]
+    with pytest.raises(RecordError, match="valid engines: dedup, jsontable"):
+        pipeline_with(DedupEngine()).run_raw(data)

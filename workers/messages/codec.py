@@ -139,7 +139,26 @@ def parse_record(data: Any) -> Record:
         mode=mode,
         budget_tokens=budget,
         allow_lossy_structure=lossy,
+        extra={"disable_engines": _disabled(data, rid)},
     )
+
+
+def _disabled(data: dict[str, Any], rid: str | None) -> frozenset[str]:
+    names = data.get("disable_engines")
+    if names is None:
+        return frozenset()
+    if not isinstance(names, list) or not all(isinstance(n, str) for n in names):
+        raise InvalidRecord("field 'disable_engines' must be a list of engine names", rid)
+    from workers.engines import REGISTRY
+
+    unknown = sorted(set(names) - set(REGISTRY))
+    if unknown:
+        raise InvalidRecord(
+            f"unknown engine(s) in 'disable_engines': {', '.join(unknown)}; "
+            f"valid engines: {', '.join(REGISTRY)}",
+            rid,
+        )
+    return frozenset(names)
 
 
 def _tool_output_units(data: dict[str, Any], rid: str | None) -> list[Unit]:

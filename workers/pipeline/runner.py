@@ -198,7 +198,12 @@ class Pipeline:
         stash: dict[str, str] = {}
         all_stats: list[EngineStats] = []
         rejections: list[Rejection] = []
+        disabled: frozenset[str] = record.extra.get("disable_engines", frozenset())
         for engine in engines:
+            if engine.name in disabled:
+                total = sum(counts)
+                all_stats.append(EngineStats(engine.name, "disabled", total, total, 0.0))
+                continue
             stats, texts, counts = self._run_engine(
                 engine, record, units, texts, counts, locked, ctx, stash, rejections
             )
