@@ -477,7 +477,11 @@ def splice_saving(
         if tokens.count(new) >= tokens.count(text):
             return None
         return new, [found[0]]
-    kept = [f for f in found if tokens.count(f[2]) < tokens.count(text[f[0] : f[1]])]
+    kept = [
+        f
+        for f in found
+        if 2 * len(f[2]) < f[1] - f[0] or tokens.count(f[2]) < tokens.count(text[f[0] : f[1]])
+    ]
     if not kept:
         return None
     pieces: list[str] = []

@@ -88,7 +88,9 @@ class DedupEngine(Engine):
                     f"[[dup:v1 src={src} at={at} len={len(block)} | same {lines} lines as "
                     f"{'above' if src == 'self' else _where(units[src_pos])}: {_preview(block)}]]"
                 )
-                if ctx.tokens.count(marker) >= ctx.tokens.count(block):
+                if 3 * len(marker) > len(block) and ctx.tokens.count(marker) >= ctx.tokens.count(
+                    block
+                ):
                     continue
                 pieces.append(text[cursor:a])
                 pieces.append(marker)
