@@ -17,6 +17,7 @@ import re
 from collections.abc import Iterable
 from dataclasses import dataclass
 
+from workers.expand import expand_offload
 from workers.pipeline.facts import (
     SHAPED_KINDS,
     critical_lines,
@@ -99,8 +100,6 @@ def _restores(before: str, after: str, stash: dict[str, str]) -> bool:
     so the span-by-span check is skipped.  Equality up to the documented
     whitespace normalisation counts too, unless fenced code is involved.
     """
-    from workers.expand import expand_offload
-
     store = _DictStore(stash)
     restored = expand_offload(after, store, []) if "<<cx:" in after else after  # type: ignore[arg-type]
     if restored == before:

@@ -22,7 +22,7 @@ from __future__ import annotations
 import re
 import time
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any
 
 from workers.engines import Engine, EngineContext, UnknownEngine, resolve
@@ -367,8 +367,6 @@ class Pipeline:
 
 
 def _with_text(unit: Unit, text: str) -> Unit:
-    from dataclasses import replace
-
     return replace(unit, text=text)
 
 
