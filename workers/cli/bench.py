@@ -72,9 +72,8 @@ def _percentile(values: list[float], q: float) -> float:
     return ordered[k]
 
 
-def tokenizer_floor_seconds(lines: list[bytes], encoding: str) -> float:
-    """Seconds for one uncached tokenizer pass over every text unit."""
-    counter = TokenCounter(encoding)
+def tokenizer_floor_seconds(lines: list[bytes], counter: TokenCounter) -> float:
+    """Seconds for one uncached pass of ``counter``'s tokenizer over every text unit."""
     texts: list[str] = []
     for raw in lines:
         try:
@@ -83,7 +82,7 @@ def tokenizer_floor_seconds(lines: list[bytes], encoding: str) -> float:
             continue
     started = time.process_time()
     for text in texts:
-        counter.encode(text)
+        counter.uncached_count(text)
     return time.process_time() - started
 
 
@@ -111,7 +110,9 @@ def bench_mode(lines: list[bytes], mode: str, repeat: int = 1) -> BenchResult:
     started = time.perf_counter()
     cpu_started = time.process_time()
     for _ in range(repeat):
-        pipeline.tokens = TokenCounter(pipeline.settings.encoding)  # cold cache each pass
+        pipeline.tokens = TokenCounter(  # cold cache each pass
+            pipeline.settings.encoding, backend=pipeline.settings.token_backend
+        )
         summary = Summary()
         outputs: dict[int, dict[str, Any]] = {}
         for result in compress_lines(lines, pipeline, MemoryStore()):
@@ -122,7 +123,7 @@ def bench_mode(lines: list[bytes], mode: str, repeat: int = 1) -> BenchResult:
         total_bytes += summary.bytes_in
     seconds = time.perf_counter() - started
     cpu_seconds = time.process_time() - cpu_started
-    floor = tokenizer_floor_seconds(lines, pipeline.settings.encoding) * repeat
+    floor = tokenizer_floor_seconds(lines, pipeline.tokens) * repeat
     facts, lost = _facts(lines, outputs)
     return BenchResult(
         mode=mode,
@@ -138,6 +139,7 @@ def bench_mode(lines: list[bytes], mode: str, repeat: int = 1) -> BenchResult:
         dead_letters=summary.dead_letters,
         rejections=summary.rejections,
         tokenizer_ratio=round(cpu_seconds / floor, 2) if floor else 0.0,
+        tokenizer=f"{pipeline.tokens.encoding_name} ({pipeline.tokens.backend})",
         facts=facts,
         facts_visible=facts - lost,
     )
@@ -153,9 +155,11 @@ def run(args: argparse.Namespace) -> int:
         for mode in modes:
             if mode not in MODES:
                 raise UserError(f"unknown mode {mode!r}; valid modes: {', '.join(MODES)}")
+        env_settings = Settings.from_env()
+        counter = TokenCounter(env_settings.encoding, backend=env_settings.token_backend)
         print(
             f"bench: {path} ({sum(map(len, lines)) / 1e6:.2f} MB, {len(lines)} lines), one core, "
-            f"repeat {args.repeat}",
+            f"repeat {args.repeat}, tokens: {counter.encoding_name} counted by {counter.backend}",
             file=sys.stderr,
         )
         header = f"{'mode':<11}{'MB/s':>8}{'CPU MB/s':>10}{'rec/s':>9}{'p50 ms':>9}{'p99 ms':>9}{'peak MB':>9}{'saved %':>9}{'facts kept':>16}{'x tokenizer':>13}"

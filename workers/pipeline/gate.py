@@ -85,12 +85,13 @@ class _DictStore:
         return self.items.get(key)
 
 
-_TRAILING_WS = re.compile(r"[ \t]+$", re.M)
 _BLANK_RUNS = re.compile(r"\n{3,}")
 
 
 def _ws_normal(text: str) -> str:
-    return _BLANK_RUNS.sub("\n\n", _TRAILING_WS.sub("", text))
+    """Trailing spaces and tabs of every line removed, blank-line runs collapsed."""
+    stripped = "\n".join([line.rstrip(" \t") for line in text.split("\n")])
+    return _BLANK_RUNS.sub("\n\n", stripped) if "\n\n\n" in stripped else stripped
 
 
 def _restores(before: str, after: str, stash: dict[str, str]) -> bool:

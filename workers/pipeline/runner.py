@@ -31,7 +31,7 @@ from workers.pipeline.gate import OFFLOAD_REF, Violation, check_lossy
 from workers.pipeline.modes import MODES
 from workers.redact import redact
 from workers.settings import Settings
-from workers.tokens import TokenCounter
+from workers.tokens import TokenCounter, TokenizerFailed
 
 __all__ = ["MARKER_LITERAL", "EngineStats", "Outcome", "Pipeline", "RecordError", "Rejection"]
 
@@ -138,7 +138,9 @@ class Pipeline:
     ) -> None:
         """``engines`` overrides the chain of some modes (tests, custom chains)."""
         self.settings = settings or Settings()
-        self.tokens = tokens or TokenCounter(self.settings.encoding)
+        self.tokens = tokens or TokenCounter(
+            self.settings.encoding, backend=self.settings.token_backend
+        )
         self._engines: dict[str, list[Engine]] = {k: list(v) for k, v in (engines or {}).items()}
         self._options: dict[str, Any] = {
             "filters_dir": self.settings.filters_dir,
@@ -173,6 +175,12 @@ class Pipeline:
         return self.run(record)
 
     def run(self, record: Record) -> Outcome:
+        try:
+            return self._run(record)
+        except TokenizerFailed as exc:
+            raise RecordError(str(exc), record.record_id, stage="tokenize") from exc
+
+    def _run(self, record: Record) -> Outcome:
         started = time.perf_counter()
         mode = record.mode or self.settings.mode
         try:
