@@ -3,11 +3,17 @@
 from __future__ import annotations
 
 import re
+from collections.abc import Iterator
+from pathlib import Path
 
+import orjson
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from workers.messages import parse_record
 from workers.pipeline import facts, gate
+
+CORPUS = Path(__file__).resolve().parents[3] / "shared" / "corpus" / "public.jsonl"
 
 WORDS = st.sampled_from(
     [
@@ -37,3 +43,96 @@ TEXT_PARTS = st.sampled_from(
 def test_whitespace_normal_form_is_the_regex_definition(text: str) -> None:
     expected = re.sub(r"\n{3,}", "\n\n", re.sub(r"[ \t]+$", "", text, flags=re.M))
     assert gate._ws_normal(text) == expected
+
+
+def reference_tool_lines(text: str, family: str | None) -> Iterator[tuple[str, str]]:
+    """The plain per-line rules, as they were before the fast paths (every regex on every line)."""
+    last_frame: str | None = None
+    in_status_untracked = False
+    in_hunk = False
+    grep_files: set[str] = set()
+    has_ansi = "\x1b" in text
+    for raw_line in text.splitlines():
+        raw = facts._ANSI.sub("", raw_line) if has_ansi else raw_line
+        line = raw.strip()
+        # The token that must stay visible is the line as written (colours included).
+        token = raw_line.strip()[:600]
+        if not line:
+            in_status_untracked = False
+            continue
+        if len(line) > 600:
+            line = line[:600]
+        if facts._DIFF_HEADER.match(raw):
+            in_hunk = raw.startswith("@@")
+            yield "diff_header", token
+            continue
+        if in_hunk:
+            if raw[:1] in ("+", "-", " ", "\\"):
+                continue  # hunk body: trimmable, its headers carry the facts
+            in_hunk = False
+        if facts._TRACE_FRAME.match(raw):
+            last_frame = token
+            continue
+        if family == "grep":
+            match = facts._GREP_MATCH.match(raw)
+            if match and match.group(1) not in grep_files:
+                grep_files.add(match.group(1))
+                yield "grep_file", match.group(1)
+            continue
+        if family == "git-status" and facts._SHORT_STATUS.match(raw):
+            yield "git_status_path", token
+        elif facts._SUMMARY_LINE.match(line):
+            yield "test_summary", token
+        elif facts._TEST_FAILURE.match(raw):
+            yield "test_failure", token
+        elif facts._FINDING.match(raw) and not raw.startswith((" ", "\t", "+", "-")):
+            yield "finding", token
+        elif facts._ERROR_LINE.search(line):
+            if last_frame is not None:
+                yield "stack_frame", last_frame
+                last_frame = None
+            yield "error_line", token
+        elif facts._GIT_STATUS.match(raw) and ":" in line[:22]:
+            yield "git_status_path", token
+        if line.startswith("Untracked files:"):
+            in_status_untracked = True
+        elif in_status_untracked and raw.startswith("\t"):
+            yield "git_status_path", token
+
+
+LINE_PARTS = st.sampled_from(
+    [
+        "diff --git a/x.py b/x.py", "@@ -1,3 +1,4 @@ def f():", "+added", "-removed", " ctx",
+        "--- a/x.py", "+++ b/x.py", "rename from a", "new file mode 100644", "\\ No newline",
+        '  File "/app/x.py", line 12, in f', "    at com.x.Y(Y.java:10)", "    at f (/a/b.js:1:2)",
+        "ValueError: bad", "E   assert 1 == 2", "FAILED tests/test_x.py::test_y - boom",
+        "===== 2 failed, 3 passed in 0.1s =====", "Tests:       1 failed, 2 total", "ok  pkg 0.1s",
+        "test result: ok.", "Ran 3 tests in 0.1s", "OK", "FAILED (failures=1)", "Found 2 errors",
+        "3 problems", "Successfully installed a-1", "added 3 packages", "Installed 2 packages",
+        "Packages: +3", "up to date", "BUILD SUCCESS", "src/a.ts:10:5: error TS2322", "a.py(3): x",
+        "  ✕ renders", "● suite › test", "× fails", "modified:   a.py", "M  a.py", "?? new.txt",
+        "Untracked files:", "\tnew.txt", "warning: x", "WARN deprecated", "plain text", "",
+        "   ", "\x1b[31merror\x1b[0m", "١٢ errors", "\u3000Found 1 error", "x" * 700 + "Error",
+        "Traceback (most recent call last):", "src/x.rs:1:1", "a:b", "(c)", "U", "F", "a",
+    ]
+)  # fmt: skip
+MULTILINE = st.lists(LINE_PARTS, max_size=25).map("\n".join)
+FAMILIES = st.sampled_from([None, "grep", "git-status"])
+
+
+@settings(max_examples=3000, deadline=None)
+@given(st.one_of(MULTILINE, st.text(max_size=80)), FAMILIES)
+def test_critical_line_rules_with_fast_paths_equal_the_plain_rules(
+    text: str, family: str | None
+) -> None:
+    assert list(facts._tool_lines(text, family)) == list(reference_tool_lines(text, family))
+
+
+def test_critical_line_rules_on_the_corpus_equal_the_plain_rules() -> None:
+    for raw in CORPUS.read_bytes().splitlines():
+        record = parse_record(orjson.loads(raw))
+        for unit in record.units:
+            for family in (None, facts.command_family(unit.command)):
+                assert list(facts._tool_lines(unit.text, family)) == list(
+                    reference_tool_lines(unit.text, family)
+                )

@@ -172,6 +172,14 @@ def command_family(command: str | None) -> str | None:
     return None
 
 
+# First characters (of the line, or of the stripped line) that the line rules
+# can start with: one set lookup spares most lines five regex calls.
+_DIFF_FIRST = frozenset("d@+-rn")
+_FRAME_FIRST = frozenset("Fa")
+_SUMMARY_FIRST = frozenset("=TFoPtROSaAIUurcB")
+_FAILURE_FIRST = frozenset("✕×✗✘●")
+
+
 def _tool_lines(text: str, family: str | None) -> Iterable[tuple[str, str]]:
     last_frame: str | None = None
     in_status_untracked = False
@@ -181,14 +189,14 @@ def _tool_lines(text: str, family: str | None) -> Iterable[tuple[str, str]]:
     for raw_line in text.splitlines():
         raw = _ANSI.sub("", raw_line) if has_ansi else raw_line
         line = raw.strip()
-        # The token that must stay visible is the line as written (colours included).
-        token = raw_line.strip()[:600]
         if not line:
             in_status_untracked = False
             continue
+        # The token that must stay visible is the line as written (colours included).
+        token = raw_line.strip()[:600] if has_ansi else line[:600]
         if len(line) > 600:
             line = line[:600]
-        if _DIFF_HEADER.match(raw):
+        if raw[0] in _DIFF_FIRST and _DIFF_HEADER.match(raw):
             in_hunk = raw.startswith("@@")
             yield "diff_header", token
             continue
@@ -196,7 +204,8 @@ def _tool_lines(text: str, family: str | None) -> Iterable[tuple[str, str]]:
             if raw[:1] in ("+", "-", " ", "\\"):
                 continue  # hunk body: trimmable, its headers carry the facts
             in_hunk = False
-        if _TRACE_FRAME.match(raw):
+        first = line[0]
+        if first in _FRAME_FIRST and _TRACE_FRAME.match(raw):
             last_frame = token
             continue
         if family == "grep":
@@ -207,20 +216,24 @@ def _tool_lines(text: str, family: str | None) -> Iterable[tuple[str, str]]:
             continue
         if family == "git-status" and _SHORT_STATUS.match(raw):
             yield "git_status_path", token
-        elif _SUMMARY_LINE.match(line):
+        elif (first in _SUMMARY_FIRST or first.isdecimal()) and _SUMMARY_LINE.match(line):
             yield "test_summary", token
-        elif _TEST_FAILURE.match(raw):
+        elif first in _FAILURE_FIRST and _TEST_FAILURE.match(raw):
             yield "test_failure", token
-        elif _FINDING.match(raw) and not raw.startswith((" ", "\t", "+", "-")):
+        elif (
+            ("(" in raw or ":" in raw)
+            and _FINDING.match(raw)
+            and not raw.startswith((" ", "\t", "+", "-"))
+        ):
             yield "finding", token
         elif is_error_line(line):
             if last_frame is not None:
                 yield "stack_frame", last_frame
                 last_frame = None
             yield "error_line", token
-        elif _GIT_STATUS.match(raw) and ":" in line[:22]:
+        elif ":" in line[:22] and _GIT_STATUS.match(raw):
             yield "git_status_path", token
-        if line.startswith("Untracked files:"):
+        if first == "U" and line.startswith("Untracked files:"):
             in_status_untracked = True
         elif in_status_untracked and raw.startswith("\t"):
             yield "git_status_path", token
