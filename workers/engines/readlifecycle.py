@@ -40,6 +40,7 @@ import re
 import shlex
 from collections.abc import Sequence
 from dataclasses import dataclass
+from functools import lru_cache
 from typing import Any
 
 from workers.engines._text import dup_sources, nonzero, restores, stash_marker
@@ -440,7 +441,9 @@ def _perl_in_place_files(rest: list[str]) -> list[str]:
     return files if in_place else []
 
 
+@lru_cache(maxsize=4096)
 def _shell_access(command: str) -> Access | None:
+    """Pure in ``command`` (Access is frozen): several engines ask about the same call."""
     tokens = _tokens(command)
     if tokens is None:
         return None

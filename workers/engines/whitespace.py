@@ -138,6 +138,16 @@ def _merge(
     return [r[0] for r in merged], [r[1] for r in merged]
 
 
+def strip_line_ends(stretch: str) -> tuple[str, int]:
+    """``_TRAILING_FAST.subn("", stretch)``, ten times faster without ``\\r``."""
+    if "\r" in stretch:
+        return _TRAILING_FAST.subn("", stretch)
+    lines = stretch.split("\n")
+    stripped = [line.rstrip(" \t") for line in lines]
+    changed = sum(1 for old, new in zip(lines, stripped, strict=True) if len(old) != len(new))
+    return ("\n".join(stripped), changed) if changed else (stretch, 0)
+
+
 def _strip_trailing_fast(text: str, starts: list[int], ends: list[int]) -> tuple[str, int]:
     """Tool output: one C-speed substitution per unprotected stretch."""
     if "|" in text or "\t" in text or "\n    " in text or text.startswith("    "):
@@ -148,7 +158,7 @@ def _strip_trailing_fast(text: str, starts: list[int], ends: list[int]) -> tuple
     total = 0
     for a, b in [*zip(starts, ends, strict=True), (len(text), len(text))]:
         if a > cursor:
-            new, n = _TRAILING_FAST.subn("", text[cursor:a])
+            new, n = strip_line_ends(text[cursor:a])
             pieces.append(new)
             total += n
         pieces.append(text[a:b])

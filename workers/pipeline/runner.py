@@ -41,6 +41,10 @@ STATS_VERSION = 1
 MARKER_LITERAL = re.compile(r"\[\[/?(?:json-table|json-min|dup|read):|<<cx:")
 
 
+def _has_marker_literal(text: str) -> bool:
+    return ("[[" in text or "<<cx:" in text) and MARKER_LITERAL.search(text) is not None
+
+
 class RecordError(Exception):
     """The record cannot be processed (bad shape, unknown mode, too large)."""
 
@@ -191,7 +195,7 @@ class Pipeline:
         texts = [u.text for u in units]
         counts = [self.tokens.count(t) for t in texts]
         tokens_before = sum(counts)
-        locked = [u.frozen or bool(MARKER_LITERAL.search(u.text)) for u in units]
+        locked = [u.frozen or _has_marker_literal(u.text) for u in units]
         ctx = EngineContext(
             tokens=self.tokens,
             latest_user_text=record.latest_user_text(),
