@@ -130,7 +130,7 @@ def redact(text: str) -> str:
             haystack = lowered
         else:
             haystack = text
-        if not any(literal in haystack for literal in literals):
+        if not any(map(haystack.__contains__, literals)):
             continue
         text = _literal_sub(text, haystack, literals, pattern, kind)
         lowered = None

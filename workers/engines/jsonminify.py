@@ -24,6 +24,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Mapping, Sequence
+from functools import lru_cache
 from typing import Any
 
 from workers.engines._jsonlayout import (
@@ -68,6 +69,7 @@ class JsonMinifyEngine(Engine):
         return decode(text)
 
 
+@lru_cache(maxsize=16)  # pure; the gate and later engines decode the same texts
 def decode(text: str) -> str:
     """Replace every ``[[json-min:v1 ...]]...[[/json-min]]`` with the original JSON.
 

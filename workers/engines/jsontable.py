@@ -30,6 +30,7 @@ from __future__ import annotations
 import operator
 import re
 from collections.abc import Mapping, Sequence
+from functools import lru_cache
 from itertools import compress
 from typing import Any
 
@@ -91,6 +92,7 @@ class JsonTableEngine(Engine):
 # -- decoding ------------------------------------------------------------------
 
 
+@lru_cache(maxsize=16)  # pure; the gate and later engines decode the same texts
 def decode(text: str) -> str:
     """Replace every ``[[json-table:v1 ...]]`` block with the JSON it came from.
 
