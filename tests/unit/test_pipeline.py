@@ -119,3 +119,18 @@ def test_a_record_can_disable_engines() -> None:
     data["disable_engines"] = ["turbo"]
     with pytest.raises(RecordError, match="valid engines: dedup, jsontable"):
         pipeline_with(DedupEngine()).run_raw(data)
+
+
+def test_clear_content_caches_empties_every_content_cache() -> None:
+    from workers.engines import jsonminify, readlifecycle
+    from workers.pipeline import facts
+    from workers.pipeline.caches import clear_content_caches
+
+    facts.critical_lines("Error: boom\n", "tool_result")
+    jsonminify.decode("plain")
+    readlifecycle.parse_access("cat a.py", None)
+    assert facts._LINES.data and jsonminify.decode.cache_info().currsize
+    clear_content_caches()
+    assert not facts._LINES.data and not facts._SPANS.data
+    assert jsonminify.decode.cache_info().currsize == 0
+    assert readlifecycle._shell_access.cache_info().currsize == 0

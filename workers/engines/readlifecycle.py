@@ -48,7 +48,14 @@ from workers.engines.base import Engine, EngineContext, EngineOutput
 from workers.messages.model import Unit
 from workers.pipeline.gate import check_lossy
 
-__all__ = ["Access", "Read", "ReadLifecycleEngine", "covers", "parse_access"]
+__all__ = [
+    "Access",
+    "Read",
+    "ReadLifecycleEngine",
+    "covers",
+    "parse_access",
+    "shell_access_cache_clear",
+]
 
 MAX_COMMAND = 20_000
 MAX_FORWARD = 256  # later events looked at per read
@@ -482,6 +489,11 @@ def _shell_access(command: str) -> Access | None:
     if read is None and not writes:
         return None
     return Access(read, tuple(dict.fromkeys(writes)))
+
+
+def shell_access_cache_clear() -> None:
+    """Forget the parsed shell commands (benchmarks start each pass cold)."""
+    _shell_access.cache_clear()
 
 
 def _numbered_range(path: str, text: str) -> Read | None:

@@ -22,6 +22,7 @@ from collections.abc import Iterable
 
 __all__ = [
     "SHAPED_KINDS",
+    "clear_caches",
     "command_family",
     "critical_lines",
     "is_error_line",
@@ -271,6 +272,12 @@ class _Cache:
 
 _SPANS = _Cache()
 _LINES = _Cache()
+
+
+def clear_caches() -> None:
+    """Forget the cached spans and lines of every text."""
+    _SPANS.data.clear()
+    _LINES.data.clear()
 
 
 def protected_spans(text: str) -> frozenset[tuple[str, str]]:
