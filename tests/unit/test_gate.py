@@ -103,3 +103,13 @@ def test_short_git_status_and_jest_failures() -> None:
     violations = check_lossy(jest, "  ✓ renders the footer (3 ms)\n", "tool_result", {})
     failures = [v.token for v in violations if v.kind == "test_failure"]
     assert failures == ["✕ renders the header (12 ms)"]
+
+
+def test_whitespace_fast_path_accepts_blank_edits_and_still_checks_the_rest() -> None:
+    padded = LOG.replace("\n", "   \n\n\n\n", 2)
+    assert check_lossy(padded, LOG, "tool_result", {}, whitespace_edits=True) == []
+    hidden = LOG.replace("FAILED tests/test_x.py::test_y - assert 1 == 2\n", "")
+    violations = check_lossy(padded, hidden, "tool_result", {}, whitespace_edits=True)
+    assert ("error_line", "FAILED tests/test_x.py::test_y - assert 1 == 2") in [
+        (v.kind, v.token) for v in violations
+    ]

@@ -293,35 +293,48 @@ def critical_flags(
     shaped: set[str] = set()
     for ckind, cline in critical:
         (shaped if ckind in SHAPED_KINDS else exact).add(cline)
+    # Lines flagged for another reason first (markers, polarity, an error word
+    # past the gate's 600 characters): they take no part in the distinct counts.
+    other: set[int] = set()
+    if "<<cx:" in text or "[[" in text:
+        for i, line in enumerate(lines):
+            if has_marker(line) if keep_markers else "[[" in line and _BACKREF.search(line):
+                other.add(i)
+    if pack is not None:
+        other.update(
+            i for i, line in enumerate(lines) if i not in other and pack.has_polarity(line)
+        )
+    other.update(
+        i
+        for i, line in enumerate(lines)
+        if len(line) > CRITICAL_CAP
+        and i not in other
+        and _ERROR_LINE.search(line, CRITICAL_CAP - 40)
+    )
+    for i in other:
+        flags[i] = True
     seen: set[str] = set()
     seen_shapes: set[str] = set()
-    check_markers = "<<cx:" in text or "[[" in text
-    plain_breaks = _OTHER_BREAKS.search(text) is None
-    for i, line in enumerate(lines):
-        if check_markers and (
-            has_marker(line) if keep_markers else "[[" in line and _BACKREF.search(line)
-        ):
-            flags[i] = True
-            continue
-        if pack is not None and pack.has_polarity(line):
-            flags[i] = True
-            continue
-        if len(line) > CRITICAL_CAP and _ERROR_LINE.search(line, CRITICAL_CAP - 40):
-            # The gate only reads the first 600 characters of a line; an error
-            # word further on (a minified JSON document) still keeps it visible.
-            flags[i] = True
-            continue
-        if not critical:
-            continue
-        for key in [line.strip()[:CRITICAL_CAP]] if plain_breaks else gate_keys(line):
-            if key in exact and (not distinct or key not in seen):
-                seen.add(key)
-                flags[i] = True
-            if key in shaped:
-                shape = line_shape(key)
-                if not distinct or shape not in seen_shapes:
-                    seen_shapes.add(shape)
+    if critical:
+        wanted = exact | shaped
+        if _OTHER_BREAKS.search(text) is None:
+            hits = [
+                (i, [key])
+                for i, key in enumerate([line.strip()[:CRITICAL_CAP] for line in lines])
+                if key in wanted and i not in other
+            ]
+        else:
+            hits = [(i, gate_keys(line)) for i, line in enumerate(lines) if i not in other]
+        for i, keys in hits:
+            for key in keys:
+                if key in exact and (not distinct or key not in seen):
+                    seen.add(key)
                     flags[i] = True
+                if key in shaped:
+                    shape = line_shape(key)
+                    if not distinct or shape not in seen_shapes:
+                        seen_shapes.add(shape)
+                        flags[i] = True
     if critical and len(seen) < len(exact):
         _flag_partial_tokens(text, lines, exact - seen, flags)
     return flags

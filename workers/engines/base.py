@@ -52,6 +52,10 @@ class Engine(ABC):
 
     name: ClassVar[str]
     lossless: ClassVar[bool]
+    # Set by engines whose changes are mostly trailing blanks and blank-line
+    # runs: the gate then tries its whitespace-equality check first (it still
+    # checks; a text that is not equal gets the full check).
+    whitespace_edits: ClassVar[bool] = False
 
     @abstractmethod
     def apply(self, units: Sequence[Unit], ctx: EngineContext) -> EngineOutput:

@@ -401,7 +401,7 @@ def _error_string(value: str) -> bool:
     if len(value) > 4000:
         return False
     low = value.lower()
-    if not any(word in low for word in _ERR_WORDS):
+    if not any(map(low.__contains__, _ERR_WORDS)):
         return "Error" in value or "Exception" in value
     return _ERR_WORD.search(value) is not None
 

@@ -235,7 +235,15 @@ class _Plan:
                 self.headers += 1
                 continue
             # kept lines: critical for the gate, the filter's keep rules, markers
-            critical = any(k in crit for k in _critical_key(raw, split)) if crit else False
+            critical = (
+                (
+                    any(map(crit.__contains__, _critical_key(raw, True)))
+                    if split
+                    else raw.strip()[:CRITICAL_CAP] in crit
+                )
+                if crit
+                else False
+            )
             if critical or (filt.keep is not None and filt.keep.find(m) >= 0):
                 dkey = raw.strip()
                 if filt.dedupe and dkey in seen_kept:

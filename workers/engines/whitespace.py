@@ -302,6 +302,7 @@ def _restored_system(
 class WhitespaceEngine(Engine):
     name = "whitespace"
     lossless = False
+    whitespace_edits = True
 
     def apply(self, units: Sequence[Unit], ctx: EngineContext) -> EngineOutput:
         texts: list[str] = []

@@ -327,7 +327,13 @@ class Pipeline:
             else:
                 refs = [new_texts[j] for j in backref_texts.get(i, ())]
                 violations = check_lossy(
-                    unit.text, after, unit.kind, {**stash, **output.stash}, refs, unit.command
+                    unit.text,
+                    after,
+                    unit.kind,
+                    {**stash, **output.stash},
+                    refs,
+                    unit.command,
+                    whitespace_edits=engine.whitespace_edits,
                 )
             if violations:
                 rejected += 1
