@@ -414,13 +414,13 @@ def test_command_selects_filter(command: str, name: str | None) -> None:
 
 
 def test_command_segments_normalise_wrappers_and_quotes() -> None:
-    assert command_segments("cd /x && FOO='a b' sudo -u me time npx jest 'a|b' | tee o") == [
+    assert command_segments("cd /x && FOO='a b' sudo -u me time npx jest 'a|b' | tee o") == (
         "cd /x",
         "jest 'a|b'",
         "tee o",
-    ]
-    assert command_segments("python3 -m pytest 2>&1 | tail") == ["pytest 2>&1", "tail"]
-    assert command_segments("/usr/local/bin/git -c core.pager=cat log") == ["git log"]
+    )
+    assert command_segments("python3 -m pytest 2>&1 | tail") == ("pytest 2>&1", "tail")
+    assert command_segments("/usr/local/bin/git -c core.pager=cat log") == ("git log",)
 
 
 # --- user filters and regex safety --------------------------------------------------------

@@ -56,6 +56,7 @@ import threading
 import tomllib
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
+from functools import lru_cache
 from pathlib import Path
 from typing import Any
 
@@ -737,9 +738,10 @@ def _normalise(segment: str) -> str:
     return seg.strip()
 
 
-def command_segments(command: str) -> list[str]:
+@lru_cache(maxsize=4096)  # pure; parsing is slow and the same commands come back
+def command_segments(command: str) -> tuple[str, ...]:
     """Normalised segments of a shell command, in order (wrappers and paths removed)."""
-    return [s for s in (_normalise(x) for x in _split(command[:MAX_COMMAND])) if s]
+    return tuple(s for s in (_normalise(x) for x in _split(command[:MAX_COMMAND])) if s)
 
 
 # --- filter sets ----------------------------------------------------------------

@@ -15,10 +15,11 @@ __all__ = ["clear_content_caches"]
 
 def clear_content_caches() -> None:
     """Forget everything derived from text contents (compiled rules stay)."""
-    from workers.engines import jsonminify, jsontable, readlifecycle
+    from workers.engines import _filters, jsonminify, jsontable, readlifecycle
     from workers.pipeline import facts
 
     facts.clear_caches()
     jsonminify.decode.cache_clear()
     jsontable.decode.cache_clear()
     readlifecycle.shell_access_cache_clear()
+    _filters.command_segments.cache_clear()
