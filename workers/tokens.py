@@ -146,8 +146,9 @@ class TokenCounter:
         if backend not in BACKENDS:
             raise ValueError(f"unknown token backend {backend!r}; valid: {', '.join(BACKENDS)}")
         self.encoding_name = encoding
-        self._encoding = get_encoding(encoding)
         self._fast = fast_counter(encoding) if backend != "tiktoken" else None
+        # tiktoken's tables (~40 MB) load when needed: now if it counts, else on a fallback
+        self._tiktoken: Any | None = None if self._fast is not None else get_encoding(encoding)
         if backend == "bpe-openai" and self._fast is None:
             raise UnknownEncoding(
                 f"token backend bpe-openai cannot count {encoding!r}: install bpe-openai "
@@ -189,7 +190,7 @@ class TokenCounter:
             except UnicodeEncodeError:
                 pass  # lone surrogates: tiktoken replaces them, as it always has
         try:
-            return len(self._encoding.encode_ordinary(text))
+            return len(self._reference().encode_ordinary(text))
         except BaseException as exc:
             if not _is_rust_panic(exc):
                 raise
@@ -206,4 +207,9 @@ class TokenCounter:
             ) from None
 
     def encode(self, text: str) -> list[int]:
-        return list(self._encoding.encode_ordinary(text))
+        return list(self._reference().encode_ordinary(text))
+
+    def _reference(self) -> Any:
+        if self._tiktoken is None:
+            self._tiktoken = get_encoding(self.encoding_name)
+        return self._tiktoken

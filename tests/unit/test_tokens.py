@@ -25,8 +25,9 @@ def test_o200k_loads_offline_from_the_bpe_openai_wheel(
     monkeypatch.setenv("TIKTOKEN_CACHE_DIR", str(tmp_path))
     get_encoding.cache_clear()
     try:
-        counter = TokenCounter("o200k_base")
+        counter = TokenCounter("o200k_base", backend="tiktoken")
         assert counter.count("hello world, ctxpress") == 5
+        assert TokenCounter("o200k_base").count("hello world, ctxpress") == 5
         assert any(tmp_path.iterdir())  # the rank file was installed into tiktoken's cache
         # o200k and cl100k tokenise differently: the setting matters
         mixed = "Größenordnung 東京都 ✓ naïve"
@@ -74,7 +75,15 @@ def test_a_text_no_tokenizer_can_count_is_a_clear_error(monkeypatch: pytest.Monk
             raise PanicException("called `Result::unwrap()` on an `Err` value: StackOverflow")
 
     counter = TokenCounter(backend="tiktoken")
-    monkeypatch.setattr(counter, "_encoding", Panicking())
+    monkeypatch.setattr(counter, "_tiktoken", Panicking())
     monkeypatch.setattr(tokens_module, "fast_counter", lambda name: None)
     with pytest.raises(TokenizerFailed, match="tokenizer failed on a text of 3 characters"):
         counter.count("abc")
+
+
+def test_tiktoken_tables_load_only_when_tiktoken_has_to_count() -> None:
+    counter = TokenCounter()
+    counter.count(TEXT)
+    assert counter._tiktoken is None  # bpe-openai counted: 40 MB not loaded
+    counter.count("lone \ud800 surrogate")
+    assert counter._tiktoken is not None
