@@ -124,6 +124,14 @@ def fast_counter(name: str) -> Any | None:
         return None
 
 
+class _Unavailable(RuntimeError):
+    """The other tokenizer is not installed."""
+
+
+def _replace_surrogates(text: str) -> str:
+    return text.encode("utf-16", "surrogatepass").decode("utf-16", "replace")
+
+
 def _is_rust_panic(exc: BaseException) -> bool:
     # pyo3 panics surface as pyo3_runtime.PanicException, a BaseException:
     # tiktoken raises one (a regex stack overflow) on a very long whitespace run.
@@ -135,9 +143,10 @@ class TokenCounter:
 
     ``backend`` picks who counts: ``tiktoken`` (the reference), ``bpe-openai``
     (the same counts, faster; needs the package) or ``auto`` (bpe-openai when
-    installed).  Either way a text the first backend cannot take is counted
-    by the other one: tiktoken takes lone surrogates, bpe-openai takes the
-    huge whitespace runs that make tiktoken panic.
+    installed).  Either way a text on which the first one panics is counted
+    by the other (bpe-openai takes the huge whitespace runs that make
+    tiktoken's regex overflow its stack), and lone surrogates are replaced by
+    U+FFFD before counting, as tiktoken itself does.
     """
 
     def __init__(
@@ -183,28 +192,38 @@ class TokenCounter:
 
     def uncached_count(self, text: str) -> int:
         """Count without the cache (benchmarks use it for the tokenizer floor)."""
-        fast = self._fast
-        if fast is not None:
-            try:
-                return int(fast.count(text))
-            except UnicodeEncodeError:
-                pass  # lone surrogates: tiktoken replaces them, as it always has
+        first, second = (self._count_fast, self._count_tiktoken)
+        if self._fast is None:
+            first, second = second, first
         try:
-            return len(self._reference().encode_ordinary(text))
+            return first(text)
         except BaseException as exc:
-            if not _is_rust_panic(exc):
+            if not (_is_rust_panic(exc) or isinstance(exc, _Unavailable)):
                 raise
-            rescue = fast_counter(self.encoding_name)
-            if rescue is not None and fast is None:
-                try:
-                    return int(rescue.count(text))
-                except UnicodeEncodeError:
-                    pass
-            raise TokenizerFailed(
-                f"the tokenizer failed on a text of {len(text)} characters "
-                f"({str(exc).splitlines()[0][:120]}); split the text or set "
-                "CTXPRESS_TOKEN_BACKEND=auto with bpe-openai installed"
-            ) from None
+            failure = exc
+        try:
+            return second(text)
+        except BaseException as exc:
+            if not (_is_rust_panic(exc) or isinstance(exc, _Unavailable)):
+                raise
+        reason = (str(failure).splitlines() or [type(failure).__name__])[0][:120]
+        raise TokenizerFailed(
+            f"no tokenizer could count a text of {len(text)} characters ({reason}); "
+            "split the text, or report it with the text attached"
+        ) from None
+
+    def _count_fast(self, text: str) -> int:
+        fast = self._fast if self._fast is not None else fast_counter(self.encoding_name)
+        if fast is None:
+            raise _Unavailable("bpe-openai is not installed")
+        try:
+            return int(fast.count(text))
+        except UnicodeEncodeError:
+            # lone surrogates: replaced the way tiktoken's encode_ordinary does it
+            return int(fast.count(_replace_surrogates(text)))
+
+    def _count_tiktoken(self, text: str) -> int:
+        return len(self._reference().encode_ordinary(text))
 
     def encode(self, text: str) -> list[int]:
         return list(self._reference().encode_ordinary(text))

@@ -58,3 +58,10 @@ def test_fast_counts_equal_tiktoken_on_every_corpus_text(encoding: str) -> None:
     ]
     assert len(texts) > 500
     assert [fast.uncached_count(t) for t in texts] == [slow.uncached_count(t) for t in texts]
+
+
+@settings(max_examples=500, deadline=None, suppress_health_check=list(HealthCheck))
+@given(st.text(st.one_of(st.sampled_from(TRICKY), st.characters(categories=["Cs"])), max_size=40))
+def test_counter_equals_tiktoken_with_lone_surrogates_too(text: str) -> None:
+    reference = get_encoding("cl100k_base")
+    assert TokenCounter().uncached_count(text) == len(reference.encode_ordinary(text))

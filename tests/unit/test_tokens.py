@@ -77,7 +77,7 @@ def test_a_text_no_tokenizer_can_count_is_a_clear_error(monkeypatch: pytest.Monk
     counter = TokenCounter(backend="tiktoken")
     monkeypatch.setattr(counter, "_tiktoken", Panicking())
     monkeypatch.setattr(tokens_module, "fast_counter", lambda name: None)
-    with pytest.raises(TokenizerFailed, match="tokenizer failed on a text of 3 characters"):
+    with pytest.raises(TokenizerFailed, match="no tokenizer could count a text of 3 characters"):
         counter.count("abc")
 
 
@@ -85,5 +85,14 @@ def test_tiktoken_tables_load_only_when_tiktoken_has_to_count() -> None:
     counter = TokenCounter()
     counter.count(TEXT)
     assert counter._tiktoken is None  # bpe-openai counted: 40 MB not loaded
-    counter.count("lone \ud800 surrogate")
+    counter.count("lone \ud800 surrogate")  # replaced like tiktoken does, still bpe-openai
+    assert counter._tiktoken is None
+    counter.encode("x")
     assert counter._tiktoken is not None
+
+
+def test_lone_surrogates_next_to_a_huge_whitespace_run_are_still_counted() -> None:
+    text = "\ud800" + " " * 1_000_000 + "a"
+    cleaned = "\ufffd" + " " * 1_000_000 + "a"
+    assert TokenCounter().count(text) == TokenCounter().count(cleaned)
+    assert TokenCounter(backend="tiktoken").count(text) == TokenCounter().count(cleaned)

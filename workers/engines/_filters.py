@@ -738,10 +738,14 @@ def _normalise(segment: str) -> str:
     return seg.strip()
 
 
-@lru_cache(maxsize=4096)  # pure; parsing is slow and the same commands come back
 def command_segments(command: str) -> tuple[str, ...]:
     """Normalised segments of a shell command, in order (wrappers and paths removed)."""
-    return tuple(s for s in (_normalise(x) for x in _split(command[:MAX_COMMAND])) if s)
+    return _segments(command[:MAX_COMMAND])
+
+
+@lru_cache(maxsize=1024)  # pure; parsing is slow and the same commands come back
+def _segments(command: str) -> tuple[str, ...]:
+    return tuple(s for s in (_normalise(x) for x in _split(command)) if s)
 
 
 # --- filter sets ----------------------------------------------------------------

@@ -24,7 +24,6 @@ from __future__ import annotations
 
 import re
 from collections.abc import Mapping, Sequence
-from functools import lru_cache
 from typing import Any
 
 from workers.engines._jsonlayout import (
@@ -41,6 +40,7 @@ from workers.engines._jsonlayout import (
     splice_saving,
 )
 from workers.engines.base import Engine, EngineContext, EngineOutput
+from workers.memo import text_memo
 from workers.messages.model import Unit
 
 __all__ = ["MIN_CHARS", "MIN_HEADER", "JsonMinifyEngine", "decode"]
@@ -69,7 +69,7 @@ class JsonMinifyEngine(Engine):
         return decode(text)
 
 
-@lru_cache(maxsize=16)  # pure; the gate and later engines decode the same texts
+@text_memo()  # pure; the gate and later engines decode the same texts
 def decode(text: str) -> str:
     """Replace every ``[[json-min:v1 ...]]...[[/json-min]]`` with the original JSON.
 

@@ -30,7 +30,6 @@ from __future__ import annotations
 import operator
 import re
 from collections.abc import Mapping, Sequence
-from functools import lru_cache
 from itertools import compress
 from typing import Any
 
@@ -54,6 +53,7 @@ from workers.engines._jsonlayout import (
     split_top,
 )
 from workers.engines.base import Engine, EngineContext, EngineOutput
+from workers.memo import text_memo
 from workers.messages.model import Unit
 
 __all__ = ["MIN_ROWS", "TABLE_HEADER", "JsonTableEngine", "decode"]
@@ -92,7 +92,7 @@ class JsonTableEngine(Engine):
 # -- decoding ------------------------------------------------------------------
 
 
-@lru_cache(maxsize=16)  # pure; the gate and later engines decode the same texts
+@text_memo()  # pure; the gate and later engines decode the same texts
 def decode(text: str) -> str:
     """Replace every ``[[json-table:v1 ...]]`` block with the JSON it came from.
 

@@ -448,7 +448,7 @@ def _perl_in_place_files(rest: list[str]) -> list[str]:
     return files if in_place else []
 
 
-@lru_cache(maxsize=4096)
+@lru_cache(maxsize=512)  # keys are at most MAX_COMMAND characters
 def _shell_access(command: str) -> Access | None:
     """Pure in ``command`` (Access is frozen): several engines ask about the same call."""
     tokens = _tokens(command)

@@ -22,4 +22,4 @@ def clear_content_caches() -> None:
     jsonminify.decode.cache_clear()
     jsontable.decode.cache_clear()
     readlifecycle.shell_access_cache_clear()
-    _filters.command_segments.cache_clear()
+    _filters._segments.cache_clear()
