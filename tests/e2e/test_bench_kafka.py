@@ -1,0 +1,53 @@
+"""``ctxpress bench-kafka`` (the README's broker table) runs end to end on the real broker.
+
+Small record counts keep it short; the README's numbers come from the default counts.
+"""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from tests.kafka_broker import kafka_bootstrap  # noqa: F401
+
+pytestmark = [pytest.mark.kafka, pytest.mark.timeout(300)]
+
+CTXPRESS = Path(sys.executable).with_name("ctxpress")
+
+
+def test_bench_kafka_measures_every_path_for_both_sizes(kafka_bootstrap: str) -> None:  # noqa: F811
+    done = subprocess.run(
+        [
+            str(CTXPRESS),
+            "bench-kafka",
+            "--records",
+            "60",
+            "--sizes",
+            "2048,51200",
+            "--json",
+            "--bootstrap",
+            kafka_bootstrap,
+        ],
+        capture_output=True,
+        text=True,
+        timeout=280,
+        check=False,
+    )
+    assert done.returncode == 0, done.stderr[-3000:]
+    rows = json.loads(next(ln for ln in done.stdout.splitlines() if ln.startswith("[")))
+    paths = ["in-process", "aiokafka copy loop", "aiokafka + pipeline", "ctxpress worker"]
+    assert [(r["size"], r["path"]) for r in rows] == [
+        (size, path) for size in (2048, 51200) for path in paths
+    ]
+    for row in rows:
+        if row["path"] == "ctxpress worker":
+            # the bench waits until the worker's metrics count all 60 records out; its row is
+            # timed from the first output on (60 records may all come out in the first batch)
+            assert 0 <= row["records"] < 60, row
+        else:
+            assert row["records"] == 60 and row["seconds"] > 0 and row["mb_s"] > 0, row
+    assert "worker at " in done.stdout and "% of in-process for 50 KB records" in done.stdout
