@@ -22,7 +22,11 @@ def test_cl100k_counts_are_exact_and_cached() -> None:
 def test_o200k_loads_offline_from_the_bpe_openai_wheel(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
+    import tiktoken.registry
+
     monkeypatch.setenv("TIKTOKEN_CACHE_DIR", str(tmp_path))
+    # forget o200k wherever an earlier test may have loaded it
+    monkeypatch.delitem(tiktoken.registry.ENCODINGS, "o200k_base", raising=False)
     get_encoding.cache_clear()
     try:
         counter = TokenCounter("o200k_base", backend="tiktoken")
