@@ -438,3 +438,28 @@ def test_fence_pairing() -> None:
     assert "[[json-table:v1 " in check_round_trip(tilde, "text")[0]
     other = f"```yaml\n{rows}\n```\n"
     assert check_round_trip(other, "text")[0] == other
+
+
+@given(table_documents(), styles, eols)
+@SETTINGS
+def test_nested_table_fast_render_equals_the_token_loop(doc: Any, style: Style, eol: str) -> None:
+    """Tables with nested cells: the C-speed render and the per-row token loop agree."""
+    text = dump(doc, style, eol)
+    after = lossless_round_trip(TABLE, text, CTX, "tool_result")
+    for m in jsontable.TABLE_HEADER.finditer(after):
+        end = after.index(jsontable._CLOSE, m.end())
+        cols = jsontable.SCALAR_FIND.findall(m.group(1))
+        layout = jsontable.Layout.from_groups(m.groups()[2:])
+        block = after[m.end() : end]
+        fast = jsontable._render_nested(cols, int(m.group(2)), block, layout)
+        if fast is None:
+            continue
+        event("fast path")
+        lines = block.split("\n")
+        objects = [
+            "{"
+            + ",".join(k + ":" + c for k, c in zip(cols, jsontable.split_top(line), strict=True))
+            + "}"
+            for line in lines
+        ]
+        assert fast == jsontable.render("[" + ",".join(objects) + "]", layout)

@@ -65,6 +65,7 @@ __all__ = [
     "load",
     "loads_orjson",
     "render",
+    "render_canonical_parts",
     "splice_saving",
     "split_top",
 ]
@@ -338,6 +339,18 @@ def render(text: str, layout: Layout) -> str:
     if len(parts) != 2 * len(scalars) + 1:  # duplicate keys: orjson merged them
         return _render_loop(text, layout)
     parts[1::2] = scalars
+    if layout.canonical:
+        return "".join(parts)
+    return _convert_segments(parts, layout)
+
+
+def render_canonical_parts(parts: list[str], layout: Layout) -> str:
+    """Finish a render from the scalar-split parts of orjson's canonical text.
+
+    ``parts`` come from ``SCALAR_SPLIT.split`` of ``orjson.dumps(value)``
+    (``OPT_INDENT_2`` when ``layout.indent`` is set), with the original
+    lexemes put in the scalar slots; the segments take the layout.
+    """
     if layout.canonical:
         return "".join(parts)
     return _convert_segments(parts, layout)

@@ -69,7 +69,7 @@ class JsonMinifyEngine(Engine):
         return decode(text)
 
 
-@text_memo()  # pure; the gate and later engines decode the same texts
+@text_memo(chars=16_000_000)  # pure; the gate and later engines decode the same texts
 def decode(text: str) -> str:
     """Replace every ``[[json-min:v1 ...]]...[[/json-min]]`` with the original JSON.
 
