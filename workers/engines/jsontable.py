@@ -127,11 +127,8 @@ def render_table(cols: list[str], nrows: int, block: str, layout: Layout) -> str
     ncols = len(cols)
     if not ncols or nrows < 1:
         raise ValueError("json-table without columns or rows")
-    # Scalar cells only: one "[" per row and no "{" (strings with brackets take the
-    # nested path, which renders them as well).
-    flat = block.count("[") == nrows and "{" not in block
-    parts = SCALAR_SPLIT.split(block) if flat else []
-    if flat and len(parts) == 2 * ncols * nrows + 1 and parts[0::2] == _row_segments(ncols, nrows):
+    parts = SCALAR_SPLIT.split(block)
+    if len(parts) == 2 * ncols * nrows + 1 and parts[0::2] == _row_segments(ncols, nrows):
         # Scalar cells only: interleave fixed pieces and the values (C speed).
         key, item = layout.key, layout.item
         nl1, nl2 = layout.newline(1), layout.newline(2)
@@ -141,7 +138,7 @@ def render_table(cols: list[str], nrows: int, block: str, layout: Layout) -> str
         tail = nl1 + "}" + layout.newline(0) + "]"
         parts[0::2] = [head, *inner] + [boundary, *inner] * (nrows - 1) + [tail]
         return "".join(parts)
-    fast = _render_nested(cols, nrows, block, layout)
+    fast = _render_nested(cols, nrows, block, layout, parts[1::2])
     if fast is not None:
         return fast
     lines = block.split("\n")
@@ -158,14 +155,16 @@ def render_table(cols: list[str], nrows: int, block: str, layout: Layout) -> str
     return render("[" + ",".join(objects) + "]", layout)
 
 
-def _render_nested(cols: list[str], nrows: int, block: str, layout: Layout) -> str | None:
+def _render_nested(
+    cols: list[str], nrows: int, block: str, layout: Layout, values: list[str]
+) -> str | None:
     """The JSON text of a table with nested cells, at C speed; None to take the slow path.
 
     The rows parse with orjson; a canonical dump of the objects (keys renamed
     to sentinels; indented when the layout is) gives the structure, and the
     scalars are put back as written: each key slot gets its column lexeme,
-    every other slot the next lexeme of the block.  The segments then take
-    the layout, as :func:`render` does.  Anything unexpected (a row of the wrong width, a
+    every other slot the next lexeme of the block (``values``, the block's
+    scalars in order).  The segments then take the layout, as :func:`render` does.  Anything unexpected (a row of the wrong width, a
     value that reads like a sentinel, lexemes orjson cannot load) returns None.
     """
     ncols = len(cols)
@@ -186,7 +185,6 @@ def _render_nested(cols: list[str], nrows: int, block: str, layout: Layout) -> s
     parts = SCALAR_SPLIT.split(canon)
     key_lexemes = {orjson.dumps(k).decode() for k in sentinels}
     is_key = list(map(key_lexemes.__contains__, parts[1::2]))
-    values = SCALAR_FIND.findall(block)
     if sum(is_key) != ncols * nrows or len(is_key) - ncols * nrows != len(values):
         return None
     keys = iter(cols * nrows)
