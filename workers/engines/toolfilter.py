@@ -156,7 +156,7 @@ class _Plan:
         self.total_rows = 0
         self.headers = 0  # kept lines that are not rows (headers, legends, markers)
         crit = {line for _, line in critical_lines(text, "tool_result")}
-        self._classify(crit, "\x1b" in text, bool(_OTHER_BREAKS.search(text)))
+        self._classify(crit, "\x1b" in text, bool(_OTHER_BREAKS.search(text)), "\r" in text)
         if "```" in text or "~~~" in text:
             self._keep_fences()
 
@@ -179,7 +179,7 @@ class _Plan:
 
     # -- pass 1: per-line classification ----------------------------------------
 
-    def _classify(self, crit: set[str], ansi: bool, split: bool) -> None:
+    def _classify(self, crit: set[str], ansi: bool, split: bool, cr: bool) -> None:
         filt = self.filt
         cls = self.cls
         labels = self.labels
@@ -192,11 +192,17 @@ class _Plan:
         group_key: str | None = None
         group_id = -1
         next_region = 0
+        # bound once: these run for every line
+        header_find = filt.header.find if filt.header is not None else None
+        keep_find = filt.keep.find if filt.keep is not None else None
+        drop_find = filt.drop.find if filt.drop is not None else None
+        collapse_find = filt.collapse.find if filt.collapse is not None else None
+        similar = filt.similar
         for i, raw in enumerate(self.lines):
             m = raw if len(raw) <= LINE_CAP else raw[:LINE_CAP]
             if ansi and "\x1b" in m:
                 m = _ANSI.sub("", m)
-            if m.endswith("\r"):
+            if cr and m.endswith("\r"):
                 m = m.rstrip("\r")
             if not m.strip():
                 cls[i] = BLANK
@@ -230,7 +236,7 @@ class _Plan:
                     self._block_limits[group_id] = (filt.group.head, 0)
                 current = group_id if key is not None else -1
             region[i] = current
-            if filt.header is not None and filt.header.find(m) >= 0:
+            if header_find is not None and header_find(m) >= 0:
                 cls[i] = KEEP
                 self.headers += 1
                 continue
@@ -244,7 +250,7 @@ class _Plan:
                 if crit
                 else False
             )
-            if critical or (filt.keep is not None and filt.keep.find(m) >= 0):
+            if critical or (keep_find is not None and keep_find(m) >= 0):
                 dkey = raw.strip()
                 if filt.dedupe and dkey in seen_kept:
                     cls[i] = DROP
@@ -259,14 +265,14 @@ class _Plan:
                 cls[i] = KEEP
                 self.headers += 1
                 continue
-            if filt.drop is not None:
-                didx = filt.drop.find(m)
+            if drop_find is not None:
+                didx = drop_find(m)
                 if didx >= 0:
                     cls[i] = DROP
                     labels[i] = drop_labels[didx]
                     continue
-            if filt.collapse is not None:
-                idx = filt.collapse.find(m)
+            if collapse_find is not None:
+                idx = collapse_find(m)
                 if idx >= 0:
                     if idx == prev_collapse:
                         cls[i] = DROP
@@ -276,7 +282,7 @@ class _Plan:
                         prev_collapse = idx
                     continue
             prev_collapse = -1
-            if filt.similar:
+            if similar:
                 shape = _shape(m)
                 if shape == prev_shape:
                     cls[i] = DROP
