@@ -150,3 +150,12 @@ def test_changes_that_save_no_token_are_not_made() -> None:
     text = "other" + " " * 20 + "\n"
     assert normalise(text)[0] == "other\n"
     assert WhitespaceEngine().apply([unit(1, text, command="make")], CTX).texts == [text]
+
+
+def test_a_few_blanks_in_a_long_output_are_not_worth_a_recount() -> None:
+    body = "\n".join(f"line {i}: some output here" for i in range(2000))  # ~50 KB
+    few = body.replace("line 7:", "line 7:   ", 1) + "   "
+    many = "\n".join(line + "        " for line in body.split("\n"))
+    out = WhitespaceEngine().apply([unit(0, few), unit(1, many)], CTX)
+    assert out.texts[0] == few  # 6 blanks of 50,000 characters: left alone
+    assert out.texts[1] == body

@@ -27,7 +27,9 @@ Never touched (the text is kept byte for byte):
 - texts a dedup back-reference points into, and texts holding one: its
   offsets must still hold after ``expand``.
 
-A text is only rewritten when that saves tokens.  Not reversible for the
+A text is only rewritten when that saves tokens, and when it removes at
+least 0.2 % of the text's characters (a handful of blanks in a long output
+saves a token or two, less than a recount of the whole text costs).  Not reversible for the
 whitespace it removes (the one documented exception
 to ``expand``), but no non-whitespace character is ever changed: removing
 every space, tab, CR and LF from input and output gives the same string
@@ -49,6 +51,9 @@ from workers.messages.model import Unit
 __all__ = ["WhitespaceEngine", "normalise"]
 
 MIN_REMOVED = 2  # characters removed below which the token count is not even checked
+# ... and the share of the text (per mille): a few blanks in a long output save a
+# token or two, not worth a full recount of the text and a gate check.
+MIN_REMOVED_PER_MILLE = 2
 _TRAILING = re.compile(r"(?<![ \t])[ \t]+(?=\r?(?:\n|\Z))")
 _FENCE = re.compile(r"^ {0,3}(`{3,}|~{3,})([^\n]*)$", re.M)
 _ANSI = r"(?:\x1b\[[0-9;]{0,20}m)*"
@@ -345,8 +350,10 @@ class WhitespaceEngine(Engine):
                 texts.append(text)
                 continue
             new, lines, runs = normalise(text, prose=unit.kind == "text")
+            removed = len(text) - len(new)
             if new != text and (
-                len(text) - len(new) < MIN_REMOVED
+                removed < MIN_REMOVED
+                or removed * 1000 < len(text) * MIN_REMOVED_PER_MILLE
                 or ctx.tokens.count(new) >= ctx.tokens.count(text)
             ):
                 # cl100k folds most trailing blanks into the newline token: a change
