@@ -57,9 +57,9 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     p.add_argument(
         "--repeat",
         type=int,
-        default=3,
+        default=5,
         help="cold passes over the file per mode; MB/s and records/s are the median pass "
-        "(default: 3)",
+        "(default: 5)",
     )
     p.add_argument(
         "--json", action="store_true", help="print one JSON object per mode instead of a table"

@@ -315,6 +315,7 @@ def critical_flags(
         flags[i] = True
     seen: set[str] = set()
     seen_shapes: set[str] = set()
+    shape_of: dict[str, str] = {}
     if critical:
         wanted = exact | shaped
         if _OTHER_BREAKS.search(text) is None:
@@ -331,7 +332,7 @@ def critical_flags(
                     seen.add(key)
                     flags[i] = True
                 if key in shaped:
-                    shape = line_shape(key)
+                    shape = shape_of.get(key) or shape_of.setdefault(key, line_shape(key))
                     if not distinct or shape not in seen_shapes:
                         seen_shapes.add(shape)
                         flags[i] = True
