@@ -85,13 +85,27 @@ LAYOUTS = {"compact": _compact, "python": _python, "python-utf8": _python_utf8}
 def detect_layout(raw: bytes, value: Any) -> str | None:
     """The layout name whose serialisation of ``value`` equals ``raw``, if any."""
     line = raw.rstrip(b"\r\n")
-    for name, dump in LAYOUTS.items():
+    for name in _likely_order(line):
+        dump = LAYOUTS[name]
         try:
             if dump(value) == line:
                 return name
         except (TypeError, ValueError, OverflowError, orjson.JSONEncodeError):
             continue
     return None
+
+
+def _likely_order(line: bytes) -> tuple[str, ...]:
+    """Layouts to try, the likely one first (any that matches gives the same bytes back).
+
+    ``json.dumps`` separates with ``": "``; with its default ``ensure_ascii`` the
+    line is pure ASCII.  Each try is a full serialisation, so the order matters.
+    """
+    if b'": ' in line[:4096]:
+        if line.isascii():
+            return ("python", "compact", "python-utf8")
+        return ("python-utf8", "compact", "python")
+    return ("compact", "python", "python-utf8")
 
 
 def dump_layout(value: Any, layout: str | None) -> bytes:
