@@ -118,11 +118,24 @@ def _literal_sub(
     return "".join(pieces)
 
 
+# Any start literal of any rule, one scan each way: most texts hold none of them.
+_CASED_LITERALS = re.compile(
+    "|".join(re.escape(lit) for _, _, lits, folded in _RULES if not folded for lit in lits)
+)
+_FOLDED_LITERALS = tuple(
+    sorted({lit for _, _, lits, folded in _RULES if folded for lit in lits}, key=len)
+)
+
+
 def redact(text: str) -> str:
     """``text`` with every known kind of secret replaced by ``[REDACTED:kind]``."""
     if not text:
         return text
-    lowered: str | None = None
+    lowered: str | None = text.lower()
+    if _CASED_LITERALS.search(text) is None and not any(
+        map(lowered.__contains__, _FOLDED_LITERALS)
+    ):
+        return text
     for kind, pattern, literals, case_insensitive in _RULES:
         if case_insensitive:
             if lowered is None:
