@@ -131,11 +131,12 @@ def redact(text: str) -> str:
     """``text`` with every known kind of secret replaced by ``[REDACTED:kind]``."""
     if not text:
         return text
-    lowered: str | None = text.lower()
+    folded = text.lower()
     if _CASED_LITERALS.search(text) is None and not any(
-        map(lowered.__contains__, _FOLDED_LITERALS)
+        map(folded.__contains__, _FOLDED_LITERALS)
     ):
         return text
+    lowered: str | None = folded
     for kind, pattern, literals, case_insensitive in _RULES:
         if case_insensitive:
             if lowered is None:
