@@ -132,9 +132,7 @@ def redact(text: str) -> str:
     if not text:
         return text
     folded = text.lower()
-    if _CASED_LITERALS.search(text) is None and not any(
-        map(folded.__contains__, _FOLDED_LITERALS)
-    ):
+    if _CASED_LITERALS.search(text) is None and not any(map(folded.__contains__, _FOLDED_LITERALS)):
         return text
     lowered: str | None = folded
     for kind, pattern, literals, case_insensitive in _RULES:
