@@ -46,7 +46,7 @@ from workers.agents import install_agents, savings_rows
 from workers.handler import BatchHandler
 from workers.kafka_options import bootstrap_list, client_options, faust_credentials
 from workers.metrics import Metrics
-from workers.offload import MemoryStore, OffloadStore
+from workers.offload import OffloadStore
 from workers.offload_kafka import KafkaOffloadStore
 from workers.pipeline.runner import Pipeline
 from workers.process import Processor, TopicNames, build_pipeline
@@ -221,11 +221,8 @@ def create_app(
             ",".join(hosts), names.offload, client_options=client_options(settings)
         )
 
-    def remember(digest: str, text: str) -> None:
-        if isinstance(store, KafkaOffloadStore | MemoryStore):
-            store.items.setdefault(digest, text)
-        else:
-            store.put(digest, text)
+    # committed stash entries: the Kafka store only indexes them (they are on the topic)
+    remember = store.remember if isinstance(store, KafkaOffloadStore) else store.put
 
     guard = CommitGuard(names.inputs, publisher.commits_offsets)
 

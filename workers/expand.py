@@ -15,6 +15,7 @@ from __future__ import annotations
 import importlib
 import re
 from collections.abc import Callable, Mapping
+from functools import cache
 from typing import Any
 
 from workers.engines import dedup
@@ -38,17 +39,12 @@ class ExpandError(ValueError):
     """A marker could not be resolved (missing stash entry, bad reference)."""
 
 
-def _decoders() -> list[Callable[[str], str]]:
-    found: list[Callable[[str], str]] = []
-    for module_name, attr in _DECODERS:
-        try:
-            module = importlib.import_module(module_name)
-        except ModuleNotFoundError:
-            continue
-        fn = getattr(module, attr, None)
-        if fn is not None:
-            found.append(fn)
-    return found
+@cache
+def _decoders() -> tuple[Callable[[str], str], ...]:
+    # imported late: structured -> gate -> expand would be an import cycle
+    return tuple(
+        getattr(importlib.import_module(module_name), attr) for module_name, attr in _DECODERS
+    )
 
 
 def expand_offload(text: str, store: OffloadStore | None, missing: list[str]) -> str:

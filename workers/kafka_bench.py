@@ -36,7 +36,7 @@ from workers.kafka_io import MAX_REQUEST_SIZE
 from workers.kafka_options import bootstrap_list, client_options
 from workers.process import InMessage, Processor, TopicNames
 from workers.settings import Settings
-from workers.supervise import WorkerProcess, free_port, scrape
+from workers.supervise import WorkerProcess, ctxpress_argv, free_port, scrape
 from workers.testing_worker import padded_record
 from workers.topics import create_topics, load_topics
 
@@ -188,7 +188,9 @@ def worker_run(
         "CTXPRESS_DATA_DIR": str(tmp / "data"),
         "CTXPRESS_LOG_LEVEL": "warning",
     }
-    worker = WorkerProcess(env, tmp / f"worker-{size}.log", [*_argv(), "--loglevel", "warning"])
+    worker = WorkerProcess(
+        env, tmp / f"worker-{size}.log", [*ctxpress_argv(), "worker", "--loglevel", "warning"]
+    )
     worker.start()
     n = len(lines)
     try:
@@ -221,13 +223,6 @@ def worker_run(
         f"in {batches:.0f} batches (whole run)"
     )
     return Result(size, "ctxpress worker", counted, counted * per_record, last_t - first_t, note)
-
-
-def _argv() -> list[str]:
-    exe = Path(sys.executable).with_name("ctxpress")
-    return (
-        [str(exe), "worker"] if exe.is_file() else [sys.executable, "-m", "workers.cli", "worker"]
-    )
 
 
 def run_bench(

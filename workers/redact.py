@@ -87,13 +87,19 @@ _RULES: tuple[tuple[str, re.Pattern[str], tuple[str, ...], bool], ...] = (
 SECRET_PATTERNS: tuple[tuple[str, re.Pattern[str]], ...] = tuple((k, p) for k, p, _, _ in _RULES)
 
 
-_KEYED = frozenset({"json_secret", "kv_secret"})
-
-
 def _literal_sub(
     text: str, haystack: str, literals: tuple[str, ...], pattern: re.Pattern[str], kind: str
 ) -> str:
-    """``pattern.sub``, tried only where one of its start literals occurs (str.find is far faster than re)."""
+    """``pattern.sub``, tried only where one of its start literals occurs (str.find is far faster than re).
+
+    ``haystack`` is ``text`` or its lower-cased form; when lowering changed the
+    length (``"İ".lower()`` is two characters) its offsets do not fit ``text``,
+    and the plain substitution runs instead.
+    """
+    if len(haystack) != len(text):
+        return pattern.sub(
+            lambda m: f"{m.group(1) if pattern.groups else ''}[REDACTED:{kind}]", text
+        )
     starts: set[int] = set()
     for keyword in literals:
         pos = haystack.find(keyword)

@@ -260,12 +260,13 @@ class Settings:
 
     def validate(self) -> None:
         from workers.pipeline.modes import MODES
+        from workers.tokens import BACKENDS
 
         if self.mode not in MODES:
             raise SettingsError(
                 f"unknown mode {self.mode!r} in CTXPRESS_MODE; valid modes: {', '.join(MODES)}"
             )
-        if self.token_backend not in ("auto", "bpe-openai", "tiktoken"):
+        if self.token_backend not in BACKENDS:
             raise SettingsError(
                 "CTXPRESS_TOKEN_BACKEND must be auto, bpe-openai or tiktoken, "
                 f"got {self.token_backend!r}"
@@ -283,7 +284,7 @@ class Settings:
         return f"{self.topic_prefix}{short_name}"
 
 
-assert [f.name for f in fields(Settings)] == [s.name for s in SETTINGS], (
+assert [(f.name, f.default) for f in fields(Settings)] == [(s.name, s.default) for s in SETTINGS], (
     "SETTINGS and Settings disagree"
 )
 

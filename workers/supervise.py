@@ -20,7 +20,7 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import IO
 
-__all__ = ["WorkerProcess", "free_port", "scrape", "worker_env"]
+__all__ = ["WorkerProcess", "ctxpress_argv", "free_port", "scrape", "worker_env"]
 
 
 def free_port() -> int:
@@ -44,7 +44,8 @@ def worker_env(
     return env
 
 
-def _ctxpress() -> list[str]:
+def ctxpress_argv() -> list[str]:
+    """How to run this install's ``ctxpress`` (its script, else ``python -m workers.cli``)."""
     exe = Path(sys.executable).with_name("ctxpress")
     if exe.is_file():
         return [str(exe)]
@@ -64,7 +65,7 @@ class WorkerProcess:
     ) -> None:
         self.env = dict(env)
         self.log_path = Path(log_path)
-        self.argv = argv or [*_ctxpress(), "worker"]
+        self.argv = argv or [*ctxpress_argv(), "worker"]
         self.detach = detach
         self.proc: subprocess.Popen[bytes] | None = None
         self.started_at = 0.0

@@ -19,6 +19,7 @@ import orjson
 from workers.engines._text import expanded
 from workers.engines.base import Engine, EngineContext, EngineOutput
 from workers.messages.model import Unit
+from workers.pipeline.modes import LOSSLESS
 
 if TYPE_CHECKING:
     from workers.pipeline.runner import Outcome
@@ -42,7 +43,7 @@ __all__ = [
 ]
 
 # The lossless engines of the standard pipeline, in pipeline order.
-LOSSLESS_CHAIN = ("dedup", "jsontable", "jsonminify")
+LOSSLESS_CHAIN = LOSSLESS
 
 
 def openai_record(

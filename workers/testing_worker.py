@@ -160,18 +160,19 @@ def padded_record(rid: str, size: int, *, mode: str = "lossless", seed: int = 0)
     """A tool-output record of about ``size`` bytes (JSON rows, so the lossless engines work)."""
     rng = random.Random(seed)
     rows: list[dict[str, object]] = []
-    text = "[]"
+    length = 2  # of json.dumps(rows, indent=2), kept as rows are added (no re-serialising)
     while True:
-        rows.append(
-            {
-                "id": len(rows),
-                "name": f"item-{rng.randrange(10**6)}",
-                "price": round(rng.random() * 100, 2),
-                "ok": rng.random() < 0.5,
-            }
-        )
-        text = json.dumps(rows, indent=2)
-        if len(text) + 80 >= size:
+        row = {
+            "id": len(rows),
+            "name": f"item-{rng.randrange(10**6)}",
+            "price": round(rng.random() * 100, 2),
+            "ok": rng.random() < 0.5,
+        }
+        rows.append(row)
+        part = json.dumps(row, indent=2)  # nested one level deeper: two more spaces a line
+        length += len(part) + 2 * part.count("\n") + 4
+        if length + 80 >= size:
             break
+    text = json.dumps(rows, indent=2)
     record = {"id": rid, "kind": "tool_output", "mode": mode, "content": text}
     return json.dumps(record, separators=(",", ":")).encode()

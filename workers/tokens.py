@@ -192,20 +192,18 @@ class TokenCounter:
 
     def uncached_count(self, text: str) -> int:
         """Count without the cache (benchmarks use it for the tokenizer floor)."""
-        first, second = (self._count_fast, self._count_tiktoken)
+        order = (self._count_fast, self._count_tiktoken)
         if self._fast is None:
-            first, second = second, first
-        try:
-            return first(text)
-        except BaseException as exc:
-            if not (_is_rust_panic(exc) or isinstance(exc, _Unavailable)):
-                raise
-            failure = exc
-        try:
-            return second(text)
-        except BaseException as exc:
-            if not (_is_rust_panic(exc) or isinstance(exc, _Unavailable)):
-                raise
+            order = order[::-1]
+        failure: BaseException | None = None
+        for count in order:
+            try:
+                return count(text)
+            except BaseException as exc:
+                if not (_is_rust_panic(exc) or isinstance(exc, _Unavailable)):
+                    raise
+                failure = failure or exc
+        assert failure is not None
         reason = (str(failure).splitlines() or [type(failure).__name__])[0][:120]
         raise TokenizerFailed(
             f"no tokenizer could count a text of {len(text)} characters ({reason}); "
@@ -224,9 +222,6 @@ class TokenCounter:
 
     def _count_tiktoken(self, text: str) -> int:
         return len(self._reference().encode_ordinary(text))
-
-    def encode(self, text: str) -> list[int]:
-        return list(self._reference().encode_ordinary(text))
 
     def _reference(self) -> Any:
         if self._tiktoken is None:

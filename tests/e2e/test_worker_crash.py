@@ -68,6 +68,8 @@ def test_sigkill_mid_stream_loses_nothing_duplicates_nothing(
         processed_by_last = int(run.scrape("ctxpress_records_out_total") or 0)
     finally:
         worker.terminate(timeout=30)
+    # the kills hit the middle of the stream: the last worker still had records to do
+    assert processed_by_killed < len(samples) and processed_by_last > 0
     try:
         copies = check_exactly_once(
             run, samples, verdict, identical_duplicates=guarantee == "at_least_once"

@@ -43,3 +43,40 @@ def test_dedup_round_trip(texts: list[str]) -> None:
     for unit, text in zip(units, out.texts, strict=True):
         restored[unit.uid] = decode(text, restored)
         assert restored[unit.uid] == unit.text
+
+
+WORDS = [
+    "error",
+    "passed",
+    "src/a.py:12",
+    "ÄÖÜ",
+    "中文",
+    "😀",
+    '"quoted"',
+    "back\\slash",
+    "1.50",
+    "x=42",
+]
+long_line = st.lists(st.sampled_from(WORDS), min_size=8, max_size=14).map(" ".join)
+long_block = st.lists(long_line, min_size=5, max_size=8).map("\n".join)
+
+
+@st.composite
+def texts_with_long_repeats(draw: st.DrawFn) -> list[str]:
+    """Blocks dedup must take (5+ lines of 8+ words), one of them twice at least."""
+    pool = draw(st.lists(long_block, min_size=1, max_size=3))
+    picks = [pool[0], *draw(st.lists(st.sampled_from(pool), max_size=5)), pool[0]]
+    cut = draw(st.integers(1, len(picks) - 1))
+    return ["\n\n".join(picks[:cut]), "\n\n".join(picks[cut:])]
+
+
+@given(texts_with_long_repeats())
+@settings(max_examples=200, deadline=None)
+def test_dedup_replaces_long_repeats_and_round_trips(texts: list[str]) -> None:
+    units = [make_unit(i, t) for i, t in enumerate(texts)]
+    out = DedupEngine().apply(units, EngineContext(tokens=COUNTER))
+    assert any("[[dup:v1 " in text for text in out.texts)  # the engine did replace a block
+    restored: dict[str, str] = {}
+    for unit, text in zip(units, out.texts, strict=True):
+        restored[unit.uid] = decode(text, restored)
+        assert restored[unit.uid] == unit.text

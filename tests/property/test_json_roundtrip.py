@@ -452,7 +452,8 @@ def test_nested_table_fast_render_equals_the_token_loop(doc: Any, style: Style, 
         layout = jsontable.Layout.from_groups(m.groups()[2:])
         block = after[m.end() : end]
         values = jsontable.SCALAR_FIND.findall(block)
-        fast = jsontable._render_nested(cols, int(m.group(2)), block, layout, values)
+        rows = jsontable.load("[" + block.replace("\n", ",") + "]")
+        fast = jsontable._render_nested(cols, int(m.group(2)), rows, layout, values)
         if fast is None:
             continue
         event("fast path")

@@ -150,3 +150,10 @@ def test_error_item_deep_in_a_minified_line_is_kept() -> None:
 
 def test_corpus_every_change_expands_back_and_passes_the_gate(corpus_lines: list[bytes]) -> None:
     assert check_corpus_changes(SmartCrushEngine(), corpus_lines, CTX, chained=True)
+
+
+def test_an_integer_beyond_float_range_does_not_stop_outlier_detection() -> None:
+    from workers.engines.smartcrush import _outlier_indexes
+
+    column = [1, 2, 3, 2, 1, 2, 3, 10**400, 1000, 2, 1, 2]  # 10**400: float() overflows
+    assert _outlier_indexes(column, len(column)) == [8]

@@ -648,7 +648,9 @@ def test_long_line_cap_never_splits_a_url() -> None:
     line = "x" * 200 + " " + url + " " + "y" * 2000
     text = "\n".join(["start", line, *[f"row {i}" for i in range(5)]])
     after, stash, _ = _run(text, "some-tool")
+    assert after != text  # the long line was capped
     _assert_sound(text, after, stash)
+    assert url in after or any(url in v for v in stash.values())
 
 
 def test_verify_filter_runs_a_user_filters_samples(tmp_path: Path, tokens: TokenCounter) -> None:

@@ -79,14 +79,18 @@ def _percentile(values: list[float], q: float) -> float:
     return ordered[k]
 
 
-def tokenizer_floor_seconds(lines: list[bytes], counter: TokenCounter) -> float:
-    """Seconds for one uncached pass of ``counter``'s tokenizer over every text unit."""
+def _unit_texts(lines: list[bytes]) -> list[str]:
     texts: list[str] = []
     for raw in lines:
         try:
             texts.extend(u.text for u in parse_record(orjson.loads(raw)).units)
         except (orjson.JSONDecodeError, InvalidRecord):
             continue
+    return texts
+
+
+def tokenizer_floor_seconds(texts: list[str], counter: TokenCounter) -> float:
+    """Seconds for one uncached pass of ``counter``'s tokenizer over ``texts``."""
     started = time.process_time()
     for text in texts:
         counter.uncached_count(text)
@@ -134,7 +138,7 @@ def bench_mode(lines: list[bytes], mode: str, repeat: int = 1) -> BenchResult:
         latencies.extend(summary.latencies_ms)
     seconds = statistics.median(wall)
     cpu_seconds = statistics.median(cpu)
-    floor = tokenizer_floor_seconds(lines, pipeline.tokens)
+    floor = tokenizer_floor_seconds(_unit_texts(lines), pipeline.tokens)
     facts, lost = _facts(lines, outputs)
     return BenchResult(
         mode=mode,
@@ -197,6 +201,17 @@ def run(args: argparse.Namespace) -> int:
                     f"{str(result['facts_visible']) + '/' + str(result['facts']):>16}"
                     f"{result['tokenizer_ratio']:>13.2f}"
                 )
+        texts = _unit_texts(lines)
+        text_mb = sum(len(t.encode("utf-8", "surrogatepass")) for t in texts) / 1e6
+        speeds = [
+            f"{backend} {text_mb / max(tokenizer_floor_seconds(texts, c), 1e-9):.1f} MB/s"
+            for backend in ("bpe-openai", "tiktoken")
+            for c in [TokenCounter(env_settings.encoding, backend=backend)]
+        ]
+        print(
+            f"one tokenizer pass over the {text_mb:.2f} MB of texts: {', '.join(speeds)}",
+            file=sys.stderr,
+        )
         return 0
     except UserError as exc:
         print(f"ctxpress bench: {exc}", file=sys.stderr)

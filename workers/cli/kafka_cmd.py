@@ -18,6 +18,7 @@ import sys
 from pathlib import Path
 from typing import Any
 
+from workers.kafka_options import client_options
 from workers.topics import REPO_ROOT, TopicSpec, TopicSpecError, create_topics, load_topics
 
 __all__ = ["KAFKA_SCRIPT", "register"]
@@ -66,25 +67,6 @@ def _settings() -> Any:
     from workers.settings import Settings
 
     return Settings.from_env()
-
-
-def _client_options(settings: Any) -> dict[str, Any]:
-    """AIOKafkaAdminClient security options from the CTXPRESS_KAFKA_* settings."""
-    protocol: str = settings.kafka_security_protocol
-    options: dict[str, Any] = {"security_protocol": protocol}
-    if protocol in ("SASL_PLAINTEXT", "SASL_SSL"):
-        options["sasl_mechanism"] = settings.kafka_sasl_mechanism or "PLAIN"
-        options["sasl_plain_username"] = settings.kafka_sasl_username or None
-        options["sasl_plain_password"] = settings.kafka_sasl_password or None
-    if protocol in ("SSL", "SASL_SSL"):
-        from aiokafka.helpers import create_ssl_context
-
-        options["ssl_context"] = create_ssl_context(
-            cafile=settings.kafka_ssl_cafile or None,
-            certfile=settings.kafka_ssl_certfile or None,
-            keyfile=settings.kafka_ssl_keyfile or None,
-        )
-    return options
 
 
 def _retention(ms: int) -> str:
@@ -159,6 +141,7 @@ def _topics_create(args: argparse.Namespace) -> int:
     try:
         specs = load_topics(args.dir)
         settings = _settings()
+        options = client_options(settings)  # the worker's own: one rule for every client
     except (TopicSpecError, ValueError) as exc:
         _err(str(exc))
         return 2
@@ -171,7 +154,7 @@ def _topics_create(args: argparse.Namespace) -> int:
                 specs,
                 prefix,
                 replication_factor=args.replication_factor,
-                client_options=_client_options(settings),
+                client_options=options,
                 timeout_ms=args.timeout_ms,
             )
         )

@@ -59,7 +59,6 @@ __all__ = [
     "compact",
     "decode_markers",
     "doc_spans",
-    "dumps",
     "encode_units",
     "infer_layout",
     "load",
@@ -244,14 +243,6 @@ def loads_orjson(span: str) -> Any:
         return None
 
 
-def dumps(value: Any) -> str | None:
-    """orjson's compact text of ``value``, or None (nested deeper than orjson renders)."""
-    try:
-        return orjson.dumps(value).decode()
-    except orjson.JSONEncodeError:
-        return None
-
-
 def _no_constant(name: str) -> Any:
     raise ValueError(f"{name} is not JSON")
 
@@ -324,14 +315,18 @@ def infer_layout(text: str, start: int, end: int) -> Layout | None:
     return layout
 
 
-def render(text: str, layout: Layout) -> str:
-    """Render a compact JSON text (original lexemes) in ``layout``."""
+def render(text: str, layout: Layout, value: Any = None) -> str:
+    """Render a compact JSON text (original lexemes) in ``layout``.
+
+    ``value``: the text already loaded, when the caller has it (saves a parse).
+    """
     if layout.indent is None:
         if layout.canonical:
             return text
         return _convert_segments(SCALAR_SPLIT.split(text), layout)
     try:
-        canon = orjson.dumps(orjson.loads(text), option=orjson.OPT_INDENT_2).decode()
+        loaded = orjson.loads(text) if value is None else value
+        canon = orjson.dumps(loaded, option=orjson.OPT_INDENT_2).decode()
     except (orjson.JSONDecodeError, orjson.JSONEncodeError):  # lone surrogates, depth > 254
         return _render_loop(text, layout)
     parts = SCALAR_SPLIT.split(canon)
@@ -339,9 +334,7 @@ def render(text: str, layout: Layout) -> str:
     if len(parts) != 2 * len(scalars) + 1:  # duplicate keys: orjson merged them
         return _render_loop(text, layout)
     parts[1::2] = scalars
-    if layout.canonical:
-        return "".join(parts)
-    return _convert_segments(parts, layout)
+    return render_canonical_parts(parts, layout)
 
 
 def render_canonical_parts(parts: list[str], layout: Layout) -> str:

@@ -52,7 +52,6 @@ from workers.tokens import TokenCounter
 
 __all__ = [
     "CRITICAL_CAP",
-    "MARKER_TOKENS",
     "LanguagePack",
     "Position",
     "RunResult",
@@ -73,7 +72,6 @@ __all__ = [
 
 LANG_DIR = Path(__file__).resolve().parent / "lang"
 CRITICAL_CAP = 600  # the gate compares stripped lines truncated to this length
-MARKER_TOKENS = 17  # cl100k tokens of "… 12 lines omitted <<cx:0123456789abcdef>>"
 MIN_SAVING = 6  # a run is stashed only when it saves at least this many tokens
 _LONG_RUN_CHARS = 400  # runs this long save far more than a marker: not counted
 _NOTE_CAP = 200
@@ -259,7 +257,8 @@ def gate_keys(line: str) -> list[str]:
 
 
 def has_marker(line: str) -> bool:
-    return bool(_MARKERISH.search(line))
+    """Whether ``line`` holds text that reads like one of our markers."""
+    return ("[[" in line or "<<cx:" in line) and _MARKERISH.search(line) is not None
 
 
 def critical_flags(

@@ -75,6 +75,13 @@ _GIST_WORDS = 10
 _RARE_SHARE = 0.2  # a query term found on more lines than this share is not a signal
 
 
+def _tier(age: int, verbatim_below: int, condensed_below: int) -> int:
+    """VERBATIM under the first limit, CONDENSED under the second, else SUMMARISED."""
+    if age < verbatim_below:
+        return VERBATIM
+    return CONDENSED if age < condensed_below else SUMMARISED
+
+
 @dataclass(frozen=True, slots=True)
 class AgingPolicy:
     prose_verbatim_turns: int = 2
@@ -100,22 +107,10 @@ class AgingPolicy:
             if pos.step_age < self.tool_recent_steps and pos.turn_age == 0:
                 return CONDENSED
             return SUMMARISED
-        by_turn = (
-            VERBATIM
-            if pos.turn_age < self.prose_verbatim_turns
-            else CONDENSED
-            if pos.turn_age < self.prose_summary_turns
-            else SUMMARISED
-        )
+        by_turn = _tier(pos.turn_age, self.prose_verbatim_turns, self.prose_summary_turns)
         if unit.role != "assistant":
             return by_turn
-        by_step = (
-            VERBATIM
-            if pos.step_age < self.assistant_condense_steps
-            else CONDENSED
-            if pos.step_age < self.assistant_summary_steps
-            else SUMMARISED
-        )
+        by_step = _tier(pos.step_age, self.assistant_condense_steps, self.assistant_summary_steps)
         return max(by_turn, by_step)
 
 
@@ -250,7 +245,7 @@ class AgingEngine(Engine):
         close_fences(keep, ranges)
         if tier == SUMMARISED and unit.kind != "tool_result":
             gist = _gist(lines, keep)
-            role = "user message" if unit.role == "user" else f"{unit.role} message"
+            role = f"{unit.role} message"
             first_note = [True]
 
             def note(count: int, run: str) -> str:

@@ -46,7 +46,7 @@ from workers.engines.base import Engine, EngineContext, EngineOutput
 from workers.messages.model import Unit
 from workers.tokens import TokenCounter
 
-__all__ = ["BudgetEngine", "floor_text"]
+__all__ = ["BudgetEngine"]
 
 _SLACK = 3  # tokens of margin per stashed run (joins tokenise a little differently)
 _MAX_PASSES = 4
@@ -72,11 +72,6 @@ def _plan(unit: Unit, text: str, pack: LanguagePack) -> _Plan:
         floor = critical_flags(text, lines, "text", distinct=False, pack=pack, keep_markers=False)
     close_fences(floor, ranges)
     return _Plan(lines, floor, owner)
-
-
-def _runs(plan: _Plan) -> list[tuple[int, int]]:
-    """Maximal runs of droppable lines, blank edges excluded."""
-    return list(dropped_runs(plan.lines, plan.floor))
 
 
 def _cut(plan: _Plan, a: int, b: int, need: int, ratio: float, tokens: TokenCounter) -> int:
@@ -110,13 +105,6 @@ def _cut_ok(plan: _Plan, c: int) -> bool:
     """May a run start at line ``c`` (not inside a fenced block, not on a blank line)?"""
     fence_ok = plan.owner[c] < 0 or plan.owner[c] != plan.owner[c - 1]
     return fence_ok and bool(plan.lines[c].strip())
-
-
-def floor_text(unit: Unit, text: str, tokens: TokenCounter, language: str = "en") -> str:
-    """The unit as the budget engine would leave it with every droppable run stashed."""
-    plan = _plan(unit, text, language_pack(language))
-    keep = list(plan.floor)
-    return stash_runs(plan.lines, keep, tokens, min_saving=1).text
 
 
 class BudgetEngine(Engine):
@@ -165,7 +153,7 @@ class BudgetEngine(Engine):
                 keep = [True] * len(plan.lines)
                 deficit = total - budget
                 left = False  # droppable lines remain after this round
-                for a, b in _runs(plan):
+                for a, b in dropped_runs(plan.lines, plan.floor):
                     if deficit <= 0:
                         left = True
                         break

@@ -18,6 +18,7 @@ the untouched input).
 from __future__ import annotations
 
 import re
+from bisect import bisect_right
 from collections.abc import Mapping, Sequence
 
 from workers.engines.base import Engine, EngineContext, EngineOutput
@@ -117,24 +118,33 @@ def decode(text: str, originals: Mapping[str, str]) -> str:
     if "[[dup:v1 " not in text:
         return text
     out: list[str] = []
+    starts: list[int] = []  # where each piece of ``out`` starts in the restored text
     length = 0
     cursor = 0
+
+    def add(piece: str) -> None:
+        nonlocal length
+        out.append(piece)
+        starts.append(length)
+        length += len(piece)
+
     for match in DUP_MARKER.finditer(text):
         src, at, size = match.group(1), int(match.group(2)), int(match.group(3))
-        out.append(text[cursor : match.start()])
-        length += match.start() - cursor
+        add(text[cursor : match.start()])
         if src == "self":
-            restored = "".join(out)
-            if at + size > len(restored):
+            if at + size > length:
                 raise ValueError(f"dup marker points past the restored text: {match.group(0)[:80]}")
-            block = restored[at : at + size]
+            # join only the pieces the block lies in, not everything restored so far
+            first = bisect_right(starts, at) - 1
+            last = bisect_right(starts, at + size - 1) if size else first + 1
+            offset = at - starts[first]
+            block = "".join(out[first:last])[offset : offset + size]
         else:
             source = originals.get(src)
             if source is None or at + size > len(source):
                 raise ValueError(f"dup marker points at unknown text {src!r}")
             block = source[at : at + size]
-        out.append(block)
-        length += size
+        add(block)
         cursor = match.end()
     out.append(text[cursor:])
     return "".join(out)

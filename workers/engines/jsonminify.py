@@ -80,10 +80,11 @@ def decode(text: str) -> str:
 
 def _restore(header: re.Match[str], payload: str) -> str | None:
     """The original text of one compacted document, or None when it is not one we wrote."""
-    if payload[:1] not in ("[", "{") or load(payload) is None:
+    value = load(payload) if payload[:1] in ("[", "{") else None
+    if value is None:
         return None
     try:
-        return render(payload, Layout.from_groups(header.groups()))
+        return render(payload, Layout.from_groups(header.groups()), value)
     except ValueError:
         return None
 

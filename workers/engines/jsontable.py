@@ -104,7 +104,8 @@ def decode(text: str) -> str:
 
 def _restore(header: re.Match[str], block: str) -> str | None:
     """The JSON text of one table block, or None when it is not one we wrote."""
-    if load("[" + block.replace("\n", ",") + "]") is None:
+    rows = load("[" + block.replace("\n", ",") + "]")
+    if rows is None:
         return None
     try:
         return render_table(
@@ -112,6 +113,7 @@ def _restore(header: re.Match[str], block: str) -> str | None:
             int(header.group(2)),
             block,
             Layout.from_groups(header.groups()[2:]),
+            rows,
         )
     except ValueError:
         return None
@@ -122,8 +124,11 @@ def _row_segments(ncols: int, nrows: int) -> list[str]:
     return ["[", *inner] + (["]\n[", *inner] * (nrows - 1)) + ["]"]
 
 
-def render_table(cols: list[str], nrows: int, block: str, layout: Layout) -> str:
-    """The JSON text of a table (column key lexemes, row lines) in ``layout``."""
+def render_table(cols: list[str], nrows: int, block: str, layout: Layout, rows: Any) -> str:
+    """The JSON text of a table (column key lexemes, row lines) in ``layout``.
+
+    ``rows`` is the block loaded as one JSON array (the caller has checked it loads).
+    """
     ncols = len(cols)
     if not ncols or nrows < 1:
         raise ValueError("json-table without columns or rows")
@@ -138,7 +143,7 @@ def render_table(cols: list[str], nrows: int, block: str, layout: Layout) -> str
         tail = nl1 + "}" + layout.newline(0) + "]"
         parts[0::2] = [head, *inner] + [boundary, *inner] * (nrows - 1) + [tail]
         return "".join(parts)
-    fast = _render_nested(cols, nrows, block, layout, parts[1::2])
+    fast = _render_nested(cols, nrows, rows, layout, parts[1::2])
     if fast is not None:
         return fast
     lines = block.split("\n")
@@ -156,23 +161,24 @@ def render_table(cols: list[str], nrows: int, block: str, layout: Layout) -> str
 
 
 def _render_nested(
-    cols: list[str], nrows: int, block: str, layout: Layout, values: list[str]
+    cols: list[str], nrows: int, rows: Any, layout: Layout, values: list[str]
 ) -> str | None:
     """The JSON text of a table with nested cells, at C speed; None to take the slow path.
 
-    The rows parse with orjson; a canonical dump of the objects (keys renamed
-    to sentinels; indented when the layout is) gives the structure, and the
+    A canonical dump of the loaded ``rows`` as objects (keys renamed to
+    sentinels; indented when the layout is) gives the structure, and the
     scalars are put back as written: each key slot gets its column lexeme,
     every other slot the next lexeme of the block (``values``, the block's
-    scalars in order).  The segments then take the layout, as :func:`render` does.  Anything unexpected (a row of the wrong width, a
-    value that reads like a sentinel, lexemes orjson cannot load) returns None.
+    scalars in order).  The segments then take the layout, as :func:`render`
+    does.  Anything unexpected (a row of the wrong width, a value that reads
+    like a sentinel, values orjson cannot dump) returns None.
     """
     ncols = len(cols)
-    try:
-        rows = orjson.loads("[" + block.replace("\n", ",") + "]")
-    except orjson.JSONDecodeError:
-        return None
-    if len(rows) != nrows or not all(type(r) is list and len(r) == ncols for r in rows):
+    if (
+        type(rows) is not list
+        or len(rows) != nrows
+        or not all(type(r) is list and len(r) == ncols for r in rows)
+    ):
         return None
     sentinels = [f"{_SENTINEL}{i}" for i in range(ncols)]
     option = orjson.OPT_INDENT_2 if layout.indent is not None else None

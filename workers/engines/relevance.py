@@ -181,12 +181,9 @@ class RelevanceEngine(Engine):
         query_terms = terms(query, pack)
         if not query_terms and self.scorer is None:
             return EngineOutput(texts=texts, details={"skipped": "no query terms"})
-        weights = term_weights(
-            (terms(u.text, pack) for u in units if u.kind == "text"), query_terms
-        )
-        if self.scorer is None and not any(
-            terms(units[i].text, pack) & query_terms for i in targets
-        ):
+        unit_terms = {i: terms(u.text, pack) for i, u in enumerate(units) if u.kind == "text"}
+        weights = term_weights(unit_terms.values(), query_terms)
+        if self.scorer is None and not any(unit_terms[i] & query_terms for i in targets):
             # Nothing old shares a word with the request: no signal to rank by.
             return EngineOutput(texts=texts, details={"skipped": "no shared terms"})
         counts = _Counts()

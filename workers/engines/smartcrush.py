@@ -478,37 +478,23 @@ def _median(values: list[float]) -> float:
 
 
 def _numbers(col: list[Any], only: set[int] | None) -> list[tuple[int, float]]:
-    out = [
-        (i, float(v))
-        for i, v in enumerate(col)
-        if (type(v) is int or type(v) is float) and (only is None or i in only)
-    ]
-    return [(i, v) for i, v in out if math.isfinite(v)] if len(out) else out
+    """(index, value) of the finite numbers of a column (integers past float range skipped)."""
+    out: list[tuple[int, float]] = []
+    for i, v in enumerate(col):
+        if (type(v) is int or type(v) is float) and (only is None or i in only):
+            try:
+                f = float(v)
+            except OverflowError:  # an integer beyond 1e308, loaded by the stdlib parser
+                continue
+            if math.isfinite(f):
+                out.append((i, f))
+    return out
 
 
 def _outlier_indexes(
     col: list[Any], n: int, only: set[int] | None = None, depth: int = 0
 ) -> list[int]:
     """Items of one numeric column far from its median (modified z-score)."""
-    if only is None and not any(type(v) is int or type(v) is float for v in col):
-        return []
-    if only is None:
-        values = [float(v) for v in col if type(v) is int or type(v) is float]
-        values = [v for v in values if math.isfinite(v)]
-        if len(values) < MIN_ITEMS:
-            return []
-        med = _median(values)
-        mad = _median([abs(v - med) for v in values])
-        if mad > 0:
-            limit = OUTLIER_Z * mad / 0.6745
-            far = [
-                (i, float(v))
-                for i, v in enumerate(col)
-                if (type(v) is int or type(v) is float) and abs(v - med) > limit
-            ]
-            far = [(i, v) for i, v in far if math.isfinite(v)]
-            far.sort(key=lambda iv: -abs(iv[1] - med))
-            return [i for i, _ in far[: max(2, math.ceil(math.sqrt(n)))]]
     numbers = _numbers(col, only)
     if len(numbers) < MIN_ITEMS:
         return []

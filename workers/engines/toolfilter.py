@@ -42,6 +42,7 @@ import orjson
 
 from workers.engines._filters import ANSI as _ANSI
 from workers.engines._filters import LINE_CAP, Filter, Sample, filter_set
+from workers.engines._prose import CRITICAL_CAP, gate_keys, has_marker, make_marker
 from workers.engines.base import Engine, EngineContext, EngineOutput
 from workers.messages.model import Unit
 from workers.offload import offload_marker, stash_key
@@ -52,14 +53,11 @@ __all__ = ["FilterResult", "ToolFilterEngine", "filter_text", "sample_unit", "ve
 
 MIN_CHARS = 400  # outputs shorter than this are left alone
 MIN_SAVED_TOKENS = 12  # a run is dropped only when it saves at least this much
-CRITICAL_CAP = 600  # the gate compares stripped lines truncated to this length
-NOTE_CAP = 200
 LONG_LINE = 800  # a shown context line longer than this keeps only its start
 LONG_LINE_KEEP = 240
 
 # characters str.splitlines() breaks on besides \n (the gate splits lines that way)
 _OTHER_BREAKS = re.compile("[\r\x0b\x0c\x1c\x1d\x1e\x85\u2028\u2029]")
-_MARKERS = re.compile(r"<<cx:|\[\[/?(?:dup|json-table|json-min|read):")
 _DIGITS = re.compile(r"\d+")
 _JSON_BLOCK = re.compile(r"\[\[(?:json-table|json-min):")
 _KEY_BAD = re.compile(r"[<>\r\n\x00-\x1f{}]")
@@ -120,12 +118,6 @@ def _is_json(text: str) -> bool:
     except orjson.JSONDecodeError:
         return False
     return True
-
-
-def _critical_key(raw: str, split: bool) -> list[str]:
-    if split:
-        return [p.strip()[:CRITICAL_CAP] for p in raw.splitlines()]
-    return [raw.strip()[:CRITICAL_CAP]]
 
 
 def _shape(line: str) -> str:
@@ -243,7 +235,7 @@ class _Plan:
             # kept lines: critical for the gate, the filter's keep rules, markers
             critical = (
                 (
-                    any(map(crit.__contains__, _critical_key(raw, True)))
+                    any(map(crit.__contains__, gate_keys(raw)))
                     if split
                     else raw.strip()[:CRITICAL_CAP] in crit
                 )
@@ -261,7 +253,7 @@ class _Plan:
                 prev_collapse = -1
                 prev_shape = None
                 continue
-            if "<<cx:" in m or ("[[" in m and _MARKERS.search(m)):
+            if has_marker(m):
                 cls[i] = KEEP
                 self.headers += 1
                 continue
@@ -378,11 +370,6 @@ def _note(plan: _Plan, a: int, b: int) -> str:
     return f"{lines} omitted ({', '.join(parts)})"
 
 
-def _sanitise(note: str) -> str:
-    note = note.replace("\n", " ").replace("\r", " ").replace("<<", "‹‹")
-    return note[:NOTE_CAP]
-
-
 def filter_text(text: str, filt: Filter, tokens: TokenCounter) -> FilterResult | None:
     """Apply one filter to one output; None when nothing worth dropping was found."""
     plan = _Plan(text, filt)
@@ -416,9 +403,7 @@ def filter_text(text: str, filt: Filter, tokens: TokenCounter) -> FilterResult |
         while end > i and cls[end - 1] == BLANK:
             end -= 1
         run = "\n".join(lines[i:end])
-        note = _sanitise(_note(plan, i, end))
-        key = stash_key(run)
-        marker = offload_marker(note, key)
+        marker, key = make_marker(_note(plan, i, end), run)
         if _worth(run, marker, tokens):
             out.append(marker)
             stash[key] = run

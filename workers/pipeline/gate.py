@@ -142,14 +142,8 @@ def _lost_spans(before: str, after: str, stash: dict[str, str]) -> list[Violatio
     for text in recoverable_texts:
         after_spans.update(protected_spans(text))
     for kind, token in sorted(protected_spans(before) - after_spans):
-        if kind in ("number", "json_key", "identifier") and any(
-            token in t for t in recoverable_texts
-        ):
+        if any(token in t for t in recoverable_texts):
             continue  # tokenised differently in its new context but still present
-        if kind in ("path", "url", "version", "inline_code", "fenced_code") and any(
-            token in t for t in recoverable_texts
-        ):
-            continue
         violations.append(Violation(kind, token))
         if len(violations) >= MAX_VIOLATIONS:
             break

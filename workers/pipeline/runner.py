@@ -19,13 +19,13 @@ Per-record failures are data (``Outcome.rejections``), never exceptions;
 
 from __future__ import annotations
 
-import re
 import time
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from typing import Any
 
 from workers.engines import Engine, EngineContext, UnknownEngine, resolve
+from workers.engines._prose import has_marker
 from workers.messages import RESERVED_KEY, InvalidRecord, Record, Unit, apply_texts, parse_record
 from workers.pipeline.gate import OFFLOAD_REF, Violation, check_lossy
 from workers.pipeline.modes import MODES
@@ -33,16 +33,9 @@ from workers.redact import redact
 from workers.settings import Settings
 from workers.tokens import TokenCounter, TokenizerFailed
 
-__all__ = ["MARKER_LITERAL", "EngineStats", "Outcome", "Pipeline", "RecordError", "Rejection"]
+__all__ = ["EngineStats", "Outcome", "Pipeline", "RecordError", "Rejection"]
 
 STATS_VERSION = 1
-# Text that already looks like one of our markers is never touched, so that
-# expand can never mistake input for a marker.
-MARKER_LITERAL = re.compile(r"\[\[/?(?:json-table|json-min|dup|read):|<<cx:")
-
-
-def _has_marker_literal(text: str) -> bool:
-    return ("[[" in text or "<<cx:" in text) and MARKER_LITERAL.search(text) is not None
 
 
 class RecordError(Exception):
@@ -195,7 +188,9 @@ class Pipeline:
         texts = [u.text for u in units]
         counts = [self.tokens.count(t) for t in texts]
         tokens_before = sum(counts)
-        locked = [u.frozen or _has_marker_literal(u.text) for u in units]
+        # text that already reads like one of our markers is never touched: expand
+        # can then never mistake input for a marker
+        locked = [u.frozen or has_marker(u.text) for u in units]
         ctx = EngineContext(
             tokens=self.tokens,
             latest_user_text=record.latest_user_text(),
@@ -309,7 +304,10 @@ class Pipeline:
             )
         new_texts = list(texts)
         new_counts = list(counts)
-        originals: Mapping[str, str] = {u.uid: u.text for u in current}
+        # what the decode check of a lossless engine resolves back-references
+        # against, and the stash a lossy engine's markers may point into
+        originals: Mapping[str, str] = {u.uid: u.text for u in current} if engine.lossless else {}
+        stashes = {**stash, **output.stash} if output.stash else stash
         changed = inflated = rejected = 0
         backref_texts = output.details.pop("_backrefs", {}) if output.details else {}
         for i, unit in enumerate(current):
@@ -330,7 +328,7 @@ class Pipeline:
                     unit.text,
                     after,
                     unit.kind,
-                    {**stash, **output.stash},
+                    stashes,
                     refs,
                     unit.command,
                     whitespace_edits=engine.whitespace_edits,
