@@ -3,7 +3,8 @@
 One agent reads both input topics in batches (``take_events``; batch size and
 timeout from the settings), turns Faust events into
 :class:`~workers.process.InMessage`, and awaits the handler, which processes
-and publishes the batch.  Then it adds the batch's savings to the windowed
+and publishes the batch (pipelined: starts its publication, which the next
+batch awaits).  Then it adds the batch's savings to the windowed
 ``savings`` table (tumbling one-minute windows per mode, engine and input
 partition; its changelog is the topic ``<app id>-savings-changelog``).
 
@@ -158,7 +159,7 @@ def install_agents(
                 raise
             try:
                 add_savings(table, events, savings_of(results), time.time())
-            except Exception:  # aggregates are best effort; the batch is published
+            except Exception:  # aggregates are best effort; they never hold up a batch
                 log.exception("updating the savings table failed")
 
     agent = app.agent(topic, name="ctxpress.compress", concurrency=concurrency)(compress)

@@ -3,11 +3,12 @@
 ``BatchHandler.handle(messages)`` runs every message through the
 :class:`~workers.process.Processor` (synchronous, CPU-bound, inline), hands
 the outputs to the :class:`~workers.publish.Publisher` grouped by input
-partition, and only then updates the metrics, the savings aggregates and the
-local offload index
-(``on_offloaded``).  When ``handle`` returns, the batch is published (and,
-for exactly-once publishers, its offsets are committed); when it raises,
-nothing of the batch may be acknowledged.
+partition, and once that publication has succeeded updates the metrics and
+the local offload index (``on_offloaded``); the agent adds the savings
+aggregates.  When ``handle`` returns, the batch is published (for
+exactly-once publishers with its offsets committed) or, with ``pipelined``,
+its publication has started and the next ``handle`` or ``flush`` awaits it;
+when it raises, nothing of the batch may be acknowledged.
 
 Each input partition is processed contiguously.  The handler knows the next
 offset it must process (``expected``: the group's committed offset when the

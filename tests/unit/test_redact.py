@@ -40,3 +40,9 @@ def test_each_kind_is_redacted(kind: str, text: str) -> None:
 def test_plain_text_is_unchanged() -> None:
     text = "token count is 42; max_tokens=4096; tokenizer=cl100k; Auth::Password::ResetToken; the password field is required"
     assert redact(text) == text
+
+
+def test_a_text_whose_lower_case_changes_length_is_still_redacted() -> None:
+    # "İ".lower() is two characters: offsets found in the lower-cased text do not fit
+    assert redact("İİİİ password=hunter2secret") == "İİİİ password=[REDACTED:kv_secret]"
+    assert "sk-" not in redact("İ token sk-abcdefghijklmnopqrstuvwx")
