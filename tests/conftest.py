@@ -9,7 +9,7 @@ import pytest
 # the shared engine checks assert inside the package: show their operands too
 pytest.register_assert_rewrite("workers.testing")
 
-from workers.tokens import TokenCounter  # noqa: E402
+from workers.core.tokens import TokenCounter  # noqa: E402
 
 REPO = Path(__file__).resolve().parents[1]
 CORPUS = REPO.parent / "shared" / "corpus" / "public.jsonl"

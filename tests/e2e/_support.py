@@ -13,16 +13,16 @@ from typing import Any
 
 import orjson
 
-from workers.kafka_io import produce_lines, read_topic
+from workers.core.catalog import MODES
+from workers.core.settings import Settings
 from workers.messages import RESERVED_KEY
-from workers.pipeline.modes import MODES
-from workers.process import TopicNames
-from workers.settings import Settings
-from workers.supervise import WorkerProcess, free_port, scrape, worker_env
-from workers.testing_worker import GATE_ENGINE, GATE_MODE, Sample, gate_rejecting_pipeline
-from workers.topics import create_topics, load_topics
+from workers.service.kafka.io import produce_lines, read_topic
+from workers.service.process import TopicNames
+from workers.service.supervise import WorkerProcess, free_port, scrape, worker_env
+from workers.service.topics import create_topics, load_topics
+from workers.testing.worker import GATE_ENGINE, GATE_MODE, Sample, gate_rejecting_pipeline
 
-FACTORY = "workers.testing_worker:gate_rejecting_pipeline"
+FACTORY = "workers.testing.worker:gate_rejecting_pipeline"
 
 
 @dataclass

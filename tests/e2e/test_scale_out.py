@@ -52,10 +52,10 @@ from aiokafka.errors import KafkaError
 
 from tests.e2e._support import Run, Verdict, check_exactly_once, collect
 from tests.kafka_broker import kafka_bootstrap  # noqa: F401
-from workers.kafka_io import end_offsets, read_topic
-from workers.kafka_options import client_options
-from workers.supervise import WorkerProcess, free_port, scrape
-from workers.testing_worker import Sample, mixed_stream
+from workers.service.kafka.io import end_offsets, read_topic
+from workers.service.kafka.options import client_options
+from workers.service.supervise import WorkerProcess, free_port, scrape
+from workers.testing.worker import Sample, mixed_stream
 
 pytestmark = [pytest.mark.kafka, pytest.mark.timeout(600)]
 

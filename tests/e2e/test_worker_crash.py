@@ -19,8 +19,8 @@ import pytest
 
 from tests.e2e._support import Run, check_exactly_once, collect
 from tests.kafka_broker import kafka_bootstrap  # noqa: F401
-from workers.kafka_io import read_topic
-from workers.testing_worker import mixed_stream
+from workers.service.kafka.io import read_topic
+from workers.testing.worker import mixed_stream
 
 pytestmark = [pytest.mark.kafka, pytest.mark.timeout(600)]
 

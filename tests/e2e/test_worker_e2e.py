@@ -2,7 +2,7 @@
 
 Valid transcripts and tool outputs, invalid JSON, bytes that are not UTF-8,
 schema violations, and records that the gate rejects (through the test
-pipeline factory, see ``workers.testing_worker``).  The worker is started as a
+pipeline factory, see ``workers.testing.worker``).  The worker is started as a
 subprocess, stopped with SIGTERM while records are in flight, and restarted:
 every valid record must be on ``compressed`` exactly once with the stats the
 in-process pipeline computes, every bad one once on ``dead-letter`` with its
@@ -25,9 +25,9 @@ import pytest
 
 from tests.e2e._support import Run, check_exactly_once, collect
 from tests.kafka_broker import kafka_bootstrap  # noqa: F401
-from workers.kafka_io import produce_lines
-from workers.supervise import WorkerProcess
-from workers.testing_worker import mixed_stream
+from workers.service.kafka.io import produce_lines
+from workers.service.supervise import WorkerProcess
+from workers.testing.worker import mixed_stream
 
 pytestmark = [pytest.mark.kafka, pytest.mark.timeout(300)]
 

@@ -21,14 +21,14 @@ from typing import Any
 import orjson
 import pytest
 
+from workers.core.catalog import AGGRESSIVE
+from workers.core.settings import Settings
 from workers.engines import UnknownEngine, engine_class
 from workers.engines.base import Engine
+from workers.fidelity.facts import critical_lines
 from workers.messages import RESERVED_KEY, parse_record
 from workers.pipeline import visibility as visible
-from workers.pipeline.facts import critical_lines
-from workers.pipeline.modes import AGGRESSIVE
 from workers.pipeline.runner import Outcome, Pipeline
-from workers.settings import Settings
 from workers.testing import expanded_record
 
 OURS = ("filler", "relevance", "aging", "budget")
@@ -127,11 +127,11 @@ def test_aggressive_output_expands_to_the_input(
     The chain is the aggressive engines of this issue (filler in its
     recoverable form) over the records as they come, with a 30% budget.
     """
+    from workers.core.tokens import TokenCounter
     from workers.engines.aging import AgingEngine
     from workers.engines.budget import BudgetEngine
     from workers.engines.filler import FillerEngine
     from workers.engines.relevance import RelevanceEngine
-    from workers.tokens import TokenCounter
 
     tokens = TokenCounter()
     engines: list[Engine] = [

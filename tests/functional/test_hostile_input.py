@@ -13,10 +13,10 @@ from typing import Any
 
 import pytest
 
-from workers.expand import expand_record
-from workers.offload import MemoryStore
+from workers.core.offload import MemoryStore
+from workers.core.settings import Settings
+from workers.pipeline.expand import expand_record
 from workers.pipeline.runner import Pipeline
-from workers.settings import Settings
 from workers.testing import openai_record
 
 PIPELINES = {mode: Pipeline(Settings(mode=mode)) for mode in ("lossless", "standard", "aggressive")}

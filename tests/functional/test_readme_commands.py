@@ -11,7 +11,7 @@ import pytest
 
 from tests.conftest import SAMPLE
 from workers.cli import main
-from workers.settings import SETTINGS
+from workers.core.settings import SETTINGS
 
 CTXPRESS = Path(sys.executable).with_name("ctxpress")
 

@@ -17,12 +17,12 @@ from unittest import mock
 import orjson
 import pytest
 
-from workers.agents import savings_rows
-from workers.app import create_app
-from workers.offload import MemoryStore
-from workers.publish import ListPublisher
-from workers.settings import Settings
-from workers.testing_worker import Sample, gate_rejecting_pipeline, mixed_stream
+from workers.core.offload import MemoryStore
+from workers.core.settings import Settings
+from workers.service.agents import savings_rows
+from workers.service.app import create_app
+from workers.service.publish import ListPublisher
+from workers.testing.worker import Sample, gate_rejecting_pipeline, mixed_stream
 
 
 @pytest.fixture

@@ -10,23 +10,23 @@ from typing import Any
 import orjson
 import pytest
 
-from workers.app import CommitGuard
 from workers.cli.io_cmd import replay_plan
-from workers.handler import BatchHandler, savings_of
-from workers.kafka_io import route
+from workers.core.settings import Settings, SettingsError
 from workers.messages import RESERVED_KEY
-from workers.metrics import Metrics
-from workers.process import DLQ_HEADERS, InMessage, Processor, TopicNames, build_pipeline
-from workers.publish import IdempotentPublisher, ListPublisher, PublishError, group_batches
-from workers.settings import Settings, SettingsError
-from workers.source import MemorySource
-from workers.testing_worker import (
+from workers.service.app import CommitGuard
+from workers.service.handler import BatchHandler, savings_of
+from workers.service.kafka.io import route
+from workers.service.metrics import Metrics
+from workers.service.process import DLQ_HEADERS, InMessage, Processor, TopicNames, build_pipeline
+from workers.service.publish import IdempotentPublisher, ListPublisher, PublishError, group_batches
+from workers.service.source import MemorySource
+from workers.service.web import authorized, check_web_security, is_loopback
+from workers.testing.worker import (
     GATE_ENGINE,
     gate_rejecting_pipeline,
     mixed_stream,
     padded_record,
 )
-from workers.web import authorized, check_web_security, is_loopback
 
 NAMES = TopicNames.from_prefix("t.")
 
@@ -365,7 +365,7 @@ def test_web_security() -> None:
 
 def test_pipeline_factory_setting() -> None:
     pipeline = build_pipeline(
-        Settings(pipeline_factory="workers.testing_worker:gate_rejecting_pipeline")
+        Settings(pipeline_factory="workers.testing.worker:gate_rejecting_pipeline")
     )
     assert [e.name for e in pipeline.engines_for("aggressive")] == [GATE_ENGINE]
     with pytest.raises(SettingsError, match=r"module\.path:function"):
@@ -379,7 +379,7 @@ def test_every_output_matches_its_topic_schema() -> None:
 
     from jsonschema import Draft202012Validator
 
-    from workers.topics import SCHEMAS_DIR, load_topics
+    from workers.service.topics import SCHEMAS_DIR, load_topics
 
     specs = load_topics()
     validators = {

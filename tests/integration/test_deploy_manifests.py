@@ -4,7 +4,7 @@ deploy/systemd/*, deploy/Dockerfile, deploy/prometheus/* and grafana/provisionin
 No cluster and no Docker here: the checks are static. YAML must parse, Kubernetes objects
 carry what production needs (probes on the worker's web port, resources, a grace period
 longer than the worker's drain, a PDB and an autoscaler that point at the Deployment), every
-``CTXPRESS_*`` name is a setting of ``workers.settings.SETTINGS`` and every settings block
+``CTXPRESS_*`` name is a setting of ``workers.core.settings.SETTINGS`` and every settings block
 loads with ``Settings.from_env``, and every place names the same image.
 """
 
@@ -23,8 +23,8 @@ from typing import Any
 import pytest
 import yaml
 
-from workers.settings import SETTINGS, Settings
-from workers.topics import load_topics
+from workers.core.settings import SETTINGS, Settings
+from workers.service.topics import load_topics
 
 REPO = Path(__file__).resolve().parents[2]
 DEPLOY = REPO / "deploy"
@@ -142,7 +142,7 @@ def input_topics(prefix: str) -> dict[str, int]:
 
 def assert_settings_load(env: dict[str, str], where: str) -> Settings:
     unknown = sorted(k for k in env if k.startswith("CTXPRESS_") and k not in SETTING_NAMES)
-    assert not unknown, f"{where}: {unknown} are not settings of workers/settings.py"
+    assert not unknown, f"{where}: {unknown} are not settings of workers/core/settings.py"
     ctx = {k: v for k, v in env.items() if k.startswith("CTXPRESS_")}
     return Settings.from_env(ctx)
 
@@ -274,7 +274,7 @@ def test_every_k8s_env_name_is_a_setting() -> None:
     for path in sorted(K8S.glob("*.yaml")):
         names = set(ENV_NAME.findall(path.read_text()))
         unknown = sorted(names - SETTING_NAMES)
-        assert not unknown, f"{path.name}: {unknown} are not in workers.settings.SETTINGS"
+        assert not unknown, f"{path.name}: {unknown} are not in workers.core.settings.SETTINGS"
 
 
 def test_service_selects_the_worker_pods() -> None:
@@ -408,7 +408,7 @@ def test_compose_services() -> None:
 def test_compose_env_names_are_settings_and_load() -> None:
     text = COMPOSE.read_text()
     unknown = sorted(set(ENV_NAME.findall(text)) - SETTING_NAMES)
-    assert not unknown, f"compose.yaml: {unknown} are not in workers.settings.SETTINGS"
+    assert not unknown, f"compose.yaml: {unknown} are not in workers.core.settings.SETTINGS"
     for name in ("worker", "topics-init"):
         raw = compose_services()[name]["environment"]
         env = {k: re.sub(r"\$\{[A-Z_]+:-([^}]*)\}", r"\1", str(v)) for k, v in raw.items()}
@@ -489,7 +489,7 @@ def test_systemd_unit() -> None:
 def test_systemd_env_names_are_settings_and_load() -> None:
     for path in (SYSTEMD_UNIT, SYSTEMD_ENV):
         unknown = sorted(set(ENV_NAME.findall(path.read_text())) - SETTING_NAMES)
-        assert not unknown, f"{path.name}: {unknown} are not in workers.settings.SETTINGS"
+        assert not unknown, f"{path.name}: {unknown} are not in workers.core.settings.SETTINGS"
     env = {}
     for line in SYSTEMD_ENV.read_text().splitlines():
         if line.strip() and not line.lstrip().startswith("#"):

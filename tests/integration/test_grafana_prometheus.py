@@ -45,8 +45,8 @@ from tests.unit.test_dashboards import (
     dashboard_queries,
     load_dashboard,
 )
+from workers.core.settings import Settings
 from workers.pipeline.runner import Pipeline, RecordError
-from workers.settings import Settings
 from workers.testing import FunctionEngine
 
 pytestmark = pytest.mark.kafka

@@ -13,7 +13,7 @@ from aiokafka.admin import AIOKafkaAdminClient
 from aiokafka.admin.config_resource import ConfigResource, ConfigResourceType
 
 from tests.kafka_broker import kafka_bootstrap  # noqa: F401
-from workers.topics import create_topics, load_topics
+from workers.service.topics import create_topics, load_topics
 
 pytestmark = pytest.mark.kafka
 

@@ -5,10 +5,10 @@ from __future__ import annotations
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from workers.core.tokens import TokenCounter
 from workers.engines.base import EngineContext
 from workers.engines.dedup import DedupEngine, decode
 from workers.testing import make_unit
-from workers.tokens import TokenCounter
 
 COUNTER = TokenCounter()
 line = st.text(st.characters(blacklist_categories=("Cs",)), min_size=0, max_size=40).map(

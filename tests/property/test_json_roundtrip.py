@@ -22,10 +22,10 @@ from hypothesis import HealthCheck, event, given, settings
 from hypothesis import strategies as st
 from hypothesis.control import currently_in_test_context
 
+from workers.core.tokens import TokenCounter
 from workers.engines import jsonminify, jsontable
 from workers.engines.base import EngineContext
 from workers.testing import corpus_units, lossless_round_trip, make_unit, with_texts
-from workers.tokens import TokenCounter
 
 COUNTER = TokenCounter()
 CTX = EngineContext(tokens=COUNTER)

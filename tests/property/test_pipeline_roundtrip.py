@@ -8,10 +8,10 @@ from typing import Any
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from workers.expand import expand_record
-from workers.jsonl import detect_layout, dump_layout
+from workers.core.jsonl import detect_layout, dump_layout
+from workers.core.settings import Settings
+from workers.pipeline.expand import expand_record
 from workers.pipeline.runner import Pipeline
-from workers.settings import Settings
 
 PIPELINE = Pipeline(Settings(mode="lossless"))
 

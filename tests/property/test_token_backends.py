@@ -15,8 +15,8 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
+from workers.core.tokens import TokenCounter, fast_counter, get_encoding
 from workers.messages import parse_record
-from workers.tokens import TokenCounter, fast_counter, get_encoding
 
 CORPUS = Path(__file__).resolve().parents[3] / "shared" / "corpus" / "public.jsonl"
 ENCODINGS = ("cl100k_base", "o200k_base")

@@ -3,15 +3,15 @@ from __future__ import annotations
 import time
 from typing import Any
 
+from workers.core.settings import Settings
+from workers.core.tokens import TokenCounter
 from workers.engines._prose import layout
 from workers.engines.aging import AgingEngine, AgingPolicy
 from workers.engines.base import EngineContext
+from workers.fidelity.facts import critical_lines
 from workers.messages import parse_record
-from workers.pipeline.facts import critical_lines
 from workers.pipeline.runner import Pipeline
-from workers.settings import Settings
 from workers.testing import anthropic_record, expanded, expanded_record, openai_record
-from workers.tokens import TokenCounter
 
 PYTEST_LOG = "\n".join(
     [

@@ -3,14 +3,14 @@ from __future__ import annotations
 import time
 from typing import Any
 
+from workers.core.settings import Settings
+from workers.core.tokens import TokenCounter
 from workers.engines.base import EngineContext
 from workers.engines.budget import BudgetEngine
+from workers.fidelity.facts import critical_lines
 from workers.messages import parse_record
-from workers.pipeline.facts import critical_lines
 from workers.pipeline.runner import Pipeline
-from workers.settings import Settings
 from workers.testing import expanded, expanded_record, openai_record
-from workers.tokens import TokenCounter
 
 LOG = "\n".join(
     [

@@ -2,7 +2,7 @@
 
 Every panel query is read far enough to pull out its metric names, label matchers and
 grouping labels; each name must be a sample name of the worker's Prometheus registry (our
-``ctxpress_*`` metrics and Faust's ``faust_*`` sensors, built by ``workers.app.create_app``
+``ctxpress_*`` metrics and Faust's ``faust_*`` sensors, built by ``workers.service.app.create_app``
 without a broker), and each label must be one of that metric's labels. A dashboard that
 names a metric the worker does not export fails here, before anyone opens Grafana.
 
@@ -78,10 +78,10 @@ def exported_metrics() -> dict[str, Exported]:
     """
     from prometheus_client import CollectorRegistry
 
-    from workers.app import create_app
-    from workers.offload import MemoryStore
-    from workers.publish import ListPublisher
-    from workers.settings import Settings
+    from workers.core.offload import MemoryStore
+    from workers.core.settings import Settings
+    from workers.service.app import create_app
+    from workers.service.publish import ListPublisher
 
     registry = CollectorRegistry()
     create_app(

@@ -5,12 +5,12 @@ from __future__ import annotations
 import base64
 import time
 
+from workers.core.offload import stash_key
+from workers.core.tokens import TokenCounter
 from workers.engines.base import EngineContext
 from workers.engines.datauri import DataUriEngine, stash_data_uris
 from workers.messages.model import Unit
-from workers.offload import stash_key
 from workers.testing import check_corpus_changes, expanded, make_unit
-from workers.tokens import TokenCounter
 
 CTX = EngineContext(tokens=TokenCounter())
 PNG = "data:image/png;base64," + base64.b64encode(bytes(range(256)) * 3).decode()

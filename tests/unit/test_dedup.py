@@ -1,10 +1,10 @@
 from __future__ import annotations
 
+from workers.core.tokens import TokenCounter
 from workers.engines.base import EngineContext
 from workers.engines.dedup import DedupEngine, decode
 from workers.messages import parse_record
 from workers.testing import openai_record
-from workers.tokens import TokenCounter
 
 BLOCK = "\n".join(f"    at com.example.Service.call{i}(Service.java:{10 + i})" for i in range(5))
 

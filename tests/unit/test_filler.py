@@ -6,15 +6,15 @@ import time
 
 import pytest
 
+from workers.core.settings import Settings
+from workers.core.tokens import TokenCounter
 from workers.engines._prose import LANG_DIR, language_pack
 from workers.engines.base import EngineContext
 from workers.engines.filler import FillerEngine, FillerStats, filler_text
+from workers.fidelity.facts import _CONSTRAINT, _NEGATION
 from workers.messages import parse_record
-from workers.pipeline.facts import _CONSTRAINT, _NEGATION
 from workers.pipeline.runner import Pipeline
-from workers.settings import Settings
 from workers.testing import expanded, openai_record
-from workers.tokens import TokenCounter
 
 PACK = language_pack("en")
 

@@ -14,13 +14,13 @@ import re
 import orjson
 import pytest
 
+from workers.core.offload import MemoryStore
+from workers.core.tokens import TokenCounter
 from workers.engines._filters import BUILTIN_DIR, Filter, Sample, load_file
 from workers.engines.base import EngineContext
 from workers.engines.toolfilter import ToolFilterEngine, sample_unit
-from workers.expand import expand_offload
-from workers.offload import MemoryStore
+from workers.pipeline.expand import expand_offload
 from workers.pipeline.gate import check_lossy
-from workers.tokens import TokenCounter
 
 KEY = re.compile(r"<<cx:[0-9a-f]{16}>>")
 FILES = sorted(p for p in BUILTIN_DIR.iterdir() if p.suffix in (".json", ".toml"))

@@ -1,6 +1,6 @@
 from __future__ import annotations
 
-from workers.offload import offload_marker, stash_key
+from workers.core.offload import offload_marker, stash_key
 from workers.pipeline.gate import check_lossy
 
 LOG = "start\nwarning: deprecated flag --fast\nline 3 value 42\nFAILED tests/test_x.py::test_y - assert 1 == 2\nend"

@@ -5,11 +5,11 @@ from __future__ import annotations
 import json
 from typing import Any
 
+from workers.core.tokens import TokenCounter
 from workers.engines import engine_class, jsontable
 from workers.engines.base import EngineContext
 from workers.engines.jsonminify import JsonMinifyEngine, decode
 from workers.testing import lossless_round_trip, make_unit
-from workers.tokens import TokenCounter
 
 CTX = EngineContext(tokens=TokenCounter())
 ENGINE = JsonMinifyEngine()

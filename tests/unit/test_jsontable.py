@@ -4,11 +4,11 @@ from __future__ import annotations
 
 import json
 
+from workers.core.tokens import TokenCounter
 from workers.engines import engine_class
 from workers.engines.base import EngineContext
 from workers.engines.jsontable import JsonTableEngine, decode
 from workers.testing import lossless_round_trip, make_unit
-from workers.tokens import TokenCounter
 
 CTX = EngineContext(tokens=TokenCounter())
 ENGINE = JsonTableEngine()

@@ -1,6 +1,6 @@
 from __future__ import annotations
 
-from workers.memo import TextMemo
+from workers.core.memo import TextMemo
 
 
 def test_memo_returns_results_and_keeps_entries_and_characters_bounded() -> None:

@@ -2,9 +2,9 @@ from __future__ import annotations
 
 import pytest
 
+from workers.core.settings import Settings
 from workers.engines.dedup import DedupEngine
 from workers.pipeline.runner import Pipeline, RecordError
-from workers.settings import Settings
 from workers.testing import FunctionEngine, RaisingEngine, openai_record
 
 LOG = "\n".join(
@@ -123,7 +123,7 @@ def test_a_record_can_disable_engines() -> None:
 
 def test_clear_content_caches_empties_every_content_cache() -> None:
     from workers.engines import jsonminify, readlifecycle
-    from workers.pipeline import facts
+    from workers.fidelity import facts
     from workers.pipeline.caches import clear_content_caches
 
     facts.critical_lines("Error: boom\n", "tool_result")

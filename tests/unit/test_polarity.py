@@ -14,6 +14,8 @@ from typing import Any
 
 import pytest
 
+from workers.core.settings import Settings
+from workers.core.tokens import TokenCounter
 from workers.engines._prose import language_pack
 from workers.engines.aging import AgingEngine
 from workers.engines.base import Engine
@@ -22,9 +24,7 @@ from workers.engines.filler import FillerEngine, filler_text
 from workers.engines.relevance import RelevanceEngine
 from workers.messages import parse_record
 from workers.pipeline.runner import Pipeline
-from workers.settings import Settings
 from workers.testing import openai_record
-from workers.tokens import TokenCounter
 
 SENTENCES = [
     "We must never deploy on Friday.",

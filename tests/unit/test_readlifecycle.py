@@ -7,16 +7,16 @@ import re
 
 import pytest
 
+from workers.core.offload import MemoryStore
+from workers.core.settings import Settings
+from workers.core.tokens import TokenCounter
 from workers.engines import resolve
 from workers.engines.base import EngineContext
 from workers.engines.readlifecycle import Access, Read, ReadLifecycleEngine, covers, parse_access
-from workers.expand import expand_record
 from workers.messages.model import Unit
-from workers.offload import MemoryStore
+from workers.pipeline.expand import expand_record
 from workers.pipeline.runner import Pipeline
-from workers.settings import Settings
 from workers.testing import check_corpus_changes, expanded, make_unit
-from workers.tokens import TokenCounter
 
 CTX = EngineContext(tokens=TokenCounter())
 BODY = "\n".join(f"def f{i}(x):\n    return x + {i}" for i in range(40))

@@ -2,7 +2,7 @@ from __future__ import annotations
 
 import pytest
 
-from workers.redact import SECRET_PATTERNS, redact
+from workers.core.redact import SECRET_PATTERNS, redact
 
 SAMPLES = {
     "pem_private_key": "-----BEGIN RSA PRIVATE KEY-----\nMIIEowIBAAKCAQEA7\n-----END RSA PRIVATE KEY-----",

@@ -4,13 +4,13 @@ import time
 from collections.abc import Sequence
 from typing import Any
 
+from workers.core.settings import Settings
+from workers.core.tokens import TokenCounter
 from workers.engines.base import EngineContext
 from workers.engines.relevance import RelevanceEngine
 from workers.messages import parse_record
 from workers.pipeline.runner import Pipeline
-from workers.settings import Settings
 from workers.testing import expanded, expanded_record, openai_record
-from workers.tokens import TokenCounter
 
 OLD_ASSISTANT = (
     "I looked at the deployment pipeline. The weather in the office was really nice today and "

@@ -6,11 +6,11 @@ import json
 import re
 from typing import Any
 
+from workers.core.tokens import TokenCounter
 from workers.engines.base import EngineContext
 from workers.engines.smartcrush import SmartCrushEngine, crush_text
 from workers.messages.model import Unit
 from workers.testing import check_corpus_changes, expanded, make_unit
-from workers.tokens import TokenCounter
 
 CTX = EngineContext(tokens=TokenCounter())
 OMITTED = re.compile(r"… (\d+) of (\d+) (?:items|rows) omitted <<cx:[0-9a-f]{16}>>")

@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 from typing import Any
 
+from workers.core.tokens import TokenCounter
 from workers.engines.base import EngineContext
 from workers.engines.structured import (
     VIEW_HEADER,
@@ -13,7 +14,6 @@ from workers.engines.structured import (
     structured_view,
 )
 from workers.testing import check_corpus_changes, expanded, make_unit
-from workers.tokens import TokenCounter
 
 COUNTER = TokenCounter()
 STRICT = EngineContext(tokens=COUNTER)

@@ -4,7 +4,7 @@ from pathlib import Path
 
 import pytest
 
-from workers.tokens import TokenCounter, TokenizerFailed, UnknownEncoding, get_encoding
+from workers.core.tokens import TokenCounter, TokenizerFailed, UnknownEncoding, get_encoding
 
 TEXT = "def f(x):\n    return x * 2  # 1.50 tokens?\n\n" * 20
 
@@ -71,7 +71,7 @@ def test_a_huge_whitespace_run_is_counted_even_with_the_tiktoken_backend() -> No
 
 
 def test_a_text_no_tokenizer_can_count_is_a_clear_error(monkeypatch: pytest.MonkeyPatch) -> None:
-    from workers import tokens as tokens_module
+    from workers.core import tokens as tokens_module
 
     class PanicException(BaseException):
         pass

@@ -9,6 +9,8 @@ from pathlib import Path
 import orjson
 import pytest
 
+from workers.core.offload import MemoryStore
+from workers.core.tokens import TokenCounter
 from workers.engines import engine_class
 from workers.engines._filters import (
     FilterError,
@@ -20,14 +22,12 @@ from workers.engines._filters import (
 )
 from workers.engines.base import EngineContext
 from workers.engines.toolfilter import ToolFilterEngine, verify_filter
-from workers.expand import expand_offload
+from workers.fidelity.facts import critical_lines
 from workers.messages import parse_record
 from workers.messages.model import Unit
-from workers.offload import MemoryStore
-from workers.pipeline.facts import critical_lines
+from workers.pipeline.expand import expand_offload
 from workers.pipeline.gate import check_lossy
 from workers.testing import make_unit
-from workers.tokens import TokenCounter
 
 MARKER = re.compile(r"… ([^\n]*?) <<cx:([0-9a-f]{16})>>")
 
@@ -168,7 +168,7 @@ GIT_STATUS = (
     "Your branch is up to date with 'origin/main'.\n\n"
     "Changes to be committed:\n"
     '  (use "git restore --staged <file>..." to unstage)\n'
-    "\tmodified:   workers/app.py\n"
+    "\tmodified:   workers/service/app.py\n"
     "\trenamed:    old_name.py -> new_name.py\n\n"
     "Changes not staged for commit:\n"
     '  (use "git add/rm <file>..." to update what will be committed)\n'
@@ -188,7 +188,12 @@ def test_git_status_keeps_every_path_including_untracked(tokens: TokenCounter) -
     _assert_sound(GIT_STATUS, after, stash)
     for i in range(60):
         assert f"\tnotes/draft-{i:03d}.md\n" in after
-    for path in ("workers/app.py", "old_name.py -> new_name.py", "docs/old.md", "README.md"):
+    for path in (
+        "workers/service/app.py",
+        "old_name.py -> new_name.py",
+        "docs/old.md",
+        "README.md",
+    ):
         assert path in after
 
 

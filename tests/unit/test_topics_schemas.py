@@ -9,7 +9,7 @@ from typing import Any
 import pytest
 from jsonschema import Draft202012Validator
 
-from workers.topics import SCHEMAS_DIR, TOPICS_DIR, TopicSpecError, load_topics
+from workers.service.topics import SCHEMAS_DIR, TOPICS_DIR, TopicSpecError, load_topics
 
 SCHEMA_FILES = sorted(SCHEMAS_DIR.glob("*.schema.json"))
 EXPECTED_TOPICS = {

@@ -4,13 +4,13 @@ from __future__ import annotations
 
 import re
 
+from workers.core.offload import MemoryStore
+from workers.core.tokens import TokenCounter
 from workers.engines.base import EngineContext
 from workers.engines.whitespace import WhitespaceEngine, normalise
-from workers.expand import expand_offload
 from workers.messages.model import Unit
-from workers.offload import MemoryStore
+from workers.pipeline.expand import expand_offload
 from workers.testing import check_corpus_changes, expanded, make_unit
-from workers.tokens import TokenCounter
 
 CTX = EngineContext(tokens=TokenCounter())
 

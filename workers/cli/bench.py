@@ -19,17 +19,17 @@ from typing import Any
 
 import orjson
 
-from workers.batch import Summary, compress_lines
 from workers.cli._common import UserError
+from workers.core.catalog import MODES
+from workers.core.offload import MemoryStore
+from workers.core.settings import Settings
+from workers.core.tokens import TokenCounter
 from workers.engines import UnknownEngine
 from workers.messages import InvalidRecord, parse_record
-from workers.offload import MemoryStore
+from workers.pipeline.batch import Summary, compress_lines
 from workers.pipeline.caches import clear_content_caches
-from workers.pipeline.modes import MODES
 from workers.pipeline.runner import Pipeline
 from workers.pipeline.visibility import count_facts, lost_facts
-from workers.settings import Settings
-from workers.tokens import TokenCounter
 
 __all__ = ["BenchResult", "bench_mode", "register"]
 

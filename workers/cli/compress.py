@@ -8,14 +8,14 @@ from typing import Any
 
 import orjson
 
-from workers.batch import Summary, compress_lines
 from workers.cli._common import Progress, UserError, open_in, open_out
+from workers.core.catalog import MODES
+from workers.core.jsonl import dump_layout
+from workers.core.offload import DirectoryStore, OffloadStore
+from workers.core.settings import Settings, SettingsError
 from workers.engines import UnknownEngine
-from workers.jsonl import dump_layout
-from workers.offload import DirectoryStore, OffloadStore
-from workers.pipeline.modes import MODES
+from workers.pipeline.batch import Summary, compress_lines
 from workers.pipeline.runner import Pipeline
-from workers.settings import Settings, SettingsError
 
 __all__ = ["register"]
 

@@ -27,12 +27,12 @@ from typing import Any
 
 import orjson
 
-from workers.kafka_io import end_offsets, produce_lines, read_topic
-from workers.kafka_options import client_options
-from workers.process import TopicNames
-from workers.settings import Settings, SettingsError
-from workers.supervise import WorkerProcess, free_port
-from workers.topics import REPO_ROOT, create_topics, load_topics
+from workers.core.settings import Settings, SettingsError
+from workers.service.kafka.io import end_offsets, produce_lines, read_topic
+from workers.service.kafka.options import client_options
+from workers.service.process import TopicNames
+from workers.service.supervise import WorkerProcess, free_port
+from workers.service.topics import REPO_ROOT, create_topics, load_topics
 
 __all__ = ["register"]
 

@@ -6,10 +6,10 @@ import argparse
 import sys
 
 from workers.cli._common import UserError, open_in, open_out
-from workers.expand import ExpandError, expand_record
-from workers.jsonl import BadLine, decode_line, dump_layout
+from workers.core.jsonl import BadLine, decode_line, dump_layout
+from workers.core.offload import DirectoryStore
 from workers.messages import RESERVED_KEY, InvalidRecord
-from workers.offload import DirectoryStore
+from workers.pipeline.expand import ExpandError, expand_record
 
 __all__ = ["register"]
 

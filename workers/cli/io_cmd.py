@@ -22,9 +22,9 @@ from typing import Any
 import orjson
 
 from workers.cli._common import UserError, open_in, open_out
-from workers.kafka_io import produce_lines, read_topic
-from workers.process import DLQ_PREFIX, SHORT_NAMES, TopicNames
-from workers.settings import Settings, SettingsError
+from workers.core.settings import Settings, SettingsError
+from workers.service.kafka.io import produce_lines, read_topic
+from workers.service.process import DLQ_PREFIX, SHORT_NAMES, TopicNames
 
 __all__ = ["register", "replay_plan"]
 
@@ -190,7 +190,7 @@ def replay_plan(record: Any) -> tuple[str, bytes | None, bytes, list[tuple[str, 
 async def _replay(args: argparse.Namespace) -> int:
     from aiokafka import AIOKafkaProducer
 
-    from workers.kafka_options import bootstrap_list, client_options
+    from workers.service.kafka.options import bootstrap_list, client_options
 
     settings = _settings(args)
     names = TopicNames.from_settings(settings)
@@ -348,7 +348,7 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
 
 def _bench(args: argparse.Namespace) -> int:
     try:
-        from workers.kafka_bench import main as bench_main
+        from workers.bench.kafka import main as bench_main
     except ModuleNotFoundError as exc:  # pragma: no cover
         print(f"ctxpress bench-kafka: not available ({exc})", file=sys.stderr)
         return 2

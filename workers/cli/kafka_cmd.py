@@ -18,8 +18,8 @@ import sys
 from pathlib import Path
 from typing import Any
 
-from workers.kafka_options import client_options
-from workers.topics import REPO_ROOT, TopicSpec, TopicSpecError, create_topics, load_topics
+from workers.service.kafka.options import client_options
+from workers.service.topics import REPO_ROOT, TopicSpec, TopicSpecError, create_topics, load_topics
 
 __all__ = ["KAFKA_SCRIPT", "register"]
 
@@ -64,7 +64,7 @@ def _run_kafka(args: argparse.Namespace) -> int:
 
 
 def _settings() -> Any:
-    from workers.settings import Settings
+    from workers.core.settings import Settings
 
     return Settings.from_env()
 

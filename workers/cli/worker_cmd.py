@@ -14,7 +14,7 @@ import os
 import sys
 from typing import Any
 
-from workers.settings import Settings, SettingsError, settings_help
+from workers.core.settings import Settings, SettingsError, settings_help
 
 __all__ = ["register", "run_worker"]
 
@@ -70,8 +70,8 @@ def run_worker(settings: Settings, loglevel: str = "info") -> int:
     """Build the app and run a Faust worker until it stops; returns the exit code."""
     import faust
 
-    from workers.app import create_app
     from workers.engines import UnknownEngine
+    from workers.service.app import create_app
 
     try:
         app: Any = create_app(settings)

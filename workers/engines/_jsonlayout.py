@@ -45,9 +45,9 @@ from typing import Any
 
 import orjson
 
+from workers.core.tokens import TokenCounter
 from workers.engines.base import EngineContext
 from workers.messages.model import Unit
-from workers.tokens import TokenCounter
 
 __all__ = [
     "ATTRS_PATTERN",

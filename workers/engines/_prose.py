@@ -10,7 +10,7 @@ lines replaced by one marker line expands back exactly.
 - :func:`layout`: where each unit sits in the conversation (user-turn age,
   agent-step age, latest user message);
 - :func:`critical_flags`: which lines the fidelity gate needs visible (the
-  same :func:`workers.pipeline.facts.critical_lines` the gate uses), with the
+  same :func:`workers.fidelity.facts.critical_lines` the gate uses), with the
   polarity lines of prose added;
 - :func:`fence_mask`: fenced code blocks, which are kept or stashed whole (the
   gate protects a fenced block as one span);
@@ -35,12 +35,12 @@ from functools import cache
 from pathlib import Path
 from typing import Any
 
-from workers.messages.model import Unit
-from workers.offload import offload_marker, stash_key
+from workers.core.offload import offload_marker, stash_key
+from workers.core.tokens import TokenCounter
 
 # The gate's own span patterns: a sentence boundary is never placed inside a
 # span the gate protects, so a span is always kept or stashed whole.
-from workers.pipeline.facts import (
+from workers.fidelity.facts import (
     _ANSI,
     _ERROR_LINE,
     _SPAN_PATTERNS,
@@ -48,7 +48,7 @@ from workers.pipeline.facts import (
     critical_lines,
     line_shape,
 )
-from workers.tokens import TokenCounter
+from workers.messages.model import Unit
 
 __all__ = [
     "CRITICAL_CAP",

@@ -3,7 +3,7 @@
 - :func:`stash_marker`: the ``… note <<cx:KEY>>`` marker for a dropped span
   and its stash entry (the note is made safe: one line, bounded length);
 - :func:`expanded`: a text with the markers of a stash expanded;
-- :func:`restores`: whether :func:`workers.expand.expand_offload` with the
+- :func:`restores`: whether :func:`workers.pipeline.expand.expand_offload` with the
   engine's own stash gives back the engine's input exactly (every engine
   checks this before returning a changed text, so a ``…`` earlier on a line
   can never make expand swallow text that was not dropped);
@@ -22,8 +22,8 @@ import re
 from collections.abc import Mapping, Sequence
 from typing import Any
 
+from workers.core.offload import MemoryStore, offload_marker, stash_key
 from workers.messages.model import Unit
-from workers.offload import MemoryStore, offload_marker, stash_key
 
 __all__ = [
     "NOTE_CAP",
@@ -63,7 +63,7 @@ def expanded(text: str, stash: Mapping[str, str]) -> str:
 
     Markers whose key ``stash`` does not hold (earlier engines') stay as they are.
     """
-    from workers.expand import expand_offload  # expand imports engines lazily
+    from workers.pipeline.expand import expand_offload  # expand imports engines lazily
 
     store = MemoryStore()
     store.items.update(stash)

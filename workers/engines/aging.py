@@ -24,7 +24,7 @@ Never aged: frozen units (cached prefix, pinned, leading system), system
 messages anywhere, and the latest user message.
 
 What stays visible is always a superset of what the gate requires: every
-critical line (:func:`workers.pipeline.facts.critical_lines`: errors and
+critical line (:func:`workers.fidelity.facts.critical_lines`: errors and
 warnings (one per distinct shape), test summaries, diff headers, findings,
 git status paths, the innermost frame; constraint and negation lines of
 prose) plus, in prose, every line with a polarity word (modals, hedges,

@@ -21,8 +21,8 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any, ClassVar
 
+from workers.core.tokens import TokenCounter
 from workers.messages.model import Unit
-from workers.tokens import TokenCounter
 
 __all__ = ["Engine", "EngineContext", "EngineOutput"]
 

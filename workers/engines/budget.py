@@ -30,6 +30,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass
 
+from workers.core.tokens import TokenCounter
 from workers.engines._prose import (
     LanguagePack,
     Position,
@@ -44,7 +45,6 @@ from workers.engines._prose import (
 )
 from workers.engines.base import Engine, EngineContext, EngineOutput
 from workers.messages.model import Unit
-from workers.tokens import TokenCounter
 
 __all__ = ["BudgetEngine"]
 

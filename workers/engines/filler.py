@@ -44,6 +44,7 @@ import re
 from bisect import bisect_right
 from collections.abc import Sequence
 
+from workers.core.tokens import TokenCounter
 from workers.engines._prose import (
     LanguagePack,
     fence_mask,
@@ -59,9 +60,8 @@ from workers.engines._prose import (
     sentence_starts,
 )
 from workers.engines.base import Engine, EngineContext, EngineOutput
+from workers.fidelity.facts import critical_lines
 from workers.messages.model import Unit
-from workers.pipeline.facts import critical_lines
-from workers.tokens import TokenCounter
 
 __all__ = ["FillerEngine", "FillerStats", "filler_line", "filler_text"]
 

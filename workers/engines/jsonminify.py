@@ -26,6 +26,7 @@ import re
 from collections.abc import Mapping, Sequence
 from typing import Any
 
+from workers.core.memo import text_memo
 from workers.engines._jsonlayout import (
     ATTRS_PATTERN,
     Layout,
@@ -40,7 +41,6 @@ from workers.engines._jsonlayout import (
     splice_saving,
 )
 from workers.engines.base import Engine, EngineContext, EngineOutput
-from workers.memo import text_memo
 from workers.messages.model import Unit
 
 __all__ = ["MIN_CHARS", "MIN_HEADER", "JsonMinifyEngine", "decode"]

@@ -35,6 +35,7 @@ from typing import Any
 
 import orjson
 
+from workers.core.memo import text_memo
 from workers.engines._jsonlayout import (
     ATTRS_PATTERN,
     SCALAR_FIND,
@@ -54,7 +55,6 @@ from workers.engines._jsonlayout import (
     split_top,
 )
 from workers.engines.base import Engine, EngineContext, EngineOutput
-from workers.memo import text_memo
 from workers.messages.model import Unit
 
 __all__ = ["MIN_ROWS", "TABLE_HEADER", "JsonTableEngine", "decode"]

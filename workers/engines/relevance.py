@@ -42,6 +42,7 @@ from __future__ import annotations
 import re
 from collections.abc import Callable, Sequence
 
+from workers.core.tokens import TokenCounter
 from workers.engines._prose import (
     MIN_SAVING,
     LanguagePack,
@@ -59,7 +60,6 @@ from workers.engines._prose import (
 )
 from workers.engines.base import Engine, EngineContext, EngineOutput
 from workers.messages.model import Unit
-from workers.tokens import TokenCounter
 
 __all__ = ["RelevanceEngine", "Scorer"]
 

@@ -68,8 +68,8 @@ import orjson
 
 from workers.engines._text import dup_sources, newer_copy_indexes, restores, stash_marker
 from workers.engines.base import Engine, EngineContext, EngineOutput
+from workers.fidelity.facts import critical_lines
 from workers.messages.model import Unit
-from workers.pipeline.facts import critical_lines
 
 __all__ = ["MIN_ITEMS", "MIN_TOKENS", "SmartCrushEngine", "crush_text"]
 

@@ -70,8 +70,8 @@ import orjson
 
 from workers.engines._text import dup_sources, expanded, newer_copy_indexes, stash_marker
 from workers.engines.base import Engine, EngineContext, EngineOutput
+from workers.fidelity.facts import SHAPED_KINDS, critical_lines, line_shape, visible_lines
 from workers.messages.model import Unit
-from workers.pipeline.facts import SHAPED_KINDS, critical_lines, line_shape, visible_lines
 from workers.pipeline.gate import check_lossy
 
 __all__ = [

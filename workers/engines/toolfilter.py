@@ -8,7 +8,7 @@ data (``workers/filters/*.json``, see :mod:`workers.engines._filters`).
 
 Each line is classified in one linear pass:
 
-- *kept*: every critical line of the gate (:func:`workers.pipeline.facts.critical_lines`:
+- *kept*: every critical line of the gate (:func:`workers.fidelity.facts.critical_lines`:
   errors, warnings, failing tests, summaries, findings, diff headers, git
   status paths, the innermost frame), the filter's ``keep`` lines, and
   markers of earlier engines; a repeat of a kept line is dropped (the first
@@ -40,14 +40,14 @@ from typing import Any
 
 import orjson
 
+from workers.core.offload import offload_marker, stash_key
+from workers.core.tokens import TokenCounter
 from workers.engines._filters import ANSI as _ANSI
 from workers.engines._filters import LINE_CAP, Filter, Sample, filter_set
 from workers.engines._prose import CRITICAL_CAP, gate_keys, has_marker, make_marker
 from workers.engines.base import Engine, EngineContext, EngineOutput
+from workers.fidelity.facts import critical_lines, protected_spans
 from workers.messages.model import Unit
-from workers.offload import offload_marker, stash_key
-from workers.pipeline.facts import critical_lines, protected_spans
-from workers.tokens import TokenCounter
 
 __all__ = ["FilterResult", "ToolFilterEngine", "filter_text", "sample_unit", "verify_filter"]
 

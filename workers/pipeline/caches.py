@@ -5,7 +5,7 @@ protected spans, decoded markers, parsed shell commands), because the text
 one engine produces is the text the next one and the gate read.  Benchmarks
 empty these caches before each timed pass, so that a pass pays for every text
 like a worker meeting new traffic does (the token count cache is per
-:class:`~workers.tokens.TokenCounter` and is replaced the same way).
+:class:`~workers.core.tokens.TokenCounter` and is replaced the same way).
 """
 
 from __future__ import annotations
@@ -16,7 +16,7 @@ __all__ = ["clear_content_caches"]
 def clear_content_caches() -> None:
     """Forget everything derived from text contents (compiled rules stay)."""
     from workers.engines import _filters, jsonminify, jsontable, readlifecycle
-    from workers.pipeline import facts
+    from workers.fidelity import facts
 
     facts.clear_caches()
     jsonminify.decode.cache_clear()

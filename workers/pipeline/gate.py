@@ -17,14 +17,14 @@ import re
 from collections.abc import Iterable
 from dataclasses import dataclass
 
-from workers.expand import expand_offload
-from workers.pipeline.facts import (
+from workers.fidelity.facts import (
     SHAPED_KINDS,
     critical_lines,
     line_shape,
     protected_spans,
     visible_lines,
 )
+from workers.pipeline.expand import expand_offload
 
 __all__ = ["MAX_VIOLATIONS", "OFFLOAD_REF", "Violation", "check_lossy"]
 

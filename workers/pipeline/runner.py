@@ -24,14 +24,14 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from typing import Any
 
+from workers.core.catalog import MODES
+from workers.core.redact import redact
+from workers.core.settings import Settings
+from workers.core.tokens import TokenCounter, TokenizerFailed
 from workers.engines import Engine, EngineContext, UnknownEngine, resolve
 from workers.engines._prose import has_marker
 from workers.messages import RESERVED_KEY, InvalidRecord, Record, Unit, apply_texts, parse_record
 from workers.pipeline.gate import OFFLOAD_REF, Violation, check_lossy
-from workers.pipeline.modes import MODES
-from workers.redact import redact
-from workers.settings import Settings
-from workers.tokens import TokenCounter, TokenizerFailed
 
 __all__ = ["EngineStats", "Outcome", "Pipeline", "RecordError", "Rejection"]
 

@@ -1,7 +1,7 @@
 """Which critical facts of a record's tool outputs are still visible after compression.
 
 The oracle behind the corpus tests and ``ctxpress bench``: for every tool-result
-unit of the input, each critical line (:func:`workers.pipeline.facts.critical_lines`,
+unit of the input, each critical line (:func:`workers.fidelity.facts.critical_lines`,
 with the unit's command) must be readable in the output unit, in a JSON block
 re-encoded by a lossless engine (decoded without any store), or in the unit a
 dedup back-reference names.  Lines written compactly (JSON without its layout)
@@ -16,8 +16,8 @@ from collections.abc import Iterator
 from typing import Any
 
 from workers.engines.dedup import DUP_MARKER
+from workers.fidelity.facts import SHAPED_KINDS, critical_lines, line_shape
 from workers.messages import RESERVED_KEY, parse_record
-from workers.pipeline.facts import SHAPED_KINDS, critical_lines, line_shape
 
 __all__ = ["count_facts", "lost_facts"]
 

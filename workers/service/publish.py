@@ -13,7 +13,7 @@ input partition, in offset order, and the input offset to commit after them.
 - :class:`IdempotentPublisher` (``at_least_once``): one idempotent producer;
   ``publish`` returns once the broker acknowledged every record, and the input
   offsets are committed afterwards by Faust.  A crash can republish a batch;
-  the records are byte-identical (see ``workers.process``) under the same key.
+  the records are byte-identical (see ``workers.service.process``) under the same key.
 - :class:`ListPublisher`: keeps everything in memory, for tests.
 
 A retriable broker error aborts and retries the partition's transaction (the
@@ -30,7 +30,7 @@ from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, ClassVar
 
-from workers.process import OutMessage
+from workers.service.process import OutMessage
 
 __all__ = [
     "IdempotentPublisher",

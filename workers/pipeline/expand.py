@@ -18,9 +18,9 @@ from collections.abc import Callable, Mapping
 from functools import cache
 from typing import Any
 
+from workers.core.offload import OffloadStore
 from workers.engines import dedup
 from workers.messages import RESERVED_KEY, apply_texts, parse_record
-from workers.offload import OffloadStore
 
 __all__ = ["ExpandError", "expand_record", "expand_text"]
 

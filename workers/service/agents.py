@@ -1,8 +1,8 @@
-"""The Faust agent and table: thin glue around :class:`~workers.handler.BatchHandler`.
+"""The Faust agent and table: thin glue around :class:`~workers.service.handler.BatchHandler`.
 
 One agent reads both input topics in batches (``take_events``; batch size and
 timeout from the settings), turns Faust events into
-:class:`~workers.process.InMessage`, and awaits the handler, which processes
+:class:`~workers.service.process.InMessage`, and awaits the handler, which processes
 and publishes the batch (pipelined: starts its publication, which the next
 batch awaits).  Then it adds the batch's savings to the windowed
 ``savings`` table (tumbling one-minute windows per mode, engine and input
@@ -25,9 +25,9 @@ from typing import Any
 
 import faust
 
-from workers.handler import BatchHandler, Savings, savings_of
-from workers.process import InMessage, Processed
-from workers.publish import PublishError
+from workers.service.handler import BatchHandler, Savings, savings_of
+from workers.service.process import InMessage, Processed
+from workers.service.publish import PublishError
 
 __all__ = ["SAVINGS_WINDOW_S", "install_agents", "to_message"]
 

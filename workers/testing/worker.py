@@ -18,8 +18,8 @@ import random
 from collections.abc import Sequence
 from dataclasses import dataclass
 
+from workers.core.settings import Settings
 from workers.pipeline.runner import Pipeline
-from workers.settings import Settings
 from workers.testing import FunctionEngine, anthropic_record, openai_record, tool_output_record
 
 __all__ = [

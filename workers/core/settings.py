@@ -259,8 +259,8 @@ class Settings:
         return settings
 
     def validate(self) -> None:
-        from workers.pipeline.modes import MODES
-        from workers.tokens import BACKENDS
+        from workers.core.catalog import MODES
+        from workers.core.tokens import BACKENDS
 
         if self.mode not in MODES:
             raise SettingsError(

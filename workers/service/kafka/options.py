@@ -1,9 +1,9 @@
-"""Kafka client options from :class:`~workers.settings.Settings`, in one place.
+"""Kafka client options from :class:`~workers.core.settings.Settings`, in one place.
 
 ``client_options`` gives the keyword arguments every aiokafka client of ours
 takes (producer, consumer, admin); ``faust_credentials`` gives the same
 security settings in the form ``faust.App(broker_credentials=...)`` wants.
-Both fail with a :class:`~workers.settings.SettingsError` that names the
+Both fail with a :class:`~workers.core.settings.SettingsError` that names the
 variable to fix.
 """
 
@@ -12,7 +12,7 @@ from __future__ import annotations
 import ssl
 from typing import Any
 
-from workers.settings import Settings, SettingsError
+from workers.core.settings import Settings, SettingsError
 
 __all__ = ["PROTOCOLS", "bootstrap_list", "client_options", "faust_credentials", "ssl_context"]
 

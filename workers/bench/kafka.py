@@ -2,7 +2,7 @@
 
 For each record size (2 KB and 50 KB tool outputs of JSON rows, lossless mode):
 
-1. **in-process**: the worker's per-record work (:class:`~workers.process.Processor`:
+1. **in-process**: the worker's per-record work (:class:`~workers.service.process.Processor`:
    decode, validate, pipeline, serialise) in a loop, no Kafka;
 2. **aiokafka copy loop**: a plain consume -> produce -> commit loop on the
    same broker that copies the input unchanged (the client/broker ceiling);
@@ -32,13 +32,13 @@ from collections.abc import Sequence
 from dataclasses import asdict, dataclass
 from pathlib import Path
 
-from workers.kafka_io import MAX_REQUEST_SIZE
-from workers.kafka_options import bootstrap_list, client_options
-from workers.process import InMessage, Processor, TopicNames
-from workers.settings import Settings
-from workers.supervise import WorkerProcess, ctxpress_argv, free_port, scrape
-from workers.testing_worker import padded_record
-from workers.topics import create_topics, load_topics
+from workers.core.settings import Settings
+from workers.service.kafka.io import MAX_REQUEST_SIZE
+from workers.service.kafka.options import bootstrap_list, client_options
+from workers.service.process import InMessage, Processor, TopicNames
+from workers.service.supervise import WorkerProcess, ctxpress_argv, free_port, scrape
+from workers.service.topics import create_topics, load_topics
+from workers.testing.worker import padded_record
 
 __all__ = ["Result", "main", "run_bench"]
 
@@ -68,7 +68,7 @@ def _records(size: int, n: int, mode: str, tag: str) -> list[bytes]:
 
 
 def _processor(settings: Settings, names: TopicNames) -> Processor:
-    from workers.process import build_pipeline
+    from workers.service.process import build_pipeline
 
     return Processor(build_pipeline(settings), names, settings.app_id)
 

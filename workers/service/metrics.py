@@ -3,7 +3,7 @@
 ``Metrics(registry)`` builds them in an injected ``CollectorRegistry`` (a
 fresh one per app, so tests and several apps in one process never clash).
 All names start with ``ctxpress_``; Faust's own sensors are exported from the
-same registry with the ``faust_`` prefix (see ``workers.app``).  Label values
+same registry with the ``faust_`` prefix (see ``workers.service.app``).  Label values
 are low-cardinality: mode, engine, topic, outcome, violation kind, stage.
 
 | metric | type | labels |
@@ -32,7 +32,7 @@ from collections.abc import Iterable
 
 from prometheus_client import CollectorRegistry, Counter, Gauge, Histogram
 
-from workers.process import Processed
+from workers.service.process import Processed
 
 __all__ = ["LATENCY_BUCKETS", "Metrics"]
 

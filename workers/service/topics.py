@@ -32,7 +32,7 @@ __all__ = [
 ]
 
 # The package is installed editable from the repository: topics/ and schemas/ sit next to workers/.
-REPO_ROOT = Path(__file__).resolve().parent.parent
+REPO_ROOT = Path(__file__).resolve().parents[2]
 TOPICS_DIR = REPO_ROOT / "topics"
 SCHEMAS_DIR = REPO_ROOT / "schemas"
 

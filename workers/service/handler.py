@@ -1,8 +1,8 @@
 """One agent batch, end to end, without Faust: process, publish, count.
 
 ``BatchHandler.handle(messages)`` runs every message through the
-:class:`~workers.process.Processor` (synchronous, CPU-bound, inline), hands
-the outputs to the :class:`~workers.publish.Publisher` grouped by input
+:class:`~workers.service.process.Processor` (synchronous, CPU-bound, inline), hands
+the outputs to the :class:`~workers.service.publish.Publisher` grouped by input
 partition, and once that publication has succeeded updates the metrics and
 the local offload index (``on_offloaded``); the agent adds the savings
 aggregates.  When ``handle`` returns, the batch is published (for
@@ -16,7 +16,7 @@ partition is assigned, see :meth:`BatchHandler.assigned`, then one past each
 record processed).  A message below it is a redelivery (Faust re-seeks after a
 restart) and is dropped; a message above it means Faust skipped records (seen
 after a restart while the table recovers), and the skipped range is read from
-the broker (:class:`~workers.source.RecordSource`) and processed first.  So a
+the broker (:class:`~workers.service.source.RecordSource`) and processed first.  So a
 batch never commits an offset past a record that was not processed.  A skip
 at the end of what a partition holds has no later message to reveal it:
 :meth:`BatchHandler.sweep` (run by a timer) reads what an idle partition still
@@ -31,10 +31,10 @@ import time
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 
-from workers.metrics import Metrics
-from workers.process import InMessage, Processed, Processor
-from workers.publish import PartitionBatch, Publisher, group_batches
-from workers.source import RecordSource
+from workers.service.metrics import Metrics
+from workers.service.process import InMessage, Processed, Processor
+from workers.service.publish import PartitionBatch, Publisher, group_batches
+from workers.service.source import RecordSource
 
 log = logging.getLogger(__name__)
 TP = tuple[str, int]

@@ -14,11 +14,11 @@ from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field
 from typing import Any
 
-from workers.jsonl import BadLine, decode_line, detect_layout
+from workers.core.jsonl import BadLine, decode_line, detect_layout
+from workers.core.offload import OffloadStore
+from workers.core.redact import redact
 from workers.messages import RESERVED_KEY
-from workers.offload import OffloadStore
 from workers.pipeline.runner import Outcome, Pipeline, RecordError
-from workers.redact import redact
 
 __all__ = ["LineResult", "Summary", "compress_lines", "dead_letter_for_line"]
 

@@ -21,9 +21,9 @@ from typing import Any
 
 import orjson
 
-from workers.kafka_options import bootstrap_list, client_options
-from workers.process import TopicNames
-from workers.settings import Settings
+from workers.core.settings import Settings
+from workers.service.kafka.options import bootstrap_list, client_options
+from workers.service.process import TopicNames
 
 __all__ = ["ProduceReport", "end_offsets", "produce_lines", "read_topic", "route"]
 

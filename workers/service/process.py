@@ -41,13 +41,13 @@ import orjson
 from jsonschema import Draft202012Validator
 from jsonschema.exceptions import best_match
 
-from workers.batch import dead_letter_for_line
-from workers.jsonl import BadLine, decode_line, detect_layout, dump_layout
+from workers.core.jsonl import BadLine, decode_line, detect_layout, dump_layout
+from workers.core.redact import redact
+from workers.core.settings import Settings, SettingsError
 from workers.messages import RESERVED_KEY
+from workers.pipeline.batch import dead_letter_for_line
 from workers.pipeline.runner import Outcome, Pipeline, RecordError, Rejection
-from workers.redact import redact
-from workers.settings import Settings, SettingsError
-from workers.topics import SCHEMAS_DIR, load_topics
+from workers.service.topics import SCHEMAS_DIR, load_topics
 
 __all__ = [
     "DLQ_HEADERS",

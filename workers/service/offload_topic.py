@@ -1,4 +1,4 @@
-"""An :class:`~workers.offload.OffloadStore` backed by the compacted offload topic.
+"""An :class:`~workers.core.offload.OffloadStore` backed by the compacted offload topic.
 
 Records on the topic are keyed by hash; the value is JSON
 (``schemas/offload.schema.json``: ``hash``, ``text``, ``created_at``,
@@ -24,7 +24,7 @@ from typing import Any
 
 import orjson
 
-from workers.offload import OffloadStore
+from workers.core.offload import OffloadStore
 
 __all__ = ["KafkaOffloadStore"]
 

@@ -1,4 +1,4 @@
-"""The worker's own HTTP endpoints, next to Faust's (``/metrics`` comes from ``workers.app``).
+"""The worker's own HTTP endpoints, next to Faust's (``/metrics`` comes from ``workers.service.app``).
 
 - ``GET /expand/{hash}``: the offloaded original behind ``<<cx:HASH>>``
   (``text/plain; charset=utf-8``; 404 with a JSON reason when unknown).  With
@@ -16,8 +16,8 @@ import re
 from collections.abc import Callable
 from typing import Any
 
-from workers.offload import OffloadStore
-from workers.settings import Settings, SettingsError
+from workers.core.offload import OffloadStore
+from workers.core.settings import Settings, SettingsError
 
 __all__ = ["authorized", "check_web_security", "install_views", "is_loopback"]
 

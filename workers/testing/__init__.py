@@ -16,10 +16,10 @@ from typing import TYPE_CHECKING, Any, Protocol
 
 import orjson
 
+from workers.core.catalog import LOSSLESS
 from workers.engines._text import expanded
 from workers.engines.base import Engine, EngineContext, EngineOutput
 from workers.messages.model import Unit
-from workers.pipeline.modes import LOSSLESS
 
 if TYPE_CHECKING:
     from workers.pipeline.runner import Outcome
@@ -141,8 +141,8 @@ def make_unit(
 
 def expanded_record(outcome: Outcome) -> dict[str, Any]:
     """The record of a pipeline outcome expanded back with its own stash (strict)."""
-    from workers.expand import expand_record
-    from workers.offload import MemoryStore
+    from workers.core.offload import MemoryStore
+    from workers.pipeline.expand import expand_record
 
     store = MemoryStore()
     store.put_many(outcome.stash)

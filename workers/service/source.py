@@ -4,7 +4,7 @@ The worker does not trust Faust's delivery for completeness: after a restart,
 while the savings table recovers, Faust can deliver a partition's records,
 re-seek it, and hand the agent a later record without the ones in between
 (observed in the crash test: one or two records lost per restart, 1 run in 3).
-:class:`~workers.handler.BatchHandler` therefore knows, per input partition,
+:class:`~workers.service.handler.BatchHandler` therefore knows, per input partition,
 the next offset it must process -- the consumer group's committed offset when
 the partition is assigned, then one past each record it processed -- and asks
 a :class:`RecordSource` for any range Faust skipped.
@@ -24,7 +24,7 @@ from abc import ABC, abstractmethod
 from collections.abc import Iterable, Mapping
 from typing import Any
 
-from workers.process import InMessage
+from workers.service.process import InMessage
 
 __all__ = ["GapError", "KafkaSource", "MemorySource", "RecordSource"]
 
