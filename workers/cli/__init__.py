@@ -22,6 +22,7 @@ COMMAND_MODULES = (
     "workers.cli.worker_cmd",
     "workers.cli.io_cmd",
     "workers.cli.demo",
+    "workers.cli.corpus_cmd",
 )
 
 

@@ -20,6 +20,7 @@ from typing import Any
 import orjson
 
 from workers.cli._common import UserError
+from workers.cli.corpus_cmd import ensure_corpus
 from workers.core.catalog import MODES
 from workers.core.offload import MemoryStore
 from workers.core.settings import Settings
@@ -33,7 +34,8 @@ from workers.pipeline.visibility import count_facts, lost_facts
 
 __all__ = ["BenchResult", "bench_mode", "register"]
 
-DEFAULT_CORPUS = Path(__file__).resolve().parents[2].parent / "shared" / "corpus" / "public.jsonl"
+# None: the generated corpus (``ctxpress corpus build``), built on demand
+DEFAULT_CORPUS: str | None = None
 
 
 def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
@@ -46,8 +48,10 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     p.add_argument(
         "-i",
         "--input",
-        default=str(DEFAULT_CORPUS),
-        help="JSONL file to run (default: ../shared/corpus/public.jsonl)",
+        default=DEFAULT_CORPUS,
+        help="JSONL file to run (default: the generated corpus, "
+        ".cache/corpus/ctxpress-corpus-v<VERSION>.jsonl, built first when missing; "
+        "see 'ctxpress corpus build')",
     )
     p.add_argument(
         "--modes",
@@ -164,7 +168,7 @@ def bench_mode(lines: list[bytes], mode: str, repeat: int = 1) -> BenchResult:
 
 def run(args: argparse.Namespace) -> int:
     try:
-        path = Path(args.input)
+        path = Path(args.input) if args.input is not None else ensure_corpus()
         if not path.is_file():
             raise UserError(f"bench input {str(path)!r} not found; pass -i FILE.jsonl")
         lines = path.read_bytes().splitlines()
