@@ -14,7 +14,7 @@ from workers.pipeline.visibility import count_facts, lost_facts
 
 def _normalised(record: dict[str, object]) -> bytes:
     """The record with trailing white space and blank-line runs normalised in every string."""
-    from workers.pipeline.gate import _ws_normal
+    from workers.fidelity.lossy import _ws_normal
 
     def walk(value: object) -> object:
         if isinstance(value, str):

@@ -11,8 +11,8 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from workers.fidelity import facts
+from workers.fidelity import lossy as gate
 from workers.messages import parse_record
-from workers.pipeline import gate
 
 CORPUS = Path(__file__).resolve().parents[3] / "shared" / "corpus" / "public.jsonl"
 

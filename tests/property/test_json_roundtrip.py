@@ -25,6 +25,7 @@ from hypothesis.control import currently_in_test_context
 from workers.core.tokens import TokenCounter
 from workers.engines import jsonminify, jsontable
 from workers.engines.base import EngineContext
+from workers.markers import json_table, jsonlayout
 from workers.testing import corpus_units, lossless_round_trip, make_unit, with_texts
 
 COUNTER = TokenCounter()
@@ -446,22 +447,22 @@ def test_nested_table_fast_render_equals_the_token_loop(doc: Any, style: Style, 
     """Tables with nested cells: the C-speed render and the per-row token loop agree."""
     text = dump(doc, style, eol)
     after = lossless_round_trip(TABLE, text, CTX, "tool_result")
-    for m in jsontable.TABLE_HEADER.finditer(after):
-        end = after.index(jsontable._CLOSE, m.end())
-        cols = jsontable.SCALAR_FIND.findall(m.group(1))
-        layout = jsontable.Layout.from_groups(m.groups()[2:])
+    for m in json_table.TABLE_HEADER.finditer(after):
+        end = after.index(json_table.CLOSE, m.end())
+        cols = jsonlayout.SCALAR_FIND.findall(m.group(1))
+        layout = jsonlayout.Layout.from_groups(m.groups()[2:])
         block = after[m.end() : end]
-        values = jsontable.SCALAR_FIND.findall(block)
-        rows = jsontable.load("[" + block.replace("\n", ",") + "]")
-        fast = jsontable._render_nested(cols, int(m.group(2)), rows, layout, values)
+        values = jsonlayout.SCALAR_FIND.findall(block)
+        rows = jsonlayout.load("[" + block.replace("\n", ",") + "]")
+        fast = json_table._render_nested(cols, int(m.group(2)), rows, layout, values)
         if fast is None:
             continue
         event("fast path")
         lines = block.split("\n")
         objects = [
             "{"
-            + ",".join(k + ":" + c for k, c in zip(cols, jsontable.split_top(line), strict=True))
+            + ",".join(k + ":" + c for k, c in zip(cols, jsonlayout.split_top(line), strict=True))
             + "}"
             for line in lines
         ]
-        assert fast == jsontable.render("[" + ",".join(objects) + "]", layout)
+        assert fast == jsonlayout.render("[" + ",".join(objects) + "]", layout)

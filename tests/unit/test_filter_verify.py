@@ -19,8 +19,8 @@ from workers.core.tokens import TokenCounter
 from workers.engines._filters import BUILTIN_DIR, Filter, Sample, load_file
 from workers.engines.base import EngineContext
 from workers.engines.toolfilter import ToolFilterEngine, sample_unit
-from workers.pipeline.expand import expand_offload
-from workers.pipeline.gate import check_lossy
+from workers.fidelity.lossy import check_lossy
+from workers.markers.stash import expand_offload
 
 KEY = re.compile(r"<<cx:[0-9a-f]{16}>>")
 FILES = sorted(p for p in BUILTIN_DIR.iterdir() if p.suffix in (".json", ".toml"))

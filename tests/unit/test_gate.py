@@ -1,7 +1,8 @@
 from __future__ import annotations
 
-from workers.core.offload import offload_marker, stash_key
-from workers.pipeline.gate import check_lossy
+from workers.core.offload import stash_key
+from workers.fidelity.lossy import check_lossy
+from workers.markers.stash import offload_marker
 
 LOG = "start\nwarning: deprecated flag --fast\nline 3 value 42\nFAILED tests/test_x.py::test_y - assert 1 == 2\nend"
 

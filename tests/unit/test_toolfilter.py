@@ -23,10 +23,10 @@ from workers.engines._filters import (
 from workers.engines.base import EngineContext
 from workers.engines.toolfilter import ToolFilterEngine, verify_filter
 from workers.fidelity.facts import critical_lines
+from workers.fidelity.lossy import check_lossy
 from workers.messages import parse_record
 from workers.messages.model import Unit
 from workers.pipeline.expand import expand_offload
-from workers.pipeline.gate import check_lossy
 from workers.testing import make_unit
 
 MARKER = re.compile(r"… ([^\n]*?) <<cx:([0-9a-f]{16})>>")

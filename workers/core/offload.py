@@ -15,18 +15,13 @@ import tempfile
 from abc import ABC, abstractmethod
 from pathlib import Path
 
-__all__ = ["DirectoryStore", "MemoryStore", "OffloadStore", "offload_marker", "stash_key"]
+__all__ = ["DirectoryStore", "MemoryStore", "OffloadStore", "stash_key"]
 
 KEY_HEX = 16
 
 
 def stash_key(text: str) -> str:
     return hashlib.sha256(text.encode("utf-8", "surrogatepass")).hexdigest()[:KEY_HEX]
-
-
-def offload_marker(note: str, key: str) -> str:
-    """``… {note} <<cx:KEY>>``: what was dropped, in words, then the key."""
-    return f"… {note} <<cx:{key}>>"
 
 
 class OffloadStore(ABC):

@@ -35,7 +35,7 @@ from functools import cache
 from pathlib import Path
 from typing import Any
 
-from workers.core.offload import offload_marker, stash_key
+from workers.core.offload import stash_key
 from workers.core.tokens import TokenCounter
 
 # The gate's own span patterns: a sentence boundary is never placed inside a
@@ -48,6 +48,7 @@ from workers.fidelity.facts import (
     critical_lines,
     line_shape,
 )
+from workers.markers.stash import offload_marker, short_note
 from workers.messages.model import Unit
 
 __all__ = [
@@ -74,7 +75,6 @@ LANG_DIR = Path(__file__).resolve().parent / "lang"
 CRITICAL_CAP = 600  # the gate compares stripped lines truncated to this length
 MIN_SAVING = 6  # a run is stashed only when it saves at least this many tokens
 _LONG_RUN_CHARS = 400  # runs this long save far more than a marker: not counted
-_NOTE_CAP = 200
 
 # Characters str.splitlines() breaks on besides "\n" (the gate splits that way).
 _OTHER_BREAKS = re.compile("[\r\x0b\x0c\x1c\x1d\x1e\x85\u2028\u2029]")
@@ -422,9 +422,8 @@ def worth_stashing(run: str, marker: str, tokens: TokenCounter, min_saving: int)
 
 def make_marker(note: str, run: str) -> tuple[str, str]:
     """(marker, key) for a stashed run; the note is one short line."""
-    note = note.replace("\n", " ").replace("<<", "«")[:_NOTE_CAP]
     key = stash_key(run)
-    return offload_marker(note, key), key
+    return offload_marker(short_note(note), key), key
 
 
 def dropped_runs(lines: Sequence[str], keep: Sequence[bool]) -> Iterator[tuple[int, int]]:

@@ -3,7 +3,7 @@
 - :func:`stash_marker`: the ``… note <<cx:KEY>>`` marker for a dropped span
   and its stash entry (the note is made safe: one line, bounded length);
 - :func:`expanded`: a text with the markers of a stash expanded;
-- :func:`restores`: whether :func:`workers.pipeline.expand.expand_offload` with the
+- :func:`restores`: whether :func:`workers.markers.stash.expand_offload` with the
   engine's own stash gives back the engine's input exactly (every engine
   checks this before returning a changed text, so a ``…`` earlier on a line
   can never make expand swallow text that was not dropped);
@@ -22,7 +22,9 @@ import re
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from workers.core.offload import MemoryStore, offload_marker, stash_key
+from workers.core.offload import MemoryStore
+from workers.markers import dup, superseded
+from workers.markers.stash import NOTE_CAP, expand_offload, safe_note, stash_marker
 from workers.messages.model import Unit
 
 __all__ = [
@@ -36,26 +38,7 @@ __all__ = [
     "stash_marker",
 ]
 
-NOTE_CAP = 200
-_NOTE_BAD = re.compile(r"[\x00-\x1f\x7f\u2028\u2029\x85<>…]")
 _DUP_SRC = re.compile(r"\[\[dup:v1 src=([\w.]{1,40}) ")
-_NEWER_COPY_NOTE = re.compile(
-    r"… superseded read of [^\n]{0,300}?; newer copy in message (-?\d{1,9})"
-)
-
-
-def safe_note(note: str) -> str:
-    """One line, no marker characters, at most :data:`NOTE_CAP` characters."""
-    note = _NOTE_BAD.sub(" ", note)
-    if len(note) > NOTE_CAP:
-        note = note[: NOTE_CAP - 1] + "~"
-    return note
-
-
-def stash_marker(note: str, original: str) -> tuple[str, str]:
-    """``(marker, key)`` for replacing ``original`` by ``… note <<cx:KEY>>``."""
-    key = stash_key(original)
-    return offload_marker(safe_note(note), key), key
 
 
 def expanded(text: str, stash: Mapping[str, str]) -> str:
@@ -63,8 +46,6 @@ def expanded(text: str, stash: Mapping[str, str]) -> str:
 
     Markers whose key ``stash`` does not hold (earlier engines') stay as they are.
     """
-    from workers.pipeline.expand import expand_offload  # expand imports engines lazily
-
     store = MemoryStore()
     store.items.update(stash)
     return expand_offload(text, store, [])
@@ -88,7 +69,7 @@ def dup_sources(units: Sequence[Unit]) -> set[str]:
     """Uids of units that a dedup back-reference in another unit points at."""
     found: set[str] = set()
     for unit in units:
-        if "[[dup:v1 src=" in unit.text:
+        if dup.LITERAL + "src=" in unit.text:
             found.update(m for m in _DUP_SRC.findall(unit.text) if m != "self")
     return found
 
@@ -98,6 +79,6 @@ def newer_copy_indexes(units: Sequence[Unit]) -> set[int]:
     found: set[int] = set()
     for unit in units:
         text = unit.text
-        if "… superseded read of " in text and "<<cx:" in text:
-            found.update(int(m) for m in _NEWER_COPY_NOTE.findall(text))
+        if superseded.LITERAL in text and "<<cx:" in text:
+            found.update(int(m) for m in superseded.NEWER_COPY_NOTE.findall(text))
     return found

@@ -18,10 +18,10 @@ the untouched input).
 from __future__ import annotations
 
 import re
-from bisect import bisect_right
 from collections.abc import Mapping, Sequence
 
 from workers.engines.base import Engine, EngineContext, EngineOutput
+from workers.markers.dup import DUP_MARKER, decode, dup_marker
 from workers.messages.model import Unit
 
 __all__ = ["DUP_MARKER", "DedupEngine", "decode"]
@@ -30,9 +30,6 @@ MIN_CHARS = 80
 MIN_LINES = 3
 PREVIEW_CHARS = 48
 _SEPARATOR = re.compile(r"\n[ \t]*\n")
-DUP_MARKER = re.compile(
-    r"\[\[dup:v1 src=(self|[\w.]{1,40}) at=(\d{1,12}) len=(\d{1,12})(?: \|[^\]\n]{0,200})?\]\]"
-)
 
 
 def _blocks(text: str) -> list[tuple[int, int]]:
@@ -85,9 +82,9 @@ class DedupEngine(Engine):
                 src_pos, at = seen
                 src = "self" if src_pos == pos else units[src_pos].uid
                 lines = block.count("\n") + 1
-                marker = (
-                    f"[[dup:v1 src={src} at={at} len={len(block)} | same {lines} lines as "
-                    f"{'above' if src == 'self' else _where(units[src_pos])}: {_preview(block)}]]"
+                where = "above" if src == "self" else _where(units[src_pos])
+                marker = dup_marker(
+                    src, at, len(block), f"same {lines} lines as {where}: {_preview(block)}"
                 )
                 if 3 * len(marker) > len(block) and ctx.tokens.count(marker) >= ctx.tokens.count(
                     block
@@ -108,43 +105,3 @@ class DedupEngine(Engine):
 
     def decode(self, text: str, originals: Mapping[str, str]) -> str:
         return decode(text, originals)
-
-
-def decode(text: str, originals: Mapping[str, str]) -> str:
-    """Replace every dup marker with the block it points at.
-
-    ``originals`` maps unit ids to their restored texts (units before this one).
-    """
-    if "[[dup:v1 " not in text:
-        return text
-    out: list[str] = []
-    starts: list[int] = []  # where each piece of ``out`` starts in the restored text
-    length = 0
-    cursor = 0
-
-    def add(piece: str) -> None:
-        nonlocal length
-        out.append(piece)
-        starts.append(length)
-        length += len(piece)
-
-    for match in DUP_MARKER.finditer(text):
-        src, at, size = match.group(1), int(match.group(2)), int(match.group(3))
-        add(text[cursor : match.start()])
-        if src == "self":
-            if at + size > length:
-                raise ValueError(f"dup marker points past the restored text: {match.group(0)[:80]}")
-            # join only the pieces the block lies in, not everything restored so far
-            first = bisect_right(starts, at) - 1
-            last = bisect_right(starts, at + size - 1) if size else first + 1
-            offset = at - starts[first]
-            block = "".join(out[first:last])[offset : offset + size]
-        else:
-            source = originals.get(src)
-            if source is None or at + size > len(source):
-                raise ValueError(f"dup marker points at unknown text {src!r}")
-            block = source[at : at + size]
-        add(block)
-        cursor = match.end()
-    out.append(text[cursor:])
-    return "".join(out)

@@ -22,34 +22,24 @@ where it saves tokens.
 
 from __future__ import annotations
 
-import re
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from workers.core.memo import text_memo
-from workers.engines._jsonlayout import (
-    ATTRS_PATTERN,
-    Layout,
+from workers.engines._jsonlayout import encode_units, splice_saving
+from workers.engines.base import Engine, EngineContext, EngineOutput
+from workers.markers.json_min import MIN_HEADER, OWN_LITERAL, decode, min_marker
+from workers.markers.jsonlayout import (
     Rewrite,
     compact,
-    decode_markers,
     doc_spans,
-    encode_units,
     infer_layout,
     load,
-    render,
-    splice_saving,
 )
-from workers.engines.base import Engine, EngineContext, EngineOutput
 from workers.messages.model import Unit
 
 __all__ = ["MIN_CHARS", "MIN_HEADER", "JsonMinifyEngine", "decode"]
 
 MIN_CHARS = 200
-_OPEN = "[[json-min:v1"
-_CLOSE = "[[/json-min]]"
-MIN_HEADER = re.compile(r"\[\[json-min:v1" + ATTRS_PATTERN + r"\]\]")
-_OWN_LITERAL = re.compile(r"\[\[/?json-min[:\]]")
 
 
 class JsonMinifyEngine(Engine):
@@ -69,26 +59,6 @@ class JsonMinifyEngine(Engine):
         return decode(text)
 
 
-@text_memo(chars=16_000_000)  # pure; the gate and later engines decode the same texts
-def decode(text: str) -> str:
-    """Replace every ``[[json-min:v1 ...]]...[[/json-min]]`` with the original JSON.
-
-    Text that only looks like a marker (bad header, no end, no JSON) stays as it is.
-    """
-    return decode_markers(text, _OPEN, _CLOSE, MIN_HEADER, _restore)
-
-
-def _restore(header: re.Match[str], payload: str) -> str | None:
-    """The original text of one compacted document, or None when it is not one we wrote."""
-    value = load(payload) if payload[:1] in ("[", "{") else None
-    if value is None:
-        return None
-    try:
-        return render(payload, Layout.from_groups(header.groups()), value)
-    except ValueError:
-        return None
-
-
 def encode_document(text: str, start: int, end: int) -> str | None:
     """The marker for the JSON document ``text[start:end]``, or None."""
     span = text[start:end]
@@ -99,7 +69,7 @@ def encode_document(text: str, start: int, end: int) -> str | None:
     layout = infer_layout(text, start, end)
     if layout is None or (layout.indent is None and layout.canonical):
         return None
-    marker = f"{_OPEN}{layout.attrs()}]]{compact(span)}{_CLOSE}"
+    marker = min_marker(layout, compact(span))
     try:
         if decode(marker) != span:
             return None
@@ -110,7 +80,7 @@ def encode_document(text: str, start: int, end: int) -> str | None:
 
 def _encode_unit(text: str, whole: bool, ctx: EngineContext) -> tuple[str, list[Rewrite]] | None:
     spans = list(doc_spans(text, whole))
-    if not spans or _OWN_LITERAL.search(text):
+    if not spans or OWN_LITERAL.search(text):
         return None
     found: list[Rewrite] = []
     for start, end in spans:

@@ -28,51 +28,38 @@ back the exact original text, and only where it saves tokens.
 from __future__ import annotations
 
 import operator
-import re
 from collections.abc import Mapping, Sequence
 from itertools import compress
 from typing import Any
 
 import orjson
 
-from workers.core.memo import text_memo
-from workers.engines._jsonlayout import (
-    ATTRS_PATTERN,
+from workers.engines._jsonlayout import encode_units, splice_saving
+from workers.engines.base import Engine, EngineContext, EngineOutput
+from workers.markers.json_table import (
+    LITERAL,
+    SENTINEL,
+    TABLE_HEADER,
+    decode,
+    row_segments,
+    table_marker,
+)
+from workers.markers.jsonlayout import (
     SCALAR_FIND,
     SCALAR_SPLIT,
-    Layout,
+    WS,
     Rewrite,
-    decode_markers,
     doc_spans,
-    encode_units,
     infer_layout,
-    load,
     loads_orjson,
     offsets,
-    render,
-    render_canonical_parts,
-    splice_saving,
-    split_top,
 )
-from workers.engines.base import Engine, EngineContext, EngineOutput
 from workers.messages.model import Unit
 
 __all__ = ["MIN_ROWS", "TABLE_HEADER", "JsonTableEngine", "decode"]
 
 MIN_ROWS = 8
 MIN_CHARS = 64
-_OPEN = "[[json-table:v1 "
-_CLOSE = "\n[[/json-table]]"
-_KEY = r'"[^"\\\n]*(?:\\[^\n][^"\\\n]*)*"'  # a key lexeme (one line)
-TABLE_HEADER = re.compile(
-    rf"\[\[json-table:v1 columns=(\[(?:{_KEY}(?:,{_KEY})*)?\]) rows=(\d{{1,9}})"
-    + ATTRS_PATTERN
-    + r"\]\]\n"
-)
-# Input that already looks like a JSON marker is never touched.
-_LITERAL = re.compile(r"\[\[/?json-(?:table|min)[:\]]")
-_SENTINEL = "\x00\x01ctxpress-table-"
-_WS = " \t\r\n"
 
 
 class JsonTableEngine(Engine):
@@ -88,115 +75,6 @@ class JsonTableEngine(Engine):
 
     def decode(self, text: str, originals: Mapping[str, str]) -> str:
         return decode(text)
-
-
-# -- decoding ------------------------------------------------------------------
-
-
-@text_memo(chars=16_000_000)  # pure; the gate and later engines decode the same texts
-def decode(text: str) -> str:
-    """Replace every ``[[json-table:v1 ...]]`` block with the JSON it came from.
-
-    Text that only looks like a marker (bad header, rows or end) stays as it is.
-    """
-    return decode_markers(text, _OPEN, _CLOSE, TABLE_HEADER, _restore)
-
-
-def _restore(header: re.Match[str], block: str) -> str | None:
-    """The JSON text of one table block, or None when it is not one we wrote."""
-    rows = load("[" + block.replace("\n", ",") + "]")
-    if rows is None:
-        return None
-    try:
-        return render_table(
-            SCALAR_FIND.findall(header.group(1)),
-            int(header.group(2)),
-            block,
-            Layout.from_groups(header.groups()[2:]),
-            rows,
-        )
-    except ValueError:
-        return None
-
-
-def _row_segments(ncols: int, nrows: int) -> list[str]:
-    inner = [","] * (ncols - 1)
-    return ["[", *inner] + (["]\n[", *inner] * (nrows - 1)) + ["]"]
-
-
-def render_table(cols: list[str], nrows: int, block: str, layout: Layout, rows: Any) -> str:
-    """The JSON text of a table (column key lexemes, row lines) in ``layout``.
-
-    ``rows`` is the block loaded as one JSON array (the caller has checked it loads).
-    """
-    ncols = len(cols)
-    if not ncols or nrows < 1:
-        raise ValueError("json-table without columns or rows")
-    parts = SCALAR_SPLIT.split(block)
-    if len(parts) == 2 * ncols * nrows + 1 and parts[0::2] == _row_segments(ncols, nrows):
-        # Scalar cells only: interleave fixed pieces and the values (C speed).
-        key, item = layout.key, layout.item
-        nl1, nl2 = layout.newline(1), layout.newline(2)
-        inner = [item + nl2 + c + key for c in cols[1:]]
-        head = "[" + nl1 + "{" + nl2 + cols[0] + key
-        boundary = nl1 + "}" + item + nl1 + "{" + nl2 + cols[0] + key
-        tail = nl1 + "}" + layout.newline(0) + "]"
-        parts[0::2] = [head, *inner] + [boundary, *inner] * (nrows - 1) + [tail]
-        return "".join(parts)
-    fast = _render_nested(cols, nrows, rows, layout, parts[1::2])
-    if fast is not None:
-        return fast
-    lines = block.split("\n")
-    if len(lines) != nrows:
-        raise ValueError(f"json-table announces {nrows} rows, has {len(lines)}")
-    objects: list[str] = []
-    for line in lines:
-        cells = split_top(line) if line.startswith("[") else []
-        if len(cells) != ncols:
-            raise ValueError(f"json-table row does not have {ncols} cells: {line[:60]!r}")
-        objects.append(
-            "{" + ",".join([k + ":" + c for k, c in zip(cols, cells, strict=True)]) + "}"
-        )
-    return render("[" + ",".join(objects) + "]", layout)
-
-
-def _render_nested(
-    cols: list[str], nrows: int, rows: Any, layout: Layout, values: list[str]
-) -> str | None:
-    """The JSON text of a table with nested cells, at C speed; None to take the slow path.
-
-    A canonical dump of the loaded ``rows`` as objects (keys renamed to
-    sentinels; indented when the layout is) gives the structure, and the
-    scalars are put back as written: each key slot gets its column lexeme,
-    every other slot the next lexeme of the block (``values``, the block's
-    scalars in order).  The segments then take the layout, as :func:`render`
-    does.  Anything unexpected (a row of the wrong width, a value that reads
-    like a sentinel, values orjson cannot dump) returns None.
-    """
-    ncols = len(cols)
-    if (
-        type(rows) is not list
-        or len(rows) != nrows
-        or not all(type(r) is list and len(r) == ncols for r in rows)
-    ):
-        return None
-    sentinels = [f"{_SENTINEL}{i}" for i in range(ncols)]
-    option = orjson.OPT_INDENT_2 if layout.indent is not None else None
-    try:
-        canon = orjson.dumps(
-            [dict(zip(sentinels, row, strict=True)) for row in rows], option=option
-        ).decode()
-    except orjson.JSONEncodeError:  # nested deeper than orjson renders
-        return None
-    parts = SCALAR_SPLIT.split(canon)
-    key_lexemes = {orjson.dumps(k).decode() for k in sentinels}
-    is_key = list(map(key_lexemes.__contains__, parts[1::2]))
-    if sum(is_key) != ncols * nrows or len(is_key) - ncols * nrows != len(values):
-        return None
-    keys = iter(cols * nrows)
-    vals = iter(values)
-    parts[1::2] = [next(keys) if k else next(vals) for k in is_key]
-    return render_canonical_parts(parts, layout)
 
 
 # -- encoding ------------------------------------------------------------------
@@ -239,7 +117,7 @@ def _consume(segment: str, tail: str) -> int:
     """Index in ``segment`` just after its non-whitespace prefix ``tail``; -1 if none."""
     k = 0
     for i, ch in enumerate(segment):
-        if ch in _WS:
+        if ch in WS:
             continue
         if ch != tail[k]:
             return -1
@@ -261,7 +139,7 @@ def _doc_tables(
         return []
     lexemes: list[str] = []
     for i, (parent, key, _) in enumerate(found):
-        sentinel = f"{_SENTINEL}{i}"
+        sentinel = f"{SENTINEL}{i}"
         parent[key] = sentinel
         lexemes.append(orjson.dumps(sentinel).decode())
     try:
@@ -295,7 +173,7 @@ def _doc_tables(
         seg = parts[2 * j]
         b = seg.rfind("{")
         a = seg.rfind("[", 0, b)
-        if b < 0 or a < 0 or seg[a + 1 : b].strip(_WS) or seg[b + 1 :].strip(_WS):
+        if b < 0 or a < 0 or seg[a + 1 : b].strip(WS) or seg[b + 1 :].strip(WS):
             continue
         start = ds + ends[2 * j] - len(seg) + a
         seg2 = parts[2 * (j + size)]
@@ -356,15 +234,14 @@ def encode_table(
         if keys != cols * nrows:
             return None
         block_parts = [""] * (2 * ncols * nrows + 1)
-        block_parts[0::2] = _row_segments(ncols, nrows)
+        block_parts[0::2] = row_segments(ncols, nrows)
         block_parts[1::2] = scalars[1::2]
     else:
         parts = _nested_rows(table, scalars)
         if parts is None:
             return None
         cols, block_parts = parts
-    header = f"[[json-table:v1 columns=[{','.join(cols)}] rows={nrows}{layout.attrs()}]]\n"
-    marker = header + "".join(block_parts) + _CLOSE
+    marker = table_marker(cols, nrows, layout, "".join(block_parts))
     try:
         if decode(marker) != text[start:end]:
             return None
@@ -375,7 +252,7 @@ def encode_table(
 
 def _encode_unit(text: str, whole: bool, ctx: EngineContext) -> tuple[str, list[Rewrite]] | None:
     spans = list(doc_spans(text, whole))
-    if not spans or _LITERAL.search(text):
+    if not spans or LITERAL.search(text):
         return None
     found: list[Rewrite] = []
     for ds, de in spans:

@@ -45,8 +45,9 @@ from typing import Any
 
 from workers.engines._text import dup_sources, nonzero, restores, stash_marker
 from workers.engines.base import Engine, EngineContext, EngineOutput
+from workers.fidelity.lossy import check_lossy
+from workers.markers.superseded import stale_note, superseded_note
 from workers.messages.model import Unit
-from workers.pipeline.gate import check_lossy
 
 __all__ = [
     "Access",
@@ -663,12 +664,9 @@ class ReadLifecycleEngine(Engine):
             nlines = text.count("\n") + (0 if text.endswith("\n") else 1)
             index = units[where].index
             if why == "read":
-                note = f"superseded read of {path} ({nlines} lines); newer copy in message {index}"
+                note = superseded_note(path, nlines, index)
             else:
-                note = (
-                    f"stale read of {path} ({nlines} lines); "
-                    f"the file was changed in message {index}"
-                )
+                note = stale_note(path, nlines, index)
             marker, stash_id = stash_marker(note, text)
             if ctx.tokens.count(marker) >= ctx.tokens.count(text):
                 continue

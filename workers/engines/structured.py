@@ -70,9 +70,11 @@ import orjson
 
 from workers.engines._text import dup_sources, expanded, newer_copy_indexes, stash_marker
 from workers.engines.base import Engine, EngineContext, EngineOutput
-from workers.fidelity.facts import SHAPED_KINDS, critical_lines, line_shape, visible_lines
+from workers.fidelity.facts import critical_lines
+from workers.fidelity.lossy import check_lossy, hidden_critical
+from workers.markers.refs import MIN_REF_CHARS, decode_refs, encode_refs, map_strings
+from workers.markers.structured_view import HEADER_LINE, VIEW_HEADER, decode
 from workers.messages.model import Unit
-from workers.pipeline.gate import check_lossy
 
 __all__ = [
     "LOSSY",
@@ -89,7 +91,6 @@ __all__ = [
 
 MIN_CHARS = 400
 MAX_CHARS = 4 * 1024 * 1024
-MIN_REF_CHARS = 12
 MAX_DEPTH = 200
 STRATEGIES: tuple[str, ...] = (
     "minify",
@@ -106,129 +107,12 @@ STRATEGIES: tuple[str, ...] = (
 LOSSY = frozenset(
     {"drop_nulls", "flatten", "tabular", "strip_quotes", "round_numbers", "strip_html_comments"}
 )
-VIEW_HEADER = "<<cx:view>>"
-_HEADER_LINE = "\n" + VIEW_HEADER
 _STRING = r'"[^"\\]*(?:\\.[^"\\]*)*"'
 _MIN_BLOCK = re.compile(
     r'\A\s*\[\[json-min:v1(?: [a-z]{1,12}=(?:"[^"\\\n]{0,40}"|[^\s\]"]{1,40})){0,12}\]\]'
     r"(.*)\[\[/json-min\]\]\s*\Z",
     re.S,
 )
-
-
-# -- decoding ---------------------------------------------------------------------
-
-
-def decode(text: str) -> str:
-    """Undo a structured view once its stash entry has been expanded in place.
-
-    After expansion the text is ``VIEW\n<<cx:view>>ORIGINAL``: the original is
-    what follows the header.  A text without the header is returned as it is
-    (one substring test); input that holds ``<<cx:`` is never changed by any
-    engine, so the header can only come from this engine.
-    """
-    at = text.find(_HEADER_LINE)
-    if at < 0:
-        return text
-    if text.find(_HEADER_LINE, at + 1) >= 0:
-        return text  # not a view this engine wrote
-    return text[at + len(_HEADER_LINE) :]
-
-
-# -- the _refs envelope ---------------------------------------------------------------
-
-
-def _map_strings(obj: Any, fn: Callable[[str], str]) -> Any:
-    """A copy of ``obj`` with every string value (not key) passed through ``fn``.
-
-    Iterative: any depth, no recursion.
-    """
-    if isinstance(obj, str):
-        return fn(obj)
-    if not isinstance(obj, dict | list):
-        return obj
-    out: Any = {} if isinstance(obj, dict) else []
-    stack: list[tuple[Any, Any]] = [(obj, out)]
-    while stack:
-        src, dst = stack.pop()
-        pairs = src.items() if isinstance(src, dict) else enumerate(src)
-        for k, v in pairs:
-            if isinstance(v, dict | list):
-                val: Any = {} if isinstance(v, dict) else []
-                stack.append((v, val))
-            elif isinstance(v, str):
-                val = fn(v)
-            else:
-                val = v
-            if isinstance(dst, dict):
-                dst[k] = val
-            else:
-                dst.append(val)
-    return out
-
-
-def _strings(obj: Any) -> tuple[Counter[str], set[str]]:
-    """String values (counted) and every key."""
-    values: Counter[str] = Counter()
-    keys: set[str] = set()
-    stack: list[Any] = [obj]
-    while stack:
-        node = stack.pop()
-        if isinstance(node, str):
-            values[node] += 1
-        elif isinstance(node, dict):
-            keys.update(k for k in node if isinstance(k, str))
-            stack.extend(node.values())
-        elif isinstance(node, list):
-            stack.extend(node)
-    return values, keys
-
-
-def _alias_prefix(values: Counter[str], keys: set[str]) -> str:
-    prefix = "$R"
-    while any(s.startswith(prefix) for s in values) or any(k.startswith(prefix) for k in keys):
-        prefix = "$" + prefix
-    return prefix
-
-
-def encode_refs(obj: Any, min_chars: int = MIN_REF_CHARS) -> dict[str, Any]:
-    """``{"_refs": {alias: value}, "_data": obj with aliases}`` (always an envelope).
-
-    A string value becomes an alias when it has at least ``min_chars``
-    characters and occurs often enough that the aliases plus one copy in
-    ``_refs`` are shorter than the copies.  Aliases use a prefix no string of
-    ``obj`` starts with (``$R``, else ``$$R``, ...).
-    """
-    values, keys = _strings(obj)
-    prefix = _alias_prefix(values, keys)
-    refs: dict[str, str] = {}
-    table: dict[str, str] = {}
-    ranked = sorted(
-        (v for v, c in values.items() if c >= 2 and len(v) >= min_chars),
-        key=lambda v: (-(values[v] - 1) * len(v), v),
-    )
-    for value in ranked:
-        alias = f"{prefix}{len(refs) + 1}"
-        count = values[value]
-        cost = count * (len(alias) + 2) + len(alias) + len(value) + 8
-        if cost >= count * (len(value) + 2):
-            continue
-        refs[alias] = value
-        table[value] = alias
-    data = _map_strings(obj, lambda s: table.get(s, s)) if table else obj
-    return {"_refs": refs, "_data": data}
-
-
-def decode_refs(obj: Any) -> Any:
-    """The value :func:`encode_refs` was given; anything that is not an envelope as it is."""
-    if not (isinstance(obj, dict) and set(obj) == {"_refs", "_data"}):
-        return obj
-    refs = obj["_refs"]
-    if not isinstance(refs, dict):
-        return obj
-    if not refs:
-        return obj["_data"]
-    return _map_strings(obj["_data"], lambda s: refs.get(s, s))
 
 
 # -- JSON values with exact number lexemes ----------------------------------------------
@@ -381,7 +265,7 @@ _SPACE_RUN = re.compile(r"(?<=\S)[ \t]{2,}(?=\S)")
 
 
 def _collapse_strings(value: Any) -> Any:
-    return _map_strings(value, lambda s: _SPACE_RUN.sub(" ", s) if "  " in s or "\t" in s else s)
+    return map_strings(value, lambda s: _SPACE_RUN.sub(" ", s) if "  " in s or "\t" in s else s)
 
 
 _KEY = re.compile(rf'"([A-Za-z_][A-Za-z0-9_]{{0,63}})":|({_STRING})')
@@ -742,7 +626,7 @@ def _finish(
             f"{label} document; original",
             text,
         )
-        new = f"{chooser.view}{_HEADER_LINE}{marker}"
+        new = f"{chooser.view}{HEADER_LINE}{marker}"
         stash = {key: text}
         if (
             ctx.tokens.count(new) < before
@@ -757,20 +641,7 @@ def _finish(
 
 def _visible(critical: frozenset[tuple[str, str]], new: str) -> bool:
     """The gate's critical-line rule: every critical line still readable in ``new``."""
-    if not critical:
-        return True
-    lines = visible_lines(new)
-    shapes: set[str] | None = None
-    for kind, line in critical:
-        if line in lines or line in new:
-            continue
-        if kind in SHAPED_KINDS:
-            if shapes is None:
-                shapes = {line_shape(v) for v in lines}
-            if line_shape(line) in shapes:
-                continue
-        return False
-    return True
+    return not critical or next(hidden_critical(critical, [new]), None) is None
 
 
 class StructuredEngine(Engine):

@@ -40,13 +40,14 @@ from typing import Any
 
 import orjson
 
-from workers.core.offload import offload_marker, stash_key
+from workers.core.offload import stash_key
 from workers.core.tokens import TokenCounter
 from workers.engines._filters import ANSI as _ANSI
 from workers.engines._filters import LINE_CAP, Filter, Sample, filter_set
 from workers.engines._prose import CRITICAL_CAP, gate_keys, has_marker, make_marker
 from workers.engines.base import Engine, EngineContext, EngineOutput
 from workers.fidelity.facts import critical_lines, protected_spans
+from workers.markers.stash import KEY_PATTERN, offload_marker
 from workers.messages.model import Unit
 
 __all__ = ["FilterResult", "ToolFilterEngine", "filter_text", "sample_unit", "verify_filter"]
@@ -508,9 +509,6 @@ class ToolFilterEngine(Engine):
         return EngineOutput(texts=texts, details=details, stash=stash)
 
 
-_KEY = re.compile(r"<<cx:[0-9a-f]{16}>>")
-
-
 def sample_unit(sample: Sample) -> Unit:
     """The tool-result unit a filter's ``verify`` sample stands for (tool ``bash`` if unnamed)."""
     return Unit(
@@ -538,7 +536,7 @@ def verify_filter(
     ctx = EngineContext(tokens=tokens, options=dict(options or {}))
     for i, sample in enumerate(filt.verify):
         out = engine.apply([sample_unit(sample)], ctx)
-        got = _KEY.sub("<<cx:*>>", out.texts[0])
+        got = KEY_PATTERN.sub("<<cx:*>>", out.texts[0])
         hits = out.details.get("filters_hit", {})
         if got != sample.expected:
             failures.append(f"{filt.origin}: verify[{i}]: output differs from 'expected'")

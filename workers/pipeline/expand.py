@@ -13,19 +13,17 @@ serialised in the record's original layout.
 from __future__ import annotations
 
 import importlib
-import re
 from collections.abc import Callable, Mapping
 from functools import cache
 from typing import Any
 
 from workers.core.offload import OffloadStore
 from workers.engines import dedup
+from workers.markers.stash import expand_offload
 from workers.messages import RESERVED_KEY, apply_texts, parse_record
 
 __all__ = ["ExpandError", "expand_record", "expand_text"]
 
-_CX = re.compile(r"…(?: [^\n]{0,300}?)? <<cx:([0-9a-f]{16})>>")
-MAX_DEPTH = 32
 
 # (module, function) of lossless decoders in reverse engine order, after cx.
 _DECODERS: tuple[tuple[str, str], ...] = (
@@ -45,26 +43,6 @@ def _decoders() -> tuple[Callable[[str], str], ...]:
     return tuple(
         getattr(importlib.import_module(module_name), attr) for module_name, attr in _DECODERS
     )
-
-
-def expand_offload(text: str, store: OffloadStore | None, missing: list[str]) -> str:
-    for _ in range(MAX_DEPTH):
-        if "<<cx:" not in text:
-            return text
-
-        def replace(match: re.Match[str]) -> str:
-            key = match.group(1)
-            original = store.get(key) if store is not None else None
-            if original is None:
-                missing.append(key)
-                return match.group(0)
-            return original
-
-        new = _CX.sub(replace, text)
-        if new == text:
-            return text
-        text = new
-    return text
 
 
 def expand_text(

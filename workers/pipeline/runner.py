@@ -30,8 +30,8 @@ from workers.core.settings import Settings
 from workers.core.tokens import TokenCounter, TokenizerFailed
 from workers.engines import Engine, EngineContext, UnknownEngine, resolve
 from workers.engines._prose import has_marker
+from workers.fidelity.lossy import OFFLOAD_REF, Violation, check_lossy
 from workers.messages import RESERVED_KEY, InvalidRecord, Record, Unit, apply_texts, parse_record
-from workers.pipeline.gate import OFFLOAD_REF, Violation, check_lossy
 
 __all__ = ["EngineStats", "Outcome", "Pipeline", "RecordError", "Rejection"]
 

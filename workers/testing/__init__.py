@@ -214,7 +214,7 @@ def check_corpus_changes(
     (then ``decode``) to a text ``same`` as the original, and must pass the
     lossy gate (with the texts its ``_backrefs`` point at).
     """
-    from workers.pipeline.gate import check_lossy
+    from workers.fidelity.lossy import check_lossy
 
     changed = 0
     for units in corpus_units(corpus_lines):

@@ -1,4 +1,4 @@
-"""The fidelity gate: judges one changed message against its previous version.
+"""The lossy check of the fidelity gate: one changed message against its previous version.
 
 - Lossless engines are judged by decoding: the engine's own decoder applied to
   the new text must give back the old text exactly.
@@ -14,7 +14,7 @@ violations (kind + missing token) go to the dead letter.
 from __future__ import annotations
 
 import re
-from collections.abc import Iterable
+from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass
 
 from workers.fidelity.facts import (
@@ -24,9 +24,10 @@ from workers.fidelity.facts import (
     protected_spans,
     visible_lines,
 )
-from workers.pipeline.expand import expand_offload
+from workers.markers import structured_view
+from workers.markers.stash import expand_offload
 
-__all__ = ["MAX_VIOLATIONS", "OFFLOAD_REF", "Violation", "check_lossy"]
+__all__ = ["MAX_VIOLATIONS", "OFFLOAD_REF", "Violation", "check_lossy", "hidden_critical"]
 
 MAX_VIOLATIONS = 20
 OFFLOAD_REF = re.compile(r"<<cx:([0-9a-f]{8,64})>>")
@@ -124,10 +125,8 @@ def _restores(before: str, after: str, stash: dict[str, str]) -> bool:
     # (a structured view expands to a header plus the original it stands for).
     if "<<cx:" in before:
         before = expand_offload(before, store, [])  # type: ignore[arg-type]
-    if "<<cx:view>>" in restored or "<<cx:view>>" in before:
-        from workers.engines.structured import decode as view_decode
-
-        restored, before = view_decode(restored), view_decode(before)
+    if structured_view.LITERAL in restored or structured_view.LITERAL in before:
+        restored, before = structured_view.decode(restored), structured_view.decode(before)
     if restored == before:
         return True
     if "```" in before or "~~~" in before:
@@ -150,16 +149,20 @@ def _lost_spans(before: str, after: str, stash: dict[str, str]) -> list[Violatio
     return violations
 
 
-def _hidden_lines(
-    before: str, after: str, unit_kind: str, backrefs: Iterable[str], command: str | None
-) -> list[Violation]:
-    violations: list[Violation] = []
-    visible_texts = [after, *backrefs]
+def hidden_critical(
+    critical: Iterable[tuple[str, str]], visible_texts: Sequence[str]
+) -> Iterator[tuple[str, str]]:
+    """The ``(kind, line)`` of ``critical`` readable in none of ``visible_texts``, in order given.
+
+    A line is readable when it is one of the texts' visible lines or a
+    substring of a text; lines of a shaped kind (error lines that differ only
+    in numbers) also when a visible line has the same shape.
+    """
     lines_after: set[str] = set()
     for text in visible_texts:
         lines_after.update(visible_lines(text))
     shapes_after: set[str] | None = None
-    for kind, line in sorted(critical_lines(before, unit_kind, command)):
+    for kind, line in critical:
         if line in lines_after or any(line in text for text in visible_texts):
             continue
         if kind in SHAPED_KINDS:
@@ -167,6 +170,15 @@ def _hidden_lines(
                 shapes_after = {line_shape(v) for v in lines_after}
             if line_shape(line) in shapes_after:
                 continue
+        yield kind, line
+
+
+def _hidden_lines(
+    before: str, after: str, unit_kind: str, backrefs: Iterable[str], command: str | None
+) -> list[Violation]:
+    violations: list[Violation] = []
+    critical = sorted(critical_lines(before, unit_kind, command))
+    for kind, line in hidden_critical(critical, [after, *backrefs]):
         violations.append(Violation(kind, line))
         if len(violations) >= MAX_VIOLATIONS:
             break
