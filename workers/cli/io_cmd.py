@@ -301,7 +301,7 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     r.add_argument(
         "--filter-stage",
         default=None,
-        choices=("decode", "validate", "pipeline", "gate", "engine"),
+        choices=("decode", "validate", "pipeline", "publish", "gate", "engine"),
         help="only dead letters of this stage",
     )
     r.add_argument("--dry-run", action="store_true", help="count, do not publish")

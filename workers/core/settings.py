@@ -181,6 +181,21 @@ SETTINGS: tuple[Setting, ...] = (
         "(a restarted worker aborts it at once)",
     ),
     Setting(
+        "max_message_bytes",
+        "CTXPRESS_MAX_MESSAGE_BYTES",
+        1024 * 1024,
+        "largest record the worker publishes (the producer's max_request_size and the check "
+        "every output passes; keep it at or below the output topics' max.message.bytes): an "
+        "output over it becomes a dead letter, a dead letter over it is cut to fit",
+    ),
+    Setting(
+        "shutdown_timeout",
+        "CTXPRESS_SHUTDOWN_TIMEOUT",
+        30.0,
+        "seconds a worker may take to stop after SIGTERM or a fatal error before it exits "
+        "anyway (keep it below the deployment's grace period)",
+    ),
+    Setting(
         "pipeline_factory",
         "CTXPRESS_PIPELINE_FACTORY",
         "",
@@ -244,6 +259,8 @@ class Settings:
     session_timeout: float = 10.0
     rebalance_timeout: float = 10.0
     transaction_timeout_ms: int = 60000
+    max_message_bytes: int = 1024 * 1024
+    shutdown_timeout: float = 30.0
     pipeline_factory: str = ""
 
     @classmethod
@@ -278,6 +295,13 @@ class Settings:
             )
         if self.batch_size < 1:
             raise SettingsError("CTXPRESS_BATCH_SIZE must be at least 1")
+        if self.max_message_bytes < 64 * 1024:
+            raise SettingsError(
+                "CTXPRESS_MAX_MESSAGE_BYTES must be at least 65536 (64 KiB): a dead letter "
+                f"needs room for its reason and headers, got {self.max_message_bytes}"
+            )
+        if self.shutdown_timeout <= 0:
+            raise SettingsError("CTXPRESS_SHUTDOWN_TIMEOUT must be a positive number of seconds")
 
     def topic(self, short_name: str) -> str:
         """Full Kafka topic name for a short name from topics/."""

@@ -142,6 +142,7 @@ def _publisher(settings: Settings, metrics: Metrics) -> Publisher:
             client_options=options,
             linger_ms=settings.producer_linger_ms,
             max_batch_size=settings.producer_max_batch_size,
+            max_request_size=settings.max_message_bytes,
             transaction_timeout_ms=settings.transaction_timeout_ms,
             on_retry=metrics.publish_retries.inc,
         )
@@ -150,6 +151,7 @@ def _publisher(settings: Settings, metrics: Metrics) -> Publisher:
         client_options=options,
         linger_ms=settings.producer_linger_ms,
         max_batch_size=settings.producer_max_batch_size,
+        max_request_size=settings.max_message_bytes,
     )
 
 
@@ -208,7 +210,13 @@ def create_app(
     metrics.info.labels(settings.processing_guarantee, settings.mode).set(1)
     pipeline = pipeline or build_pipeline(settings)
     deterministic = settings.processing_guarantee == "at_least_once"
-    processor = Processor(pipeline, names, settings.app_id, deterministic=deterministic)
+    processor = Processor(
+        pipeline,
+        names,
+        settings.app_id,
+        deterministic=deterministic,
+        max_message_bytes=settings.max_message_bytes,
+    )
     testing = publisher is not None
     publisher = publisher or _publisher(settings, metrics)
     if source is None and not testing:

@@ -15,7 +15,17 @@ the records to publish.  Every input message ends as exactly one of:
 
 Dead letters carry headers in the style of Kafka Connect / Kafka Streams
 (``ctxpress.dlq.original.topic`` ... see ``DLQ_HEADERS``) and the input's own
-headers after them.  Input validation happens here, at the edge, against the
+headers after them (at most ``COPIED_HEADERS_BYTES`` of them; the names and sizes
+of the others are listed in ``dropped_headers``).
+
+No output is larger than ``CTXPRESS_MAX_MESSAGE_BYTES`` (the producer's
+``max_request_size`` is the same setting, so the client never refuses a record and
+no record can stop the partition): a compressed record, stats or offload entry over
+it turns the input into one dead letter (stage ``publish``, error class
+``OutputTooLarge``); a dead letter over it keeps the reason, the record id and the
+source but only a bounded, redacted prefix of the original value, with its length
+and sha256 (``original_truncated``; not replayable); a gate letter over it has its
+``before``/``after`` texts cut (``truncated``).  Input validation happens here, at the edge, against the
 input topic's JSON Schema (compiled once).
 
 With ``deterministic=True`` (the at-least-once guarantee) the compressed record
@@ -27,11 +37,12 @@ published byte-identical under the same key.
 from __future__ import annotations
 
 import base64
+import hashlib
 import importlib
 import json
 import logging
 import time
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from pathlib import Path
@@ -60,6 +71,7 @@ __all__ = [
     "Processor",
     "TopicNames",
     "build_pipeline",
+    "wire_size",
 ]
 
 log = logging.getLogger(__name__)
@@ -82,10 +94,26 @@ DLQ_HEADERS = (
     "ctxpress.dlq.time",
     "ctxpress.dlq.replayable",
 )
-# A dead letter must fit the broker's default max.message.bytes (1 MiB) with
-# its JSON escaping; a larger original is kept truncated and not replayable.
-MAX_ORIGINAL_BYTES = 400_000
 MAX_HEADER_MESSAGE = 1000
+#: At most this many bytes of the input's own headers are copied onto a dead letter.
+COPIED_HEADERS_BYTES = 64 * 1024
+#: A cut dead letter keeps at most this many characters of the original value.
+PREFIX_CHARS = 64 * 1024
+#: ... and at most this many bytes of the original key.
+MAX_KEY_BYTES = 16 * 1024
+# Record overhead of the Kafka v2 format, upper bounds: batch header, then the
+# record's length, attributes, timestamp and offset deltas, key and value lengths
+# and header count as varints of at most 5 bytes each.
+_BATCH_OVERHEAD = 61 + 1 + 5 * 6
+_HEADER_OVERHEAD = 10
+
+
+def wire_size(key: bytes | None, value: bytes | None, headers: Iterable[tuple[str, bytes]]) -> int:
+    """Upper bound of the size aiokafka checks against ``max_request_size`` for one record."""
+    size = _BATCH_OVERHEAD + len(key or b"") + len(value or b"")
+    for name, header in headers:
+        size += _HEADER_OVERHEAD + len(name.encode("utf-8")) + len(header)
+    return size
 
 
 @dataclass(frozen=True, slots=True)
@@ -251,7 +279,9 @@ class Processor:
         deterministic: bool = False,
         validator: EdgeValidator | None = None,
         clock: Callable[[], float] = time.time,
+        max_message_bytes: int | None = None,
     ) -> None:
+        """``max_message_bytes``: the largest output (default: the pipeline's settings)."""
         self.pipeline = pipeline
         self.names = names
         self.group_id = group_id
@@ -259,6 +289,7 @@ class Processor:
         self.validator = validator or EdgeValidator(names)
         self.clock = clock
         self.max_bytes = pipeline.settings.max_record_bytes
+        self.max_message_bytes = max_message_bytes or pipeline.settings.max_message_bytes
 
     # -- one message -------------------------------------------------------
 
@@ -277,8 +308,70 @@ class Processor:
                 f"processing failed: {type(exc).__name__}: {str(exc)[:500]}",
                 None,
             )
+        if result.ok:
+            result = self._fit(msg, result)
         result.seconds = time.perf_counter() - started
         return result
+
+    def _fits(self, out: OutMessage) -> bool:
+        return wire_size(out.key, out.value, out.headers) <= self.max_message_bytes
+
+    def _fit(self, msg: InMessage, result: Processed) -> Processed:
+        """``result`` with every output within the limit, or its input as one dead letter."""
+        limit = self.max_message_bytes
+        for out in result.outputs:
+            if out.topic == self.names.dead_letter:
+                continue
+            size = wire_size(out.key, out.value, out.headers)
+            if size > limit:
+                short = {self.names.stats: "stats", self.names.offload: "offload"}.get(
+                    out.topic, "compressed"
+                )
+                log.warning(
+                    "%s[%d]@%d: %s output of %d bytes is over CTXPRESS_MAX_MESSAGE_BYTES=%d; "
+                    "dead-lettered",
+                    msg.topic,
+                    msg.partition,
+                    msg.offset,
+                    short,
+                    size,
+                    limit,
+                )
+                fallen = self._reject(
+                    msg,
+                    "publish",
+                    "OutputTooLarge",
+                    f"{short} output of {size:,} bytes exceeds the limit of {limit:,} bytes; "
+                    "raise CTXPRESS_MAX_MESSAGE_BYTES together with the max.message.bytes of the "
+                    "output topics, or split the record",
+                    result.record_id,
+                )
+                fallen.mode = result.mode
+                return fallen
+        if not all(self._fits(out) for out in result.outputs):
+            result.outputs = [out if self._fits(out) else self._cut(out) for out in result.outputs]
+        return result
+
+    def _cut(self, out: OutMessage) -> OutMessage:
+        """A gate or engine letter whose ``before``/``after`` texts are cut to fit."""
+        body = orjson.loads(out.value)
+        texts = {
+            name: body[name] for name in ("before", "after") if isinstance(body.get(name), str)
+        }
+        keep = max(len(t) for t in texts.values()) if texts else 0
+        while True:
+            keep //= 2
+            for name, text in texts.items():
+                if len(text) > keep:
+                    body[name] = text[:keep]
+                    body[f"{name}_chars"] = len(text)
+            body["truncated"] = True
+            cut = OutMessage(out.topic, out.key, orjson.dumps(body), out.headers)
+            if self._fits(cut) or keep == 0:
+                if not self._fits(cut):  # nothing left to cut but the violations
+                    body["violations"] = body.get("violations", [])[:10]
+                    cut = OutMessage(out.topic, out.key, orjson.dumps(body), out.headers)
+                return cut
 
     def _process(self, msg: InMessage) -> Processed:
         raw = msg.value
@@ -378,6 +471,7 @@ class Processor:
         record_id: str | None,
         now_ms: int,
         replayable: bool,
+        theirs: tuple[tuple[str, bytes], ...] = (),
     ) -> tuple[tuple[str, bytes], ...]:
         values = (
             msg.topic,
@@ -398,36 +492,59 @@ class Processor:
             for name, value in zip(DLQ_HEADERS, values, strict=True)
             if value or name == "ctxpress.dlq.original.timestamp"
         )
-        # The input's own headers follow, so a replay can restore them.
-        theirs = tuple(h for h in msg.headers if not h[0].startswith(DLQ_PREFIX))
+        # The input's own headers follow (see _copied_headers), so a replay can restore them.
         return ours + theirs
+
+    def _copied_headers(
+        self, msg: InMessage
+    ) -> tuple[tuple[tuple[str, bytes], ...], list[dict[str, Any]]]:
+        """The input headers a dead letter copies (bounded), and what was left out."""
+        budget = min(COPIED_HEADERS_BYTES, self.max_message_bytes // 8)
+        kept: list[tuple[str, bytes]] = []
+        dropped: list[dict[str, Any]] = []
+        for name, value in msg.headers:
+            if name.startswith(DLQ_PREFIX):
+                continue
+            size = _HEADER_OVERHEAD + len(name.encode("utf-8")) + len(value)
+            if size <= budget:
+                kept.append((name, value))
+                budget -= size
+            elif len(dropped) < 20:
+                dropped.append({"key": name[:200], "bytes": len(value)})
+        return tuple(kept), dropped
 
     def _reject(
         self, msg: InMessage, stage: str, error_class: str, reason: str, record_id: str | None
     ) -> Processed:
         now_ms = int(self.clock() * 1000)
         raw = msg.value or b""
-        body = dead_letter_for_line(0, reason, raw, record_id, stage, error_class)
-        replayable = len(raw) <= MAX_ORIGINAL_BYTES
-        if replayable:
-            # Unchanged bytes (dead_letter_for_line redacts and truncates for files).
+        theirs, dropped = self._copied_headers(msg)
+
+        def letter(body: dict[str, Any], key: bytes | None, replayable: bool) -> OutMessage:
+            if dropped:
+                body["dropped_headers"] = dropped
+            body["source"] = self._source(msg)
+            headers = self._headers(
+                msg, error_class, reason, stage, None, record_id, now_ms, replayable, theirs
+            )
+            # Key: the original key bytes, unchanged (the replay key).
+            return OutMessage(self.names.dead_letter, key, orjson.dumps(body), headers)
+
+        out: OutMessage | None = None
+        if wire_size(msg.key, raw, ()) <= self.max_message_bytes:
+            # The original bytes unchanged, when they fit (JSON escaping can multiply them).
+            body = dead_letter_for_line(0, reason, b"", record_id, stage, error_class)
             body.pop("original_value", None)
-            body.pop("original_value_b64", None)
             try:
                 body["original_value"] = raw.decode("utf-8")
             except UnicodeDecodeError:
                 body["original_value_b64"] = base64.b64encode(raw).decode("ascii")
-        else:
-            body["original_truncated"] = True
-        body["original_key"] = (
-            msg.key.decode("utf-8", "backslashreplace") if msg.key is not None else None
-        )
-        body["source"] = self._source(msg)
-        headers = self._headers(
-            msg, error_class, reason, stage, None, record_id, now_ms, replayable
-        )
-        # Key: the original key bytes, unchanged (the replay key).
-        out = OutMessage(self.names.dead_letter, msg.key, orjson.dumps(body), headers)
+            body["original_key"] = _key_text(msg.key)
+            out = letter(body, msg.key, True)
+            if not self._fits(out):
+                out = None
+        if out is None:
+            out = self._cut_reject(msg, raw, reason, record_id, stage, error_class, letter)
         return Processed(
             msg,
             [out],
@@ -437,6 +554,42 @@ class Processor:
             record_id=record_id,
             mode=_mode_of(raw),
         )
+
+    def _cut_reject(
+        self,
+        msg: InMessage,
+        raw: bytes,
+        reason: str,
+        record_id: str | None,
+        stage: str,
+        error_class: str,
+        letter: Callable[[dict[str, Any], bytes | None, bool], OutMessage],
+    ) -> OutMessage:
+        """A dead letter with a bounded, redacted prefix of the original (not replayable)."""
+        key = (
+            msg.key if msg.key is None or len(msg.key) <= MAX_KEY_BYTES else msg.key[:MAX_KEY_BYTES]
+        )
+        text: str | None
+        try:
+            text = raw.decode("utf-8")
+        except UnicodeDecodeError:
+            text = None
+        chars = min(PREFIX_CHARS, self.max_message_bytes // 16)
+        while True:
+            body = dead_letter_for_line(0, reason, b"", record_id, stage, error_class)
+            body.pop("original_value", None)
+            if text is not None:
+                body["original_value"] = redact(text[:chars])
+            else:
+                body["original_value_b64"] = base64.b64encode(raw[: chars * 3 // 4]).decode("ascii")
+            body["original_truncated"] = True
+            body["original_bytes"] = len(raw)
+            body["original_sha256"] = hashlib.sha256(raw).hexdigest()
+            body["original_key"] = _key_text(key)
+            out = letter(body, key, False)
+            if self._fits(out) or chars == 0:
+                return out
+            chars //= 4
 
     def _rejection_letter(
         self, msg: InMessage, rejection: Rejection, key: bytes | None, now_ms: int
@@ -454,6 +607,10 @@ class Processor:
             False,
         )
         return OutMessage(self.names.dead_letter, key, orjson.dumps(body), headers)
+
+
+def _key_text(key: bytes | None) -> str | None:
+    return key.decode("utf-8", "backslashreplace") if key is not None else None
 
 
 def _mode_of(raw: bytes) -> str:

@@ -16,9 +16,18 @@ input partition, in offset order, and the input offset to commit after them.
   the records are byte-identical (see ``workers.service.process``) under the same key.
 - :class:`ListPublisher`: keeps everything in memory, for tests.
 
-A retriable broker error aborts and retries the partition's transaction (the
-outputs are deterministic); anything else raises :class:`PublishError`, after
-which the worker must stop (its offsets did not move, so nothing is lost).
+Every error class is sorted into one of three:
+
+- retry: a retriable broker error aborts and retries the partition's
+  transaction (the outputs are deterministic), up to ``retries`` times;
+- dead-letter and go on: a record too large for the producer never gets here
+  (:class:`~workers.service.process.Processor` turns an output over
+  ``CTXPRESS_MAX_MESSAGE_BYTES``, which is also the producer's
+  ``max_request_size``, into a dead letter that fits);
+- fatal: fencing (another worker owns the partition), a broker that refuses a
+  record as too large (the topic's ``max.message.bytes`` is below the setting:
+  :class:`PublishError` says which to change), retries exhausted, anything else.
+  The worker must stop (its offsets did not move, so nothing is lost).
 """
 
 from __future__ import annotations
@@ -49,6 +58,30 @@ TP = tuple[str, int]
 
 class PublishError(RuntimeError):
     """Publishing failed for good (fenced, or retries exhausted); stop the worker."""
+
+
+_SIZE_ERRORS = ("MessageSizeTooLargeError", "RecordListTooLargeError", "RecordTooLargeError")
+
+
+def _size_error(exc: BaseException) -> bool:
+    seen: BaseException | None = exc
+    while seen is not None:
+        if type(seen).__name__ in _SIZE_ERRORS:
+            return True
+        seen = seen.__cause__ or seen.__context__
+    return False
+
+
+def size_error_message(exc: BaseException, topics: Iterable[str], max_request_size: int) -> str:
+    """What to change when Kafka refused a record as too large."""
+    names = ", ".join(sorted(set(topics))) or "the output topics"
+    return (
+        f"Kafka refused a record as too large ({type(exc).__name__}: {exc}): every record "
+        f"the worker publishes is at most CTXPRESS_MAX_MESSAGE_BYTES={max_request_size:,} "
+        f"bytes, so max.message.bytes of {names} (or the broker's message.max.bytes) is "
+        "lower than that; raise it (kafka-configs.sh --alter --entity-type topics "
+        "--add-config max.message.bytes=N) or lower CTXPRESS_MAX_MESSAGE_BYTES"
+    )
 
 
 @dataclass(slots=True)
@@ -89,6 +122,11 @@ class Publisher(ABC):
     async def stop(self) -> None:  # noqa: B027 - optional hook
         """Flush and disconnect; never called twice."""
 
+    @property
+    def running(self) -> bool:
+        """False once stopped (readiness: a stopped publisher publishes nothing)."""
+        return True
+
     async def assigned(self, tps: Iterable[TP]) -> None:  # noqa: B027 - optional hook
         """Input partitions were assigned to this worker."""
 
@@ -109,8 +147,23 @@ class ListPublisher(Publisher):
         self.published: list[OutMessage] = []
         self.committed: dict[TP, int] = {}
         self.batches = 0
+        #: raised by the next ``publish`` (then cleared), to test failures
+        self.fail_next: BaseException | None = None
+        self.stopped = False
+
+    @property
+    def running(self) -> bool:
+        return not self.stopped
+
+    async def stop(self) -> None:
+        self.stopped = True
 
     async def publish(self, batches: Sequence[PartitionBatch]) -> None:
+        if self.stopped:
+            raise PublishError("publisher stopped")
+        if self.fail_next is not None:
+            error, self.fail_next = self.fail_next, None
+            raise error
         self.batches += 1
         for batch in batches:
             self.published.extend(batch.outputs)
@@ -167,9 +220,14 @@ class TransactionalPublisher(Publisher):
             bootstrap, client_options or {}, linger_ms, max_batch_size, max_request_size
         )
         self._transaction_timeout_ms = transaction_timeout_ms
+        self.max_request_size = max_request_size
         self._producers: dict[TP, Any] = {}
         self._locks: dict[TP, asyncio.Lock] = {}
         self._stopped = False
+
+    @property
+    def running(self) -> bool:
+        return not self._stopped
 
     def transactional_id(self, tp: TP) -> str:
         return f"{self.group_id}-{tp[0]}-{tp[1]}"
@@ -256,6 +314,12 @@ class TransactionalPublisher(Publisher):
                 except KafkaError as exc:
                     attempt += 1
                     await self._drop(tp)  # a fresh producer aborts whatever is left open
+                    if _size_error(exc):
+                        raise PublishError(
+                            size_error_message(
+                                exc, (o.topic for o in batch.outputs), self.max_request_size
+                            )
+                        ) from exc
                     if not exc.retriable or attempt > self.retries:
                         raise PublishError(
                             f"publishing {batch.topic}[{batch.partition}] failed after "
@@ -297,7 +361,13 @@ class IdempotentPublisher(Publisher):
         self._options = _producer_options(
             bootstrap, client_options or {}, linger_ms, max_batch_size, max_request_size
         )
+        self.max_request_size = max_request_size
         self._producer: Any = None
+        self._stopped = False
+
+    @property
+    def running(self) -> bool:
+        return not self._stopped
 
     async def start(self) -> None:
         from aiokafka import AIOKafkaProducer
@@ -306,6 +376,7 @@ class IdempotentPublisher(Publisher):
         await self._producer.start()
 
     async def stop(self) -> None:
+        self._stopped = True
         producer, self._producer = self._producer, None
         if producer is not None:
             await producer.stop()
@@ -313,6 +384,8 @@ class IdempotentPublisher(Publisher):
     async def publish(self, batches: Sequence[PartitionBatch]) -> None:
         from aiokafka.errors import KafkaError
 
+        if self._stopped:
+            raise PublishError("publisher stopped")
         if self._producer is None:
             await self.start()
         try:
@@ -323,4 +396,7 @@ class IdempotentPublisher(Publisher):
             ]
             await asyncio.gather(*futures)
         except KafkaError as exc:
+            if _size_error(exc):
+                topics = (o.topic for b in batches for o in b.outputs)
+                raise PublishError(size_error_message(exc, topics, self.max_request_size)) from exc
             raise PublishError(f"publishing failed: {type(exc).__name__}: {exc}") from exc
