@@ -17,7 +17,14 @@ record processed).  A message below it is a redelivery (Faust re-seeks after a
 restart) and is dropped; a message above it means Faust skipped records (seen
 after a restart while the table recovers), and the skipped range is read from
 the broker (:class:`~workers.service.source.RecordSource`) and processed first.  So a
-batch never commits an offset past a record that was not processed.  A skip
+batch never commits an offset past a record that was not processed.
+
+``expected`` moves only in :meth:`BatchHandler._publish`, after the publisher returned:
+while a batch is in flight its positions are ``pending`` (the next batch is checked
+against them), and a failed publication drops them, so ``expected`` still points at
+the first record of the failed batch.  After a failed publication the handler refuses
+every later batch (:class:`HandlerFailed`): the worker must stop, and the next owner
+of the partitions starts at the committed offsets.  A skip
 at the end of what a partition holds has no later message to reveal it:
 :meth:`BatchHandler.sweep` (run by a timer) reads what an idle partition still
 has below its end offset.
@@ -39,13 +46,17 @@ from workers.service.source import RecordSource
 log = logging.getLogger(__name__)
 TP = tuple[str, int]
 
-__all__ = ["BatchHandler", "Savings", "savings_of"]
+__all__ = ["BatchHandler", "HandlerFailed", "Savings", "savings_of"]
 
 # Give the event loop a turn (web requests, timers) after this much CPU.
 YIELD_EVERY_S = 0.05
 # A batch is published in chunks of about this many input bytes: bounded transactions,
 # and (pipelined) the next chunk is processed while the previous one commits.
 CHUNK_BYTES = 2 * 1024 * 1024
+
+
+class HandlerFailed(RuntimeError):
+    """A publication failed earlier: this handler takes no more batches."""
 
 
 @dataclass(slots=True)
@@ -105,8 +116,13 @@ class BatchHandler:
         self.pipelined = pipelined
         self.on_error = on_error
         self.source = source
-        #: (topic, partition) -> next offset to process (published or in flight below it)
+        #: (topic, partition) -> next offset to process: everything below it is published
         self.expected: dict[TP, int] = {}
+        #: positions after the batch in flight (moved into ``expected`` once it is published)
+        self.pending: dict[TP, int] = {}
+        #: the error of the failed publication, if any (no batch is taken after it)
+        self.failed: BaseException | None = None
+        self._generation = 0
         self.redelivered = 0
         self.filled = 0
         self.not_owned = 0
@@ -122,6 +138,8 @@ class BatchHandler:
     def assigned(self, starts: Mapping[TP, int]) -> None:
         """Partitions were (re)assigned: processing resumes at these offsets (the others are gone)."""
         self.expected = dict(starts)
+        self.pending = {}
+        self._generation += 1  # a publication still running must not move the new positions
         now = time.monotonic()
         self._moved_at = dict.fromkeys(starts, now)
         self.ready.set()
@@ -133,7 +151,7 @@ class BatchHandler:
 
     async def contiguous(self, messages: Sequence[InMessage]) -> list[InMessage]:
         """``messages`` without redeliveries, with skipped ranges read from the source."""
-        expected = dict(self.expected)
+        expected = {**self.expected, **self.pending}
         out: list[InMessage] = []
         for msg in messages:
             tp = (msg.topic, msg.partition)
@@ -169,9 +187,18 @@ class BatchHandler:
             out.append(msg)
         return out
 
+    def _check(self) -> None:
+        if self.failed is not None:
+            raise HandlerFailed(
+                f"a publication failed ({type(self.failed).__name__}: {self.failed}); "
+                "this worker takes no more batches"
+            ) from self.failed
+
     async def handle(self, messages: Sequence[InMessage]) -> list[Processed]:
+        self._check()
         await self.ready.wait()
         async with self._lock:
+            self._check()
             fresh = await self.contiguous(messages)
             results: list[Processed] = []
             for chunk in _chunks(fresh, CHUNK_BYTES):
@@ -183,6 +210,8 @@ class BatchHandler:
         if self.source is None or not self.ready.is_set() or not self.expected:
             return 0
         async with self._lock:
+            self._check()
+            await self.flush()  # the batch in flight moves ``expected`` first
             now = time.monotonic()
             idle = [tp for tp in self.expected if now - self._moved_at.get(tp, now) >= idle_for]
             if not idle:
@@ -225,7 +254,7 @@ class BatchHandler:
         await self.flush()  # the previous batch first: per-partition order, errors surface
         now = time.monotonic()
         for batch in batches:
-            self.expected[batch.tp] = batch.next_offset
+            self.pending[batch.tp] = batch.next_offset
             self._moved_at[batch.tp] = now
         if self.pipelined:
             self._inflight = asyncio.ensure_future(self._publish(batches, results))
@@ -241,12 +270,23 @@ class BatchHandler:
 
     async def _publish(self, batches: list[PartitionBatch], results: list[Processed]) -> None:
         started = time.perf_counter()
+        generation = self._generation
         try:
             await self.publisher.publish(batches)
         except BaseException as exc:
-            if self.on_error is not None and not isinstance(exc, asyncio.CancelledError):
-                self.on_error(exc)
+            for batch in batches:  # not published: ``expected`` stays where it was
+                if self.pending.get(batch.tp) == batch.next_offset:
+                    del self.pending[batch.tp]
+            if not isinstance(exc, asyncio.CancelledError):
+                self.failed = exc
+                if self.on_error is not None:
+                    self.on_error(exc)
             raise
+        if generation == self._generation:
+            for batch in batches:
+                self.expected[batch.tp] = max(self.expected.get(batch.tp, 0), batch.next_offset)
+                if self.pending.get(batch.tp) == batch.next_offset:
+                    del self.pending[batch.tp]
         if self.metrics is not None:
             self.metrics.publish_seconds.observe(time.perf_counter() - started)
             self.metrics.observe(results)
