@@ -10,7 +10,6 @@ import orjson
 
 from workers.cli._common import Progress, UserError, open_in, open_out
 from workers.core.catalog import MODES
-from workers.core.jsonl import dump_layout
 from workers.core.offload import DirectoryStore, OffloadStore
 from workers.core.settings import Settings, SettingsError
 from workers.engines import UnknownEngine
@@ -141,7 +140,7 @@ def _run(args: argparse.Namespace) -> int:
                 continue
             outcome = result.outcome
             assert out is not None
-            out.write(dump_layout(outcome.record, None) + b"\n")
+            out.write(result.encoded() + b"\n")
             if stats_out is not None:
                 stats_out.write(orjson.dumps({"id": outcome.record_id, **outcome.stats}) + b"\n")
             if dlq is not None:

@@ -6,10 +6,10 @@ import argparse
 import sys
 
 from workers.cli._common import UserError, open_in, open_out
-from workers.core.jsonl import BadLine, decode_line, dump_layout
+from workers.core.jsonl import BadLine, decode_line
 from workers.core.offload import DirectoryStore
-from workers.messages import RESERVED_KEY, InvalidRecord
-from workers.pipeline.expand import ExpandError, expand_record
+from workers.messages import InvalidRecord
+from workers.pipeline.expand import ExpandError, expand_line
 
 __all__ = ["register"]
 
@@ -61,16 +61,13 @@ def _run(args: argparse.Namespace) -> int:
                 print(f"ctxpress expand: {value.reason}", file=sys.stderr)
                 errors += 1
                 continue
-            layout = None
-            if isinstance(value, dict) and isinstance(value.get(RESERVED_KEY), dict):
-                layout = value[RESERVED_KEY].get("layout")
             try:
-                restored = expand_record(value, store, strict=not args.lenient)
+                restored = expand_line(stripped, value, store, strict=not args.lenient)
             except (ExpandError, InvalidRecord, ValueError) as exc:
                 print(f"ctxpress expand: line {line_no}: {exc}", file=sys.stderr)
                 errors += 1
                 continue
-            out.write(dump_layout(restored, layout) + b"\n")
+            out.write(restored + b"\n")
     if errors:
         print(f"ctxpress expand: {errors} line(s) could not be expanded", file=sys.stderr)
         return 1

@@ -9,6 +9,8 @@ serialised (orjson compact, Python ``json.dumps`` defaults, with or without
 from __future__ import annotations
 
 import json
+import math
+import re
 from dataclasses import dataclass
 from typing import Any
 
@@ -25,7 +27,17 @@ class BadLine:
 
 
 def decode_line(raw: bytes, line_no: int, max_bytes: int) -> Any:
-    """The decoded value of one line, or a :class:`BadLine`."""
+    """The decoded value of one line, or a :class:`BadLine`.
+
+    The one JSON rule of every path (CLI compress and expand, the worker):
+    RFC 8259 text in UTF-8, nested at most 1024 levels.  ``NaN``,
+    ``Infinity``, lone surrogate escapes (``"\\ud800"`` not part of a pair),
+    control characters in strings and invalid UTF-8 are a :class:`BadLine`
+    whose reason says so.  Integers beyond 64 bits are exact Python ints;
+    numbers no double can hold (``1e400``, integers over 4,300 digits) are
+    :class:`orjson.Fragment` objects holding their literal, so any
+    serialisation writes them back as written.
+    """
     if len(raw) > max_bytes:
         return BadLine(
             line_no,
@@ -34,15 +46,102 @@ def decode_line(raw: bytes, line_no: int, max_bytes: int) -> Any:
             raw[:1024],
         )
     try:
-        if _has_big_int(raw):
-            # orjson turns integers beyond 64 bits into floats; the stdlib keeps them.
-            return _stdlib_loads(raw, line_no)
-        return orjson.loads(raw)
+        value = orjson.loads(raw)
     except orjson.JSONDecodeError as exc:
         message = str(exc)
-        if "recursion" in message.lower() or "depth limit" in message.lower():
-            message = "JSON nested deeper than 1024 levels"
-        return BadLine(line_no, f"line {line_no}: not valid JSON ({message})", raw[:1024])
+        if message.startswith(_OUT_OF_RANGE):
+            return _out_of_range(raw, line_no)
+        return BadLine(
+            line_no, f"line {line_no}: not valid JSON ({_explain(raw, exc)})", raw[:1024]
+        )
+    if _has_big_int(raw):
+        # orjson turns integers beyond 64 bits into floats; the stdlib keeps them.
+        # orjson has already judged the text, so the stdlib sees only valid JSON.
+        return _stdlib_loads(raw, line_no)
+    return value
+
+
+_OUT_OF_RANGE = "number is infinity when parsed as double"
+
+
+def _explain(raw: bytes, exc: orjson.JSONDecodeError) -> str:
+    """orjson's message, with what to do for the mistakes people make."""
+    message = str(exc)
+    lowered = message.lower()
+    if "recursion" in lowered or "depth limit" in lowered:
+        return "JSON nested deeper than 1024 levels"
+    if "surrogate" in lowered and "utf-8" not in lowered:
+        return (
+            "a \\u escape is a lone UTF-16 surrogate (\\ud800-\\udfff not part of a pair), "
+            f"which is no character: {message}"
+        )
+    if lowered.startswith(("unexpected character", "no digit after sign")):
+        window = raw.decode("utf-8", "replace")[max(exc.pos - 1, 0) : exc.pos + 9]
+        if "NaN" in window or "Infinity" in window:
+            return f"NaN and Infinity are not JSON numbers; write null or a string: {message}"
+    return message
+
+
+def _out_of_range(raw: bytes, line_no: int) -> Any:
+    """A text with a number no double can hold: the stdlib, held to the same rule."""
+    try:
+        text = raw.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        return BadLine(line_no, f"line {line_no}: not valid JSON (not UTF-8: {exc})", raw[:1024])
+    try:
+        value = json.loads(text, parse_constant=_no_constant, parse_float=_float, parse_int=_int)
+    except RecursionError:
+        return BadLine(line_no, f"line {line_no}: not valid JSON (nested too deeply)", raw[:1024])
+    except _NotJSON as exc:
+        return BadLine(line_no, f"line {line_no}: not valid JSON ({exc})", raw[:1024])
+    except ValueError as exc:  # json.JSONDecodeError is a ValueError
+        return BadLine(line_no, f"line {line_no}: not valid JSON ({exc})", raw[:1024])
+    try:
+        surrogate = _lone_surrogate(value)
+    except RecursionError:
+        return BadLine(line_no, f"line {line_no}: not valid JSON (nested too deeply)", raw[:1024])
+    if surrogate:
+        return BadLine(
+            line_no,
+            f"line {line_no}: not valid JSON (a \\u escape is a lone UTF-16 surrogate "
+            "(\\ud800-\\udfff not part of a pair), which is no character)",
+            raw[:1024],
+        )
+    return value
+
+
+class _NotJSON(ValueError):
+    pass
+
+
+def _no_constant(name: str) -> Any:
+    raise _NotJSON(f"{name} is not a JSON number; write null or a string")
+
+
+def _float(literal: str) -> Any:
+    number = float(literal)
+    if number in (math.inf, -math.inf):
+        return orjson.Fragment(literal.encode("ascii"))
+    return number
+
+
+def _int(literal: str) -> Any:
+    if len(literal) > 4300:  # the interpreter's int-from-string limit
+        return orjson.Fragment(literal.encode("ascii"))
+    return int(literal)
+
+
+_SURROGATE = re.compile("[\ud800-\udfff]")
+
+
+def _lone_surrogate(value: Any) -> bool:
+    if isinstance(value, str):
+        return _SURROGATE.search(value) is not None
+    if isinstance(value, dict):
+        return any(_lone_surrogate(k) or _lone_surrogate(v) for k, v in value.items())
+    if isinstance(value, list):
+        return any(_lone_surrogate(v) for v in value)
+    return False
 
 
 # 19 digits in a row may be an integer beyond 64 bits.  Mapping every byte to
@@ -57,10 +156,10 @@ def _has_big_int(raw: bytes) -> bool:
 
 def _stdlib_loads(raw: bytes, line_no: int) -> Any:
     try:
-        return json.loads(raw)
+        return json.loads(raw, parse_int=_int)
     except RecursionError:
         return BadLine(line_no, f"line {line_no}: not valid JSON (nested too deeply)", raw[:1024])
-    except (json.JSONDecodeError, UnicodeDecodeError) as exc:
+    except (ValueError, UnicodeDecodeError) as exc:
         return BadLine(line_no, f"line {line_no}: not valid JSON ({exc})", raw[:1024])
 
 
@@ -76,7 +175,20 @@ def _compact(value: Any) -> bytes:
     try:
         return orjson.dumps(value)
     except orjson.JSONEncodeError:  # integers beyond 64 bits
-        return json.dumps(value, ensure_ascii=False, separators=(",", ":")).encode("utf-8")
+        try:
+            return json.dumps(value, ensure_ascii=False, separators=(",", ":")).encode("utf-8")
+        except TypeError:  # and a number kept as its literal (orjson.Fragment)
+            return orjson.dumps(_big_ints_as_literals(value))
+
+
+def _big_ints_as_literals(value: Any) -> Any:
+    if isinstance(value, int) and not isinstance(value, bool) and not -(2**63) <= value < 2**64:
+        return orjson.Fragment(str(value).encode("ascii"))
+    if isinstance(value, dict):
+        return {k: _big_ints_as_literals(v) for k, v in value.items()}
+    if isinstance(value, list):
+        return [_big_ints_as_literals(v) for v in value]
+    return value
 
 
 LAYOUTS = {"compact": _compact, "python": _python, "python-utf8": _python_utf8}

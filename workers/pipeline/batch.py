@@ -14,10 +14,10 @@ from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field
 from typing import Any
 
-from workers.core.jsonl import BadLine, decode_line, detect_layout
+from workers.core.jsonl import BadLine, decode_line, dump_layout
 from workers.core.offload import OffloadStore
 from workers.core.redact import redact
-from workers.messages import RESERVED_KEY
+from workers.messages.wire import compressed_line
 from workers.pipeline.runner import Outcome, Pipeline, RecordError
 
 __all__ = ["LineResult", "Summary", "compress_lines", "dead_letter_for_line"]
@@ -29,6 +29,14 @@ class LineResult:
     size: int
     outcome: Outcome | None = None
     dead_letter: dict[str, Any] | None = None
+    output: bytes | None = None  # the compressed line, when it keeps the input's bytes
+
+    def encoded(self) -> bytes:
+        """The compressed line to write (without ``\\n``); needs an outcome."""
+        if self.output is not None:
+            return self.output
+        assert self.outcome is not None
+        return dump_layout(self.outcome.record, None)
 
 
 def dead_letter_for_line(
@@ -103,12 +111,25 @@ def compress_lines(
                 ),
             )
             continue
-        layout = detect_layout(stripped, value)
-        if layout is not None:
-            outcome.record[RESERVED_KEY]["layout"] = layout
+        try:
+            output = compressed_line(raw.removesuffix(b"\n"), value, outcome.record, stripped)
+        except (KeyError, ValueError, TypeError) as exc:  # never stop the run
+            yield LineResult(
+                line_no,
+                len(raw),
+                dead_letter=dead_letter_for_line(
+                    line_no,
+                    f"line {line_no}: the record cannot be written back byte for byte ({exc!r})",
+                    stripped,
+                    outcome.record_id,
+                    "encode",
+                    type(exc).__name__,
+                ),
+            )
+            continue
         if store is not None and outcome.stash:
             store.put_many({k: redact(v) for k, v in outcome.stash.items()})
-        yield LineResult(line_no, len(raw), outcome=outcome)
+        yield LineResult(line_no, len(raw), outcome=outcome, output=output)
 
 
 @dataclass(slots=True)

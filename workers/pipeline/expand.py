@@ -3,46 +3,30 @@
 Only the units listed in ``compression.changed`` are decoded (a unit whose
 input already contained marker-like text is never changed, so literal input
 is never mistaken for a marker).  Each changed unit is decoded in reverse
-engine order: offload markers (``<<cx:KEY>>``, recursively, from the store),
-then the structured envelope, ``[[json-min:...]]``, ``[[json-table:v1 ...]]``,
-and last dedup back-references, which point at the restored text of earlier
-units.  In lossless mode the result is the input record, byte for byte once
+engine order, the order of :data:`workers.markers.MARKERS`: offload markers
+(``<<cx:KEY>>``, recursively, from the store), then the structured envelope,
+``[[json-min:...]]``, ``[[json-table:v1 ...]]``, and last dedup back-references,
+which point at the restored text of earlier units.  In lossless mode the result is the input record, byte for byte once
 serialised in the record's original layout.
 """
 
 from __future__ import annotations
 
-import importlib
-from collections.abc import Callable, Mapping
-from functools import cache
+from collections.abc import Mapping
 from typing import Any
 
+from workers.core.jsonl import dump_layout
 from workers.core.offload import OffloadStore
-from workers.engines import dedup
-from workers.markers.stash import expand_offload
+from workers.markers import MARKERS, DecodeInput
 from workers.messages import RESERVED_KEY, apply_texts, parse_record
+from workers.messages.model import Path
+from workers.messages.wire import BYTES_LAYOUT, restore_line
 
-__all__ = ["ExpandError", "expand_record", "expand_text"]
-
-
-# (module, function) of lossless decoders in reverse engine order, after cx.
-_DECODERS: tuple[tuple[str, str], ...] = (
-    ("workers.engines.structured", "decode"),
-    ("workers.engines.jsonminify", "decode"),
-    ("workers.engines.jsontable", "decode"),
-)
+__all__ = ["ExpandError", "expand_line", "expand_record", "expand_text"]
 
 
 class ExpandError(ValueError):
     """A marker could not be resolved (missing stash entry, bad reference)."""
-
-
-@cache
-def _decoders() -> tuple[Callable[[str], str], ...]:
-    # imported late: structured -> gate -> expand would be an import cycle
-    return tuple(
-        getattr(importlib.import_module(module_name), attr) for module_name, attr in _DECODERS
-    )
 
 
 def expand_text(
@@ -52,11 +36,10 @@ def expand_text(
     missing: list[str] | None = None,
 ) -> str:
     """Decode one changed unit's text.  ``restored``: uid -> text of earlier units."""
-    missing = [] if missing is None else missing
-    text = expand_offload(text, store, missing)
-    for decode in _decoders():
-        text = decode(text)
-    return dedup.decode(text, restored)
+    context = DecodeInput(restored, store, [] if missing is None else missing)
+    for marker in MARKERS:  # decode order: the reverse of the order engines write them
+        text = marker.decode(text, context)
+    return text
 
 
 def expand_record(
@@ -67,22 +50,52 @@ def expand_record(
     With ``strict``, a ``<<cx:KEY>>`` whose original is not in the store raises
     :class:`ExpandError` naming the keys and what to pass (``--offload DIR``).
     """
-    comp = data.get(RESERVED_KEY)
-    if not isinstance(comp, dict):
+    if not isinstance(data.get(RESERVED_KEY), dict):
         return data
+    plain, texts = _restored_texts(data, store, strict)
+    if not texts:
+        return plain
+    return apply_texts(plain, {path: text for path, (_, text) in texts.items()})
+
+
+def expand_line(
+    line: bytes, value: Any, store: OffloadStore | None = None, strict: bool = True
+) -> bytes:
+    """The input line of one compressed line (both without the ``\\n``), byte for byte
+    in lossless mode.  ``value`` is ``line`` decoded; a line without a
+    ``compression`` object is given back as it is.
+    """
+    if not isinstance(value, dict) or not isinstance(value.get(RESERVED_KEY), dict):
+        return line
+    layout = value[RESERVED_KEY].get("layout")
+    plain, texts = _restored_texts(value, store, strict)
+    if layout == BYTES_LAYOUT:
+        restored = restore_line(line, value, texts)
+        if restored is not None:
+            return restored
+        layout = None  # the line was rewritten after compress: its record, compact
+    changes = {path: text for path, (_, text) in texts.items()}
+    return dump_layout(apply_texts(plain, changes) if changes else plain, layout)
+
+
+def _restored_texts(
+    data: dict[str, Any], store: OffloadStore | None, strict: bool
+) -> tuple[dict[str, Any], dict[Path, tuple[str, str]]]:
+    """The record without ``compression``, and path -> (uid, restored text) of its changed units."""
+    comp = data[RESERVED_KEY]
     plain = {k: v for k, v in data.items() if k != RESERVED_KEY}
     changed = set(comp.get("changed") or ())
     if not changed:
-        return plain
+        return plain, {}
     record = parse_record(plain)
     restored: dict[str, str] = {}
-    changes = {}
+    changes: dict[Path, tuple[str, str]] = {}
     missing: list[str] = []
     for unit in record.units:
         text = unit.text
         if unit.uid in changed:
             text = expand_text(text, restored, store, missing)
-            changes[unit.path] = text
+            changes[unit.path] = (unit.uid, text)
         restored[unit.uid] = text
     if missing and strict:
         raise ExpandError(
@@ -90,4 +103,4 @@ def expand_record(
             f"({', '.join(sorted(set(missing))[:5])}); pass the offload store the record was "
             "compressed with (--offload DIR, or the worker's offload topic)"
         )
-    return apply_texts(plain, changes)
+    return plain, changes
