@@ -9,6 +9,8 @@ scripts/setup.sh
 echo "== ruff" >&2
 .venv/bin/ruff check workers tests samples
 .venv/bin/ruff format --check workers tests samples
+echo "== import contracts (import-linter)" >&2
+.venv/bin/lint-imports
 echo "== mypy (strict)" >&2
 .venv/bin/mypy
 echo "== pytest" >&2

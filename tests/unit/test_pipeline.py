@@ -122,15 +122,15 @@ def test_a_record_can_disable_engines() -> None:
 
 
 def test_clear_content_caches_empties_every_content_cache() -> None:
-    from workers.engines import jsonminify, readlifecycle
+    from workers.engines import _shell, jsonminify
     from workers.fidelity import facts
     from workers.pipeline.caches import clear_content_caches
 
     facts.critical_lines("Error: boom\n", "tool_result")
     jsonminify.decode("plain")
-    readlifecycle.parse_access("cat a.py", None)
+    _shell.parse_access("cat a.py", None)
     assert facts._LINES.data and len(jsonminify.decode)
     clear_content_caches()
     assert not facts._LINES.data and not facts._SPANS.data
     assert len(jsonminify.decode) == 0
-    assert readlifecycle._shell_access.cache_info().currsize == 0
+    assert _shell._shell_access.cache_info().currsize == 0

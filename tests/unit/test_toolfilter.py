@@ -24,9 +24,9 @@ from workers.engines.base import EngineContext
 from workers.engines.toolfilter import ToolFilterEngine, verify_filter
 from workers.fidelity.facts import critical_lines
 from workers.fidelity.lossy import check_lossy
+from workers.markers.stash import expand_offload
 from workers.messages import parse_record
 from workers.messages.model import Unit
-from workers.pipeline.expand import expand_offload
 from workers.testing import make_unit
 
 MARKER = re.compile(r"… ([^\n]*?) <<cx:([0-9a-f]{16})>>")

@@ -8,8 +8,8 @@ from workers.core.offload import MemoryStore
 from workers.core.tokens import TokenCounter
 from workers.engines.base import EngineContext
 from workers.engines.whitespace import WhitespaceEngine, normalise
+from workers.markers.stash import expand_offload
 from workers.messages.model import Unit
-from workers.pipeline.expand import expand_offload
 from workers.testing import check_corpus_changes, expanded, make_unit
 
 CTX = EngineContext(tokens=TokenCounter())

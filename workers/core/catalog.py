@@ -1,4 +1,6 @@
-"""Modes -> engine names, as a plain table.
+"""The one table of ctxpress: engines (name -> class path, lossless or not) and modes.
+
+Engine names are registry keys, metric labels and stats keys.
 
 Order is part of the design: dedup first (it points at first copies in the
 untouched text), then the JSON table engine before anything that reads JSON
@@ -8,7 +10,25 @@ engines that trade meaning-preserving prose for budget.
 
 from __future__ import annotations
 
-__all__ = ["AGGRESSIVE", "LOSSLESS", "MODES", "STANDARD"]
+__all__ = ["AGGRESSIVE", "ENGINES", "LOSSLESS", "MODES", "STANDARD"]
+
+# name -> "module:Class"; modules are imported on first use (workers.engines.resolve),
+# so that a mode only pays for its own engines.
+ENGINES: dict[str, str] = {
+    "dedup": "workers.engines.dedup:DedupEngine",
+    "jsontable": "workers.engines.jsontable:JsonTableEngine",
+    "jsonminify": "workers.engines.jsonminify:JsonMinifyEngine",
+    "whitespace": "workers.engines.whitespace:WhitespaceEngine",
+    "read-lifecycle": "workers.engines.readlifecycle:ReadLifecycleEngine",
+    "datauri": "workers.engines.datauri:DataUriEngine",
+    "toolfilter": "workers.engines.toolfilter:ToolFilterEngine",
+    "smartcrush": "workers.engines.smartcrush:SmartCrushEngine",
+    "structured": "workers.engines.structured:StructuredEngine",
+    "filler": "workers.engines.filler:FillerEngine",
+    "relevance": "workers.engines.relevance:RelevanceEngine",
+    "aging": "workers.engines.aging:AgingEngine",
+    "budget": "workers.engines.budget:BudgetEngine",
+}
 
 LOSSLESS: tuple[str, ...] = ("dedup", "jsontable", "jsonminify")
 STANDARD: tuple[str, ...] = (

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import os
 from collections.abc import Mapping
-from dataclasses import dataclass, fields
+from dataclasses import dataclass, field, fields
 from typing import Any
 
 __all__ = ["SETTINGS", "Settings", "SettingsError", "settings_help"]
@@ -240,7 +240,7 @@ class Settings:
     kafka_security_protocol: str = "PLAINTEXT"
     kafka_sasl_mechanism: str = ""
     kafka_sasl_username: str = ""
-    kafka_sasl_password: str = ""
+    kafka_sasl_password: str = field(default="", repr=False)  # a secret: never printed
     kafka_ssl_cafile: str = ""
     kafka_ssl_certfile: str = ""
     kafka_ssl_keyfile: str = ""

@@ -1,6 +1,6 @@
-"""Engine registry: one string name per engine (registry key = metric label = stats key).
+"""Engine registry: the names of :data:`workers.core.catalog.ENGINES` made instances.
 
-Engines register by module import below; ``resolve`` turns names into
+``resolve`` turns names into
 instances and fails with the list of valid names.
 """
 
@@ -8,27 +8,12 @@ from __future__ import annotations
 
 import importlib
 
+from workers.core.catalog import ENGINES
 from workers.engines.base import Engine, EngineContext, EngineOutput
 
 __all__ = ["REGISTRY", "Engine", "EngineContext", "EngineOutput", "UnknownEngine", "resolve"]
 
-# name -> "module:Class"; modules are imported on first use so that a mode
-# only pays for its own engines.
-_ENGINE_PATHS: dict[str, str] = {
-    "dedup": "workers.engines.dedup:DedupEngine",
-    "jsontable": "workers.engines.jsontable:JsonTableEngine",
-    "jsonminify": "workers.engines.jsonminify:JsonMinifyEngine",
-    "whitespace": "workers.engines.whitespace:WhitespaceEngine",
-    "read-lifecycle": "workers.engines.readlifecycle:ReadLifecycleEngine",
-    "datauri": "workers.engines.datauri:DataUriEngine",
-    "toolfilter": "workers.engines.toolfilter:ToolFilterEngine",
-    "smartcrush": "workers.engines.smartcrush:SmartCrushEngine",
-    "structured": "workers.engines.structured:StructuredEngine",
-    "filler": "workers.engines.filler:FillerEngine",
-    "relevance": "workers.engines.relevance:RelevanceEngine",
-    "aging": "workers.engines.aging:AgingEngine",
-    "budget": "workers.engines.budget:BudgetEngine",
-}
+_ENGINE_PATHS = ENGINES
 REGISTRY = _ENGINE_PATHS
 
 

@@ -48,6 +48,7 @@ from workers.fidelity.facts import (
     critical_lines,
     line_shape,
 )
+from workers.markers import has_marker
 from workers.markers.stash import offload_marker, short_note
 from workers.messages.model import Unit
 
@@ -78,7 +79,6 @@ _LONG_RUN_CHARS = 400  # runs this long save far more than a marker: not counted
 
 # Characters str.splitlines() breaks on besides "\n" (the gate splits that way).
 _OTHER_BREAKS = re.compile("[\r\x0b\x0c\x1c\x1d\x1e\x85\u2028\u2029]")
-_MARKERISH = re.compile(r"<<cx:|\[\[/?(?:dup|json-table|json-min|read):")
 # Back-references to a copy that stays visible elsewhere: the facts of the
 # message are readable through them, so they are never stashed.
 _BACKREF = re.compile(r"\[\[(?:dup|read):")
@@ -254,11 +254,6 @@ def gate_keys(line: str) -> list[str]:
     if _OTHER_BREAKS.search(line):
         return [piece.strip()[:CRITICAL_CAP] for piece in line.splitlines()]
     return [line.strip()[:CRITICAL_CAP]]
-
-
-def has_marker(line: str) -> bool:
-    """Whether ``line`` holds text that reads like one of our markers."""
-    return ("[[" in line or "<<cx:" in line) and _MARKERISH.search(line) is not None
 
 
 def critical_flags(

@@ -17,14 +17,14 @@ Rules every engine follows (the pipeline enforces the first two):
 from __future__ import annotations
 
 from abc import ABC, abstractmethod
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, ClassVar
 
 from workers.core.tokens import TokenCounter
 from workers.messages.model import Unit
 
-__all__ = ["Engine", "EngineContext", "EngineOutput"]
+__all__ = ["Engine", "EngineContext", "EngineOutput", "LosslessEngine"]
 
 
 @dataclass(frozen=True, slots=True)
@@ -60,3 +60,18 @@ class Engine(ABC):
     @abstractmethod
     def apply(self, units: Sequence[Unit], ctx: EngineContext) -> EngineOutput:
         """Return one new text per unit (unchanged texts returned as they are)."""
+
+
+class LosslessEngine(Engine):
+    """An engine whose every change :meth:`decode` reverses exactly.
+
+    Its marker is a row of :data:`workers.markers.MARKERS`; the pipeline checks
+    every change by decoding it, and refuses to build a mode whose lossless
+    engine has no marker there.
+    """
+
+    lossless: ClassVar[bool] = True
+
+    @abstractmethod
+    def decode(self, text: str, originals: Mapping[str, str]) -> str:
+        """The text before this engine's change; ``originals``: uid -> restored earlier units."""

@@ -20,7 +20,7 @@ from __future__ import annotations
 import re
 from collections.abc import Mapping, Sequence
 
-from workers.engines.base import Engine, EngineContext, EngineOutput
+from workers.engines.base import EngineContext, EngineOutput, LosslessEngine
 from workers.markers.dup import DUP_MARKER, decode, dup_marker
 from workers.messages.model import Unit
 
@@ -54,7 +54,7 @@ def _where(unit: Unit) -> str:
     return "system prompt" if unit.index < 0 else f"message {unit.index}"
 
 
-class DedupEngine(Engine):
+class DedupEngine(LosslessEngine):
     name = "dedup"
     lossless = True
 

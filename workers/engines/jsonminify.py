@@ -26,7 +26,7 @@ from collections.abc import Mapping, Sequence
 from typing import Any
 
 from workers.engines._jsonlayout import encode_units, splice_saving
-from workers.engines.base import Engine, EngineContext, EngineOutput
+from workers.engines.base import EngineContext, EngineOutput, LosslessEngine
 from workers.markers.json_min import MIN_HEADER, OWN_LITERAL, decode, min_marker
 from workers.markers.jsonlayout import (
     Rewrite,
@@ -42,7 +42,7 @@ __all__ = ["MIN_CHARS", "MIN_HEADER", "JsonMinifyEngine", "decode"]
 MIN_CHARS = 200
 
 
-class JsonMinifyEngine(Engine):
+class JsonMinifyEngine(LosslessEngine):
     name = "jsonminify"
     lossless = True
 

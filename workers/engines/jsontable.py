@@ -35,7 +35,7 @@ from typing import Any
 import orjson
 
 from workers.engines._jsonlayout import encode_units, splice_saving
-from workers.engines.base import Engine, EngineContext, EngineOutput
+from workers.engines.base import EngineContext, EngineOutput, LosslessEngine
 from workers.markers.json_table import (
     LITERAL,
     SENTINEL,
@@ -62,7 +62,7 @@ MIN_ROWS = 8
 MIN_CHARS = 64
 
 
-class JsonTableEngine(Engine):
+class JsonTableEngine(LosslessEngine):
     name = "jsontable"
     lossless = True
 

@@ -66,9 +66,11 @@ from typing import Any
 
 import orjson
 
+from workers.engines._shell import is_file_read
 from workers.engines._text import dup_sources, newer_copy_indexes, restores, stash_marker
 from workers.engines.base import Engine, EngineContext, EngineOutput
 from workers.fidelity.facts import critical_lines
+from workers.markers.json_min import decode as decode_min
 from workers.messages.model import Unit
 
 __all__ = ["MIN_ITEMS", "MIN_TOKENS", "SmartCrushEngine", "crush_text"]
@@ -322,10 +324,6 @@ def _decoded_has_critical_lines(block: str, kind: str, command: str | None) -> b
     Such a block stays whole: the model reads those lines by decoding the block,
     which a marker inside the payload would make impossible.
     """
-    try:
-        from workers.engines.jsonminify import decode as decode_min
-    except ImportError:
-        return True
     try:
         decoded = decode_min(block)
     except ValueError:
@@ -873,13 +871,7 @@ def _skipped(unit: Unit, sources: set[str], newer: set[int]) -> bool:
         return True
     if unit.index in newer and unit.index >= 0:
         return True
-    if unit.command:
-        from workers.engines.readlifecycle import parse_access
-
-        access = parse_access(unit.command, unit.tool_name, unit.text)
-        if access is not None and access.read is not None:
-            return True
-    return False
+    return is_file_read(unit)
 
 
 class SmartCrushEngine(Engine):

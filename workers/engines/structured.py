@@ -68,10 +68,12 @@ from typing import Any
 
 import orjson
 
+from workers.engines._shell import is_file_read
 from workers.engines._text import dup_sources, expanded, newer_copy_indexes, stash_marker
 from workers.engines.base import Engine, EngineContext, EngineOutput
 from workers.fidelity.facts import critical_lines
 from workers.fidelity.lossy import check_lossy, hidden_critical
+from workers.markers.json_min import decode as decode_min
 from workers.markers.refs import MIN_REF_CHARS, decode_refs, encode_refs, map_strings
 from workers.markers.structured_view import HEADER_LINE, VIEW_HEADER, decode
 from workers.messages.model import Unit
@@ -593,10 +595,6 @@ def _repeats(payload: str) -> bool:
 
 def _decode_min(text: str) -> str | None:
     try:
-        from workers.engines.jsonminify import decode as decode_min
-    except ImportError:
-        return None
-    try:
         return decode_min(text)
     except ValueError:
         return None
@@ -665,12 +663,8 @@ class StructuredEngine(Engine):
             unit = units[i]
             if unit.uid in sources or (unit.index >= 0 and unit.index in newer):
                 continue
-            if unit.command and unit.kind == "tool_result":
-                from workers.engines.readlifecycle import parse_access
-
-                access = parse_access(unit.command, unit.tool_name, unit.text)
-                if access is not None and access.read is not None:
-                    continue
+            if unit.kind == "tool_result" and is_file_read(unit):
+                continue
             result = structured_view(unit.text, ctx, unit.kind, unit.command)
             if result is None:
                 continue

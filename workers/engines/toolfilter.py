@@ -44,9 +44,10 @@ from workers.core.offload import stash_key
 from workers.core.tokens import TokenCounter
 from workers.engines._filters import ANSI as _ANSI
 from workers.engines._filters import LINE_CAP, Filter, Sample, filter_set
-from workers.engines._prose import CRITICAL_CAP, gate_keys, has_marker, make_marker
+from workers.engines._prose import CRITICAL_CAP, gate_keys, make_marker
 from workers.engines.base import Engine, EngineContext, EngineOutput
 from workers.fidelity.facts import critical_lines, protected_spans
+from workers.markers import has_marker
 from workers.markers.stash import KEY_PATTERN, offload_marker
 from workers.messages.model import Unit
 

@@ -43,9 +43,10 @@ import re
 from bisect import bisect_right
 from collections.abc import Sequence
 
-from workers.engines import dedup
+from workers.engines._shell import is_file_read
 from workers.engines._text import dup_sources, nonzero, restores, stash_marker
 from workers.engines.base import Engine, EngineContext, EngineOutput
+from workers.markers import dup
 from workers.messages.model import Unit
 
 __all__ = ["WhitespaceEngine", "normalise"]
@@ -279,12 +280,7 @@ def normalise(text: str, prose: bool = False) -> tuple[str, int, int]:
 
 
 def _is_file_read(unit: Unit) -> bool:
-    if unit.kind != "tool_result" or not unit.command:
-        return False
-    from workers.engines.readlifecycle import parse_access
-
-    access = parse_access(unit.command, unit.tool_name, unit.text)
-    return access is not None and access.read is not None
+    return unit.kind == "tool_result" and is_file_read(unit)
 
 
 def _restored_system(
@@ -295,9 +291,9 @@ def _restored_system(
     hit = firsts.get(text)
     if hit is not None:
         return hit
-    if "[[dup:v1 " in text:
+    if dup.LITERAL in text:
         try:
-            decoded = dedup.decode(text, current)
+            decoded = dup.decode(text, current)
         except ValueError:
             return None
         return firsts.get(decoded)
@@ -343,7 +339,7 @@ class WhitespaceEngine(Engine):
                 unit.frozen
                 or not text
                 or unit.uid in sources
-                or "[[dup:v1 " in text
+                or dup.LITERAL in text
                 or _is_file_read(unit)
             ):
                 # dedup offsets point into these texts: whitespace must stay as it was

@@ -17,6 +17,7 @@ from typing import Any
 
 import orjson
 
+from workers.core.catalog import ENGINES
 from workers.messages.model import Format, Path, Record, Unit
 
 __all__ = ["RESERVED_KEY", "InvalidRecord", "apply_texts", "parse_record"]
@@ -149,13 +150,11 @@ def _disabled(data: dict[str, Any], rid: str | None) -> frozenset[str]:
         return frozenset()
     if not isinstance(names, list) or not all(isinstance(n, str) for n in names):
         raise InvalidRecord("field 'disable_engines' must be a list of engine names", rid)
-    from workers.engines import REGISTRY
-
-    unknown = sorted(set(names) - set(REGISTRY))
+    unknown = sorted(set(names) - set(ENGINES))
     if unknown:
         raise InvalidRecord(
             f"unknown engine(s) in 'disable_engines': {', '.join(unknown)}; "
-            f"valid engines: {', '.join(REGISTRY)}",
+            f"valid engines: {', '.join(ENGINES)}",
             rid,
         )
     return frozenset(names)

@@ -15,11 +15,12 @@ __all__ = ["clear_content_caches"]
 
 def clear_content_caches() -> None:
     """Forget everything derived from text contents (compiled rules stay)."""
-    from workers.engines import _filters, jsonminify, jsontable, readlifecycle
+    from workers.engines import _filters, _shell
     from workers.fidelity import facts
+    from workers.markers import json_min, json_table
 
     facts.clear_caches()
-    jsonminify.decode.cache_clear()
-    jsontable.decode.cache_clear()
-    readlifecycle.shell_access_cache_clear()
+    json_min.decode.cache_clear()
+    json_table.decode.cache_clear()
+    _shell.shell_access_cache_clear()
     _filters._segments.cache_clear()

@@ -3,24 +3,21 @@
 Only the units listed in ``compression.changed`` are decoded (a unit whose
 input already contained marker-like text is never changed, so literal input
 is never mistaken for a marker).  Each changed unit is decoded in reverse
-engine order: offload markers (``<<cx:KEY>>``, recursively, from the store),
-then the structured envelope, ``[[json-min:...]]``, ``[[json-table:v1 ...]]``,
-and last dedup back-references, which point at the restored text of earlier
-units.  In lossless mode the result is the input record, byte for byte once
+engine order, the order of :data:`workers.markers.MARKERS`: offload markers
+(``<<cx:KEY>>``, recursively, from the store), then the structured envelope,
+``[[json-min:...]]``, ``[[json-table:v1 ...]]``, and last dedup back-references,
+which point at the restored text of earlier units.  In lossless mode the result is the input record, byte for byte once
 serialised in the record's original layout.
 """
 
 from __future__ import annotations
 
-import importlib
-from collections.abc import Callable, Mapping
-from functools import cache
+from collections.abc import Mapping
 from typing import Any
 
 from workers.core.jsonl import dump_layout
 from workers.core.offload import OffloadStore
-from workers.engines import dedup
-from workers.markers.stash import expand_offload
+from workers.markers import MARKERS, DecodeInput
 from workers.messages import RESERVED_KEY, apply_texts, parse_record
 from workers.messages.model import Path
 from workers.messages.wire import BYTES_LAYOUT, restore_line
@@ -28,24 +25,8 @@ from workers.messages.wire import BYTES_LAYOUT, restore_line
 __all__ = ["ExpandError", "expand_line", "expand_record", "expand_text"]
 
 
-# (module, function) of lossless decoders in reverse engine order, after cx.
-_DECODERS: tuple[tuple[str, str], ...] = (
-    ("workers.engines.structured", "decode"),
-    ("workers.engines.jsonminify", "decode"),
-    ("workers.engines.jsontable", "decode"),
-)
-
-
 class ExpandError(ValueError):
     """A marker could not be resolved (missing stash entry, bad reference)."""
-
-
-@cache
-def _decoders() -> tuple[Callable[[str], str], ...]:
-    # imported late: structured -> gate -> expand would be an import cycle
-    return tuple(
-        getattr(importlib.import_module(module_name), attr) for module_name, attr in _DECODERS
-    )
 
 
 def expand_text(
@@ -55,11 +36,10 @@ def expand_text(
     missing: list[str] | None = None,
 ) -> str:
     """Decode one changed unit's text.  ``restored``: uid -> text of earlier units."""
-    missing = [] if missing is None else missing
-    text = expand_offload(text, store, missing)
-    for decode in _decoders():
-        text = decode(text)
-    return dedup.decode(text, restored)
+    context = DecodeInput(restored, store, [] if missing is None else missing)
+    for marker in MARKERS:  # decode order: the reverse of the order engines write them
+        text = marker.decode(text, context)
+    return text
 
 
 def expand_record(

@@ -29,8 +29,8 @@ from workers.core.redact import redact
 from workers.core.settings import Settings
 from workers.core.tokens import TokenCounter, TokenizerFailed
 from workers.engines import Engine, EngineContext, UnknownEngine, resolve
-from workers.engines._prose import has_marker
 from workers.fidelity.lossy import OFFLOAD_REF, Violation, check_lossy
+from workers.markers import has_marker, marker_of
 from workers.messages import RESERVED_KEY, InvalidRecord, Record, Unit, apply_texts, parse_record
 
 __all__ = ["EngineStats", "Outcome", "Pipeline", "RecordError", "Rejection"]
@@ -158,6 +158,9 @@ class Pipeline:
             if names is None:
                 raise UnknownEngine(f"unknown mode {mode!r}; valid modes: {', '.join(MODES)}")
             engines = resolve(names)
+            for engine in engines:
+                if engine.lossless:
+                    marker_of(engine.name)  # expand must be able to reverse it
             self._engines[mode] = engines
         return engines
 

@@ -10,13 +10,13 @@ and error lines repeated with other numbers count as visible.
 
 from __future__ import annotations
 
-import importlib
 import re
 from collections.abc import Iterator
 from typing import Any
 
-from workers.engines.dedup import DUP_MARKER
 from workers.fidelity.facts import SHAPED_KINDS, critical_lines, line_shape
+from workers.markers import store_free_decoders
+from workers.markers.dup import DUP_MARKER
 from workers.messages import RESERVED_KEY, parse_record
 
 __all__ = ["count_facts", "lost_facts"]
@@ -27,14 +27,13 @@ _SPACE = re.compile(r"\s+")
 def _decoded_views(text: str) -> Iterator[str]:
     """The text, and its JSON re-encodings decoded (they need no offload store)."""
     yield text
-    for marker, module in (("[[json-min:", "jsonminify"), ("[[json-table:", "jsontable")):
-        if marker not in text:
-            continue
+    for _name, decode in store_free_decoders():
         try:
-            decode = importlib.import_module(f"workers.engines.{module}").decode
-            yield decode(text)
+            decoded = decode(text)
         except Exception:  # a view that does not decode is simply not a view
             continue
+        if decoded != text:
+            yield decoded
 
 
 _JSON_MEMBER = re.compile(r'^("(?:[^"\\]|\\.)+")\s*:\s*(.+?),?$')
