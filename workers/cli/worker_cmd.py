@@ -4,6 +4,15 @@ Every setting comes from the environment (see ``ctxpress worker --help``); the
 few flags here override the most common ones.  SIGTERM and Ctrl-C stop the
 worker gracefully: the batch in flight is published (or, with exactly_once,
 its transaction aborted) before the process exits.
+
+The process never outlives a stop or a crash by long (:class:`ExitWatchdog`):
+
+- after SIGTERM or SIGINT it exits within ``CTXPRESS_SHUTDOWN_TIMEOUT`` seconds,
+  gracefully when it can, else with ``os._exit(1)`` (nothing is lost: offsets
+  commit only with their outputs, and the next owner aborts open transactions);
+- when the app crashed (a publication failed for good, an agent died), a monitor
+  thread starts the same stop and exits with code 1 within
+  ``min(10, CTXPRESS_SHUTDOWN_TIMEOUT)`` seconds, even if the stop hangs.
 """
 
 from __future__ import annotations
@@ -11,12 +20,66 @@ from __future__ import annotations
 import argparse
 import logging
 import os
+import signal
 import sys
+import threading
+import time
 from typing import Any
 
 from workers.core.settings import Settings, SettingsError, settings_help
 
-__all__ = ["register", "run_worker"]
+__all__ = ["CRASH_EXIT_S", "ExitWatchdog", "register", "run_worker"]
+
+log = logging.getLogger(__name__)
+
+#: a crashed worker exits at most this many seconds after the crash is seen
+CRASH_EXIT_S = 10.0
+
+
+class ExitWatchdog:
+    """Ends the process with ``os._exit`` if it is still alive at the deadline."""
+
+    def __init__(self) -> None:
+        self.deadline: float | None = None
+        self._timer: threading.Timer | None = None
+        self._lock = threading.Lock()
+
+    def arm(self, seconds: float, why: str, code: int = 1) -> None:
+        """Exit with ``code`` in ``seconds`` unless the process ended first (earliest wins)."""
+        with self._lock:
+            deadline = time.monotonic() + seconds
+            if self.deadline is not None and self.deadline <= deadline:
+                return
+            if self._timer is not None:
+                self._timer.cancel()
+            self.deadline = deadline
+            self._timer = threading.Timer(seconds, self._fire, (seconds, why, code))
+            self._timer.daemon = True
+            self._timer.start()
+
+    def cancel(self) -> None:
+        with self._lock:
+            if self._timer is not None:
+                self._timer.cancel()
+            self._timer = None
+            self.deadline = None
+
+    @staticmethod
+    def _fire(seconds: float, why: str, code: int) -> None:
+        message = (
+            f"ctxpress worker: still running {seconds:g} s after {why}; exiting with code {code}"
+        )
+        log.critical(message)
+        print(message, file=sys.stderr)
+        for handler in logging.getLogger().handlers:
+            try:
+                handler.flush()
+            except Exception:
+                pass
+        sys.stdout.flush()
+        sys.stderr.flush()
+        os._exit(code)
+
 
 EPILOG = """\
 The worker reads {prefix}transcripts and {prefix}tool-outputs and writes
@@ -78,13 +141,40 @@ def run_worker(settings: Settings, loglevel: str = "info") -> int:
     except (SettingsError, UnknownEngine) as exc:
         print(f"ctxpress worker: {exc}", file=sys.stderr)
         return 2
-    worker = faust.Worker(app, loglevel=loglevel, redirect_stdouts=False)
+    watchdog = ExitWatchdog()
+    timeout = settings.shutdown_timeout
+    health = app.ctxpress.health
+
+    class Worker(faust.Worker):  # type: ignore[misc]
+        def install_signal_handlers(self) -> None:
+            super().install_signal_handlers()
+
+            # A Python-level handler next to asyncio's: it runs even while the event loop is
+            # blocked (asyncio still dispatches the signal to Faust through its wakeup fd).
+            def on_signal(signum: int, _frame: Any) -> None:
+                watchdog.arm(timeout, f"{signal.Signals(signum).name}", code=1)
+
+            for signum in (signal.SIGTERM, signal.SIGINT):
+                signal.signal(signum, on_signal)
+
+    def monitor() -> None:
+        while True:
+            time.sleep(0.5)
+            reason = health.fatal or getattr(app, "crash_reason", None)
+            if reason is not None:
+                log.critical("the worker crashed (%r); stopping it", reason)
+                watchdog.arm(min(CRASH_EXIT_S, timeout), f"a crash ({reason!r})", code=1)
+                os.kill(os.getpid(), signal.SIGTERM)  # Faust's graceful stop
+                return
+
+    worker = Worker(app, loglevel=loglevel, redirect_stdouts=False)
     logging.getLogger("workers").setLevel(loglevel.upper())
+    threading.Thread(target=monitor, name="ctxpress-crash-monitor", daemon=True).start()
+    code: int = 0
     try:
         worker.execute_from_commandline()
     except SystemExit as exc:
-        code = exc.code
-        if code is None:
-            return 0
-        return code if isinstance(code, int) else 1
-    return 0  # pragma: no cover - execute_from_commandline always raises SystemExit
+        code = exc.code if isinstance(exc.code, int) else (0 if exc.code is None else 1)
+    if code == 0 and (health.fatal is not None or getattr(app, "crash_reason", None)):
+        code = 1
+    return code

@@ -27,6 +27,12 @@ partition is processed contiguously from the group's committed offset, and a
 range Faust skips (seen after restarts and rebalances) is read from the broker
 directly (``workers.service.handler``, ``workers.service.source``).
 
+A fatal error (a publication that failed for good, an agent that crashed) is
+recorded in :class:`Health`: ``GET /live`` and ``GET /ready`` answer 503 from
+then on (``/ready`` also while the publisher is stopped or the partitions are
+not assigned yet), input commits are blocked and the app crashes;
+``ctxpress worker`` then stops the process within seconds (``workers.cli.worker_cmd``).
+
 The windowed ``savings`` table's changelog is written by Faust's producer and
 is at-least-once in both modes (a crash can count a batch twice).
 """
@@ -56,12 +62,44 @@ from workers.service.source import KafkaSource, RecordSource
 from workers.service.topics import load_topics
 from workers.service.web import check_web_security, install_views
 
-__all__ = ["CommitGuard", "WorkerParts", "create_app"]
+__all__ = ["CommitGuard", "Health", "WorkerParts", "create_app"]
 
 log = logging.getLogger(__name__)
 
 SWEEP_INTERVAL_S = 5.0
 SWEEP_IDLE_S = 10.0
+
+
+@dataclass(slots=True)
+class Health:
+    """Liveness and readiness of one worker (``GET /live``, ``GET /ready``)."""
+
+    publisher: Publisher
+    handler: BatchHandler
+    #: the first fatal error; once set the worker only stops
+    fatal: BaseException | None = None
+
+    def record(self, exc: BaseException) -> None:
+        if self.fatal is None:
+            self.fatal = exc
+
+    def live(self) -> tuple[bool, str]:
+        if self.fatal is not None:
+            return (
+                False,
+                f"fatal error, the worker is stopping: {type(self.fatal).__name__}: {self.fatal}",
+            )
+        if not self.publisher.running:
+            return False, "the publisher is stopped"
+        return True, "ok"
+
+    def ready(self) -> tuple[bool, str]:
+        live, reason = self.live()
+        if not live:
+            return False, reason
+        if not self.handler.ready.is_set():
+            return False, "waiting for the partition assignment"
+        return True, "ok"
 
 
 @dataclass(slots=True)
@@ -80,6 +118,7 @@ class WorkerParts:
     guard: CommitGuard
     agent: Any
     table: Any
+    health: Health
 
 
 class CommitGuard:
@@ -235,10 +274,15 @@ def create_app(
     guard = CommitGuard(names.inputs, publisher.commits_offsets)
 
     crashing: set[asyncio.Future[Any]] = set()
+    health: Health
+
+    def on_fatal(exc: BaseException) -> None:
+        # Nothing after the failed batch may commit; probes report the worker down.
+        guard.block(exc)
+        health.record(exc)
 
     def on_publish_error(exc: BaseException) -> None:
-        # Nothing after the failed batch may commit: block, then stop the worker.
-        guard.block(exc)
+        on_fatal(exc)
         log.critical("publishing a batch failed; stopping the worker: %r", exc)
         crashing.add(asyncio.ensure_future(app.crash(exc)))
 
@@ -252,6 +296,7 @@ def create_app(
         on_error=on_publish_error,
         source=source,
     )
+    health = Health(publisher, handler)
     agent, table = install_agents(
         app,
         handler,
@@ -260,12 +305,12 @@ def create_app(
         batch_size=settings.batch_size,
         batch_timeout=settings.batch_timeout,
         concurrency=settings.concurrency,
-        on_fatal=guard.block,
+        on_fatal=on_fatal,
     )
     _install_lifecycle(
         app, handler, publisher, store, guard, names, source, settings.app_id, on_publish_error
     )
-    _install_web(app, registry, store, settings, table)
+    _install_web(app, registry, store, settings, table, health)
     app.ctxpress = WorkerParts(
         settings=settings,
         names=names,
@@ -279,6 +324,7 @@ def create_app(
         guard=guard,
         agent=agent,
         table=table,
+        health=health,
     )
     built: faust.App = app
     return built
@@ -365,13 +411,32 @@ def _install_lifecycle(
 
 
 def _install_web(
-    app: Any, registry: CollectorRegistry, store: OffloadStore, settings: Settings, table: Any
+    app: Any,
+    registry: CollectorRegistry,
+    store: OffloadStore,
+    settings: Settings,
+    table: Any,
+    health: Health,
 ) -> None:
+    from faust import web
     from faust.sensors.prometheus import setup_prometheus_sensors
 
     # Faust's sensors in the same registry, prefixed faust_ (ours are ctxpress_).
     setup_prometheus_sensors(app, pattern="/metrics", registry=registry, name_prefix="faust")
     install_views(app, store, settings, lambda: savings_rows(table))
+
+    def probe(check: Callable[[], tuple[bool, str]]) -> Any:
+        class ProbeView(web.View):  # type: ignore[misc]
+            async def get(self, request: web.Request) -> web.Response:
+                ok, reason = check()
+                body = {"status": "ok" if ok else "unavailable", "reason": reason}
+                return self.json(body, status=200 if ok else 503)
+
+        return ProbeView
+
+    # liveness: the agent and the publisher work; readiness: and the partitions are assigned
+    app.page("/live")(probe(health.live))
+    app.page("/ready")(probe(health.ready))
 
 
 def __getattr__(name: str) -> Any:

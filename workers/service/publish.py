@@ -187,7 +187,9 @@ def _producer_options(
     return {
         "bootstrap_servers": bootstrap,
         "linger_ms": linger_ms,
-        "max_batch_size": max_batch_size,
+        # A batch is checked against the topic's max.message.bytes as a whole: never larger
+        # than the largest record allowed.
+        "max_batch_size": min(max_batch_size, max_request_size),
         "max_request_size": max_request_size,
         "acks": "all",
         "enable_idempotence": True,
@@ -285,7 +287,7 @@ class TransactionalPublisher(Publisher):
             raise errors[0]
 
     async def _publish_one(self, batch: PartitionBatch) -> None:
-        from aiokafka.errors import KafkaError, ProducerFenced
+        from aiokafka.errors import KafkaError, KafkaTimeoutError, ProducerFenced
         from aiokafka.structs import TopicPartition
 
         tp = batch.tp
@@ -297,10 +299,18 @@ class TransactionalPublisher(Publisher):
                 producer = await self._producer(tp)
                 try:
                     async with producer.transaction():
-                        for out in batch.outputs:
+                        sent = [
                             await producer.send(
                                 out.topic, out.value, key=out.key, headers=_headers(out)
                             )
+                            for out in batch.outputs
+                        ]
+                        # Every record acknowledged before the offsets join the transaction:
+                        # a refused record (too large for the topic) raises here, where the
+                        # transaction is still abortable, instead of leaving the commit waiting.
+                        await asyncio.wait_for(
+                            asyncio.gather(*sent), self._transaction_timeout_ms / 1000.0
+                        )
                         await producer.send_offsets_to_transaction(
                             {TopicPartition(*tp): batch.next_offset}, self.group_id
                         )
@@ -311,9 +321,11 @@ class TransactionalPublisher(Publisher):
                         f"producer {self.transactional_id(tp)} was fenced: another worker "
                         "owns the partition now"
                     ) from exc
-                except KafkaError as exc:
+                except (KafkaError, TimeoutError) as exc:
                     attempt += 1
                     await self._drop(tp)  # a fresh producer aborts whatever is left open
+                    if isinstance(exc, TimeoutError):
+                        exc = KafkaTimeoutError(f"records not acknowledged: {exc!r}")
                     if _size_error(exc):
                         raise PublishError(
                             size_error_message(
