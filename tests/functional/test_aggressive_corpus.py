@@ -1,4 +1,4 @@
-"""Aggressive mode on the public corpus: savings with every fact visible, budgets, throughput.
+"""Aggressive mode on every corpus: savings with every fact visible, budgets, throughput.
 
 Until every standard-mode engine is built, ``Settings(mode="aggressive")``
 cannot be constructed (``UnknownEngine``); the tests then run the chain of
@@ -21,6 +21,7 @@ from typing import Any
 import orjson
 import pytest
 
+from tests.conftest import Corpus
 from workers.core.catalog import AGGRESSIVE
 from workers.core.settings import Settings
 from workers.engines import UnknownEngine, engine_class
@@ -32,7 +33,11 @@ from workers.pipeline.runner import Outcome, Pipeline
 from workers.testing import expanded_record
 
 OURS = ("filler", "relevance", "aging", "budget")
-TARGET_SAVED_PCT = 70.0
+# per corpus; measured: generated 82.4% saved, 37 multi-turn sessions, 6 records changed after
+# the cached prefix (its one-command chats end there); shared 81.1%, 54, 43
+TARGET_SAVED_PCT = {"generated": 75.0, "shared": 70.0}
+MULTI_TURN_SESSIONS = {"generated": 30, "shared": 50}
+COMPRESSED_AFTER_PREFIX = {"generated": 3, "shared": 40}
 TARGET_MB_S = 4.0
 BUDGET_SHARE = 0.3
 
@@ -86,9 +91,11 @@ def corpus_runs(
     return runs
 
 
+@pytest.mark.slow
 def test_aggressive_saves_70_percent_with_every_critical_fact_visible(
     chain: tuple[Pipeline, list[str]],
     corpus_runs: list[tuple[dict[str, Any], Outcome]],
+    corpus: Corpus,
     capsys: pytest.CaptureFixture[str],
 ) -> None:
     _, missing = chain
@@ -109,16 +116,17 @@ def test_aggressive_saves_70_percent_with_every_critical_fact_visible(
             by_engine[s.engine] = by_engine.get(s.engine, 0) + s.tokens_before - s.tokens_after
     with capsys.disabled():
         print(
-            f"\naggressive on the corpus ({len(corpus_runs)} records"
+            f"\naggressive on the {corpus.name} corpus ({len(corpus_runs)} records"
             f"{', missing engines: ' + ', '.join(missing) if missing else ''}): "
             f"{before} -> {after} tokens, {saved:.2f}% saved; "
             f"{facts - len(lost)}/{facts} critical facts visible; saved per engine: {by_engine}"
         )
     assert not ours_rejected, ours_rejected[:3]
     assert not lost, lost[:10]
-    assert saved >= TARGET_SAVED_PCT
+    assert saved >= TARGET_SAVED_PCT[corpus.name]
 
 
+@pytest.mark.slow
 def test_aggressive_output_expands_to_the_input(
     corpus_lines: list[bytes],
 ) -> None:
@@ -150,9 +158,11 @@ def test_aggressive_output_expands_to_the_input(
         assert expanded_record(outcome) == data, data["id"]
 
 
+@pytest.mark.slow
 def test_budget_of_30_percent_is_met_or_the_floor_is_reported(
     chain: tuple[Pipeline, list[str]],
     corpus_lines: list[bytes],
+    corpus: Corpus,
     capsys: pytest.CaptureFixture[str],
 ) -> None:
     pipeline, _ = chain
@@ -186,14 +196,16 @@ def test_budget_of_30_percent_is_met_or_the_floor_is_reported(
         assert not lost_facts(data, outcome), data["id"]
     with capsys.disabled():
         print(
-            f"\nbudget {BUDGET_SHARE:.0%} on {sessions} multi-turn sessions: {met} met, "
+            f"\nbudget {BUDGET_SHARE:.0%} on {sessions} multi-turn sessions of the {corpus.name} "
+            f"corpus: {met} met, "
             f"{missed} at the protected floor {notes[:5]}"
         )
-    assert sessions >= 50
+    assert sessions >= MULTI_TURN_SESSIONS[corpus.name]
 
 
+@pytest.mark.slow
 def test_cached_prefix_never_changes_in_aggressive_mode(
-    chain: tuple[Pipeline, list[str]], corpus_lines: list[bytes]
+    chain: tuple[Pipeline, list[str]], corpus_lines: list[bytes], corpus: Corpus
 ) -> None:
     """``cached_prefix_messages`` (OpenAI) and a ``cache_control`` breakpoint (Anthropic)."""
     pipeline, _ = chain
@@ -201,6 +213,8 @@ def test_cached_prefix_never_changes_in_aggressive_mode(
     compressed_after_prefix = 0
     for line in corpus_lines:
         data = as_aggressive(line)
+        if len(data.get("messages", ())) < prefix:
+            continue  # a single tool output
         if data.get("format") == "anthropic":
             message = data["messages"][prefix - 1]
             content = message["content"]
@@ -214,4 +228,8 @@ def test_cached_prefix_never_changes_in_aggressive_mode(
         for i in range(prefix):
             assert outcome.record["messages"][i] == data["messages"][i], (data["id"], i)
         compressed_after_prefix += outcome.record["messages"][prefix:] != data["messages"][prefix:]
-    assert compressed_after_prefix > 40  # the rest of the records is still compressed
+    print(
+        f"\n{compressed_after_prefix} records of the {corpus.name} corpus changed after the prefix"
+    )
+    # the rest of the records is still compressed
+    assert compressed_after_prefix > COMPRESSED_AFTER_PREFIX[corpus.name]

@@ -1,11 +1,12 @@
-"""``ctxpress bench`` prints the numbers the README quotes (on the small bundled sample)."""
+"""``ctxpress bench`` prints the numbers the README quotes (on the small bundled sample),
+and runs on the generated corpus by default."""
 
 from __future__ import annotations
 
 import orjson
 import pytest
 
-from tests.conftest import SAMPLE
+from tests.conftest import SAMPLE, Corpus
 from workers.cli import main
 
 
@@ -31,3 +32,20 @@ def test_bench_rejects_unknown_modes(capsys: pytest.CaptureFixture[str]) -> None
         "unknown mode 'fast'; valid modes: off, lossless, standard, aggressive"
         in capsys.readouterr().err
     )
+
+
+@pytest.mark.slow
+def test_bench_defaults_to_the_generated_corpus_and_takes_any_other_with_i(
+    corpus: Corpus, capsys: pytest.CaptureFixture[str]
+) -> None:
+    argv = ["bench", "--repeat", "1", "--modes", "lossless", "--json"]
+    if corpus.name != "generated":  # ../shared's corpus only when asked for
+        argv += ["-i", str(corpus.path)]
+    assert main(argv) == 0
+    captured = capsys.readouterr()
+    assert f"bench: {corpus.path} (" in captured.err
+    (row,) = [orjson.loads(line) for line in captured.out.splitlines()]
+    assert row["mode"] == "lossless"
+    assert row["dead_letters"] == 0
+    assert row["facts_visible"] == row["facts"] > 1000
+    assert row["saved_pct"] >= 10.0

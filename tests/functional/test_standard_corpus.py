@@ -1,15 +1,22 @@
-"""Standard mode on the public corpus: >= 50% of tokens saved, every critical fact visible,
-and ``ctxpress expand --offload DIR`` restores the corpus (up to whitespace normalisation)."""
+"""Standard mode on every corpus: a floor of tokens saved per corpus, every critical fact
+visible, and ``ctxpress expand --offload DIR`` restores the corpus (up to whitespace
+normalisation)."""
 
 from __future__ import annotations
 
 from pathlib import Path
 
 import orjson
+import pytest
 
-from tests.conftest import CORPUS
+from tests.conftest import Corpus
 from workers.cli import main
 from workers.pipeline.visibility import count_facts, lost_facts
+
+# tokens saved, percent, and critical facts, per corpus; measured: generated 55.1% and 2638
+# facts, shared 70.5% and 1826
+FLOOR_PCT = {"generated": 48.0, "shared": 50.0}
+FACTS_FLOOR = {"generated": 2300, "shared": 1500}
 
 
 def _normalised(record: dict[str, object]) -> bytes:
@@ -28,14 +35,15 @@ def _normalised(record: dict[str, object]) -> bytes:
     return orjson.dumps(walk(record))
 
 
-def test_standard_mode_on_the_corpus(tmp_path: Path) -> None:
+@pytest.mark.slow
+def test_standard_mode_on_the_corpus(tmp_path: Path, corpus: Corpus) -> None:
     out, stats, restored, stash = (tmp_path / n for n in ("c.jsonl", "s.jsonl", "r.jsonl", "off"))
-    args = ["compress", "--mode", "standard", "-i", str(CORPUS), "-o", str(out)]
+    args = ["compress", "--mode", "standard", "-i", str(corpus.path), "-o", str(out)]
     assert main([*args, "--stats", str(stats), "--offload", str(stash), "--quiet"]) == 0
 
-    inputs = [orjson.loads(line) for line in CORPUS.read_bytes().splitlines()]
+    inputs = [orjson.loads(line) for line in corpus.lines()]
     outputs = [orjson.loads(line) for line in out.read_bytes().splitlines()]
-    assert len(outputs) == len(inputs) == 54
+    assert len(outputs) == len(inputs) >= 50
 
     rows = [orjson.loads(line) for line in stats.read_bytes().splitlines()]
     before = sum(r["tokens_before"] for r in rows)
@@ -45,12 +53,12 @@ def test_standard_mode_on_the_corpus(tmp_path: Path) -> None:
     facts = sum(count_facts(d) for d in inputs)
     lost = [f for d, o in zip(inputs, outputs, strict=True) for f in lost_facts(d, o)]
     print(
-        f"standard on the corpus: {before} -> {after} tokens, {saved:.2f}% saved; "
+        f"standard on the {corpus.name} corpus: {before} -> {after} tokens, {saved:.2f}% saved; "
         f"{facts - len(lost)}/{facts} critical facts visible"
     )
     assert lost == []
-    assert facts > 1500
-    assert saved >= 50.0
+    assert facts > FACTS_FLOOR[corpus.name]
+    assert saved >= FLOOR_PCT[corpus.name]
 
     assert main(["expand", "--offload", str(stash), "-i", str(out), "-o", str(restored)]) == 0
     back = [orjson.loads(line) for line in restored.read_bytes().splitlines()]

@@ -4,17 +4,15 @@ from __future__ import annotations
 
 import re
 from collections.abc import Iterator
-from pathlib import Path
 
 import orjson
+import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from workers.fidelity import facts
 from workers.fidelity import lossy as gate
 from workers.messages import parse_record
-
-CORPUS = Path(__file__).resolve().parents[3] / "shared" / "corpus" / "public.jsonl"
 
 WORDS = st.sampled_from(
     [
@@ -129,8 +127,9 @@ def test_critical_line_rules_with_fast_paths_equal_the_plain_rules(
     assert list(facts._tool_lines(text, family)) == list(reference_tool_lines(text, family))
 
 
-def test_critical_line_rules_on_the_corpus_equal_the_plain_rules() -> None:
-    for raw in CORPUS.read_bytes().splitlines():
+@pytest.mark.slow
+def test_critical_line_rules_on_the_corpus_equal_the_plain_rules(corpus_lines: list[bytes]) -> None:
+    for raw in corpus_lines:
         record = parse_record(orjson.loads(raw))
         for unit in record.units:
             for family in (None, facts.command_family(unit.command)):

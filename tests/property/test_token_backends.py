@@ -8,17 +8,16 @@ CJK), arbitrary unicode, and every text of the corpus.
 
 from __future__ import annotations
 
-from pathlib import Path
-
 import orjson
 import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
+from tests.conftest import Corpus
 from workers.core.tokens import TokenCounter, fast_counter, get_encoding
 from workers.messages import parse_record
 
-CORPUS = Path(__file__).resolve().parents[3] / "shared" / "corpus" / "public.jsonl"
+TEXTS_FLOOR = {"generated": 250, "shared": 500}  # text slots per corpus (298 and 2,000+)
 ENCODINGS = ("cl100k_base", "o200k_base")
 TRICKY = list(
     " \t\n\r\x0b\x0c\u00a0\u2028\u3000abcXYZ019SDTMLRVE'\"sdtmlrve.,;:!?-_/\\{}[]()<>|@#$%^&*+=~`"
@@ -47,16 +46,15 @@ def test_fast_counts_equal_tiktoken_for_any_text(encoding: str) -> None:
     check()
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("encoding", ENCODINGS)
-def test_fast_counts_equal_tiktoken_on_every_corpus_text(encoding: str) -> None:
+def test_fast_counts_equal_tiktoken_on_every_corpus_text(
+    encoding: str, corpus: Corpus, corpus_lines: list[bytes]
+) -> None:
     fast = TokenCounter(encoding, backend="bpe-openai")
     slow = TokenCounter(encoding, backend="tiktoken")
-    texts = [
-        unit.text
-        for line in CORPUS.read_bytes().splitlines()
-        for unit in parse_record(orjson.loads(line)).units
-    ]
-    assert len(texts) > 500
+    texts = [unit.text for line in corpus_lines for unit in parse_record(orjson.loads(line)).units]
+    assert len(texts) > TEXTS_FLOOR[corpus.name]
     assert [fast.uncached_count(t) for t in texts] == [slow.uncached_count(t) for t in texts]
 
 
