@@ -49,6 +49,7 @@ from workers.fidelity.facts import (
     line_shape,
 )
 from workers.markers import has_marker
+from workers.markers.stash import LITERAL as STASH_LITERAL
 from workers.markers.stash import offload_marker, short_note
 from workers.messages.model import Unit
 
@@ -290,7 +291,7 @@ def critical_flags(
     # Lines flagged for another reason first (markers, polarity, an error word
     # past the gate's 600 characters): they take no part in the distinct counts.
     other: set[int] = set()
-    if "<<cx:" in text or "[[" in text:
+    if STASH_LITERAL in text or "[[" in text:
         for i, line in enumerate(lines):
             if has_marker(line) if keep_markers else "[[" in line and _BACKREF.search(line):
                 other.add(i)

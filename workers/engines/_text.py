@@ -24,11 +24,13 @@ from typing import Any
 
 from workers.core.offload import MemoryStore
 from workers.markers import dup, superseded
+from workers.markers.stash import LITERAL as STASH_LITERAL
 from workers.markers.stash import NOTE_CAP, expand_offload, safe_note, stash_marker
 from workers.messages.model import Unit
 
 __all__ = [
     "NOTE_CAP",
+    "PointedAt",
     "dup_sources",
     "expanded",
     "newer_copy_indexes",
@@ -79,6 +81,23 @@ def newer_copy_indexes(units: Sequence[Unit]) -> set[int]:
     found: set[int] = set()
     for unit in units:
         text = unit.text
-        if superseded.LITERAL in text and "<<cx:" in text:
+        if superseded.LITERAL in text and STASH_LITERAL in text:
             found.update(int(m) for m in superseded.NEWER_COPY_NOTE.findall(text))
     return found
+
+
+class PointedAt:
+    """The units other units point at: dedup sources and read-lifecycle newer copies.
+
+    Engines that hide content leave these alone, so that a pointer never
+    leads to a marker.  ``unit in pointed`` tests both kinds.
+    """
+
+    __slots__ = ("newer", "sources")
+
+    def __init__(self, units: Sequence[Unit]) -> None:
+        self.sources = dup_sources(units)
+        self.newer = newer_copy_indexes(units)
+
+    def __contains__(self, unit: Unit) -> bool:
+        return unit.uid in self.sources or (unit.index >= 0 and unit.index in self.newer)

@@ -67,7 +67,7 @@ from typing import Any
 import orjson
 
 from workers.engines._shell import is_file_read
-from workers.engines._text import dup_sources, newer_copy_indexes, restores, stash_marker
+from workers.engines._text import PointedAt, restores, stash_marker
 from workers.engines.base import Engine, EngineContext, EngineOutput
 from workers.fidelity.facts import critical_lines
 from workers.markers.json_min import decode as decode_min
@@ -866,12 +866,8 @@ def crush_text(
     return CrushResult(new, used, crushed, kept, total)
 
 
-def _skipped(unit: Unit, sources: set[str], newer: set[int]) -> bool:
-    if unit.frozen or unit.kind != "tool_result" or unit.uid in sources:
-        return True
-    if unit.index in newer and unit.index >= 0:
-        return True
-    return is_file_read(unit)
+def _skipped(unit: Unit, pointed: PointedAt) -> bool:
+    return unit.frozen or unit.kind != "tool_result" or unit in pointed or is_file_read(unit)
 
 
 class SmartCrushEngine(Engine):
@@ -887,13 +883,12 @@ class SmartCrushEngine(Engine):
         ]
         if not candidates:
             return EngineOutput(texts=texts)
-        sources = dup_sources(units)
-        newer = newer_copy_indexes(units)
+        pointed = PointedAt(units)
         stash: dict[str, str] = {}
         arrays = kept = total = 0
         for i in candidates:
             unit = units[i]
-            if _skipped(unit, sources, newer):
+            if _skipped(unit, pointed):
                 continue
             result = crush_text(unit.text, ctx, unit.kind, unit.command)
             if result is None:

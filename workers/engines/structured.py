@@ -69,12 +69,13 @@ from typing import Any
 import orjson
 
 from workers.engines._shell import is_file_read
-from workers.engines._text import dup_sources, expanded, newer_copy_indexes, stash_marker
+from workers.engines._text import PointedAt, expanded, stash_marker
 from workers.engines.base import Engine, EngineContext, EngineOutput
 from workers.fidelity.facts import critical_lines
 from workers.fidelity.lossy import check_lossy, hidden_critical
 from workers.markers.json_min import decode as decode_min
 from workers.markers.refs import MIN_REF_CHARS, decode_refs, encode_refs, map_strings
+from workers.markers.stash import LITERAL as STASH_LITERAL
 from workers.markers.structured_view import HEADER_LINE, VIEW_HEADER, decode
 from workers.messages.model import Unit
 
@@ -535,7 +536,7 @@ def structured_view(
     text: str, ctx: EngineContext, kind: str = "tool_result", command: str | None = None
 ) -> tuple[str, dict[str, str], list[str]] | None:
     """``(new_text, stash, strategies)`` for one message, or None."""
-    if len(text) < MIN_CHARS or len(text) > MAX_CHARS or "<<cx:" in text:
+    if len(text) < MIN_CHARS or len(text) > MAX_CHARS or STASH_LITERAL in text:
         return None
     doc = _kind_of(text)
     if doc is None:
@@ -651,17 +652,18 @@ class StructuredEngine(Engine):
         candidates = [
             i
             for i, u in enumerate(units)
-            if not u.frozen and MIN_CHARS <= len(u.text) <= MAX_CHARS and "<<cx:" not in u.text
+            if not u.frozen
+            and MIN_CHARS <= len(u.text) <= MAX_CHARS
+            and STASH_LITERAL not in u.text
         ]
         if not candidates:
             return EngineOutput(texts=texts)
-        sources = dup_sources(units)
-        newer = newer_copy_indexes(units)
+        pointed = PointedAt(units)
         stash: dict[str, str] = {}
         used: Counter[str] = Counter()
         for i in candidates:
             unit = units[i]
-            if unit.uid in sources or (unit.index >= 0 and unit.index in newer):
+            if unit in pointed:
                 continue
             if unit.kind == "tool_result" and is_file_read(unit):
                 continue

@@ -25,6 +25,7 @@ from workers.fidelity.facts import (
     visible_lines,
 )
 from workers.markers import structured_view
+from workers.markers.stash import LITERAL as STASH_LITERAL
 from workers.markers.stash import expand_offload
 
 __all__ = ["MAX_VIOLATIONS", "OFFLOAD_REF", "Violation", "check_lossy", "hidden_critical"]
@@ -118,12 +119,12 @@ def _restores(before: str, after: str, stash: dict[str, str]) -> bool:
     whitespace normalisation counts too, unless fenced code is involved.
     """
     store = _DictStore(stash)
-    restored = expand_offload(after, store, []) if "<<cx:" in after else after  # type: ignore[arg-type]
+    restored = expand_offload(after, store, []) if STASH_LITERAL in after else after  # type: ignore[arg-type]
     if restored == before:
         return True
     # ``before`` may hold markers of earlier engines: compare the expansions
     # (a structured view expands to a header plus the original it stands for).
-    if "<<cx:" in before:
+    if STASH_LITERAL in before:
         before = expand_offload(before, store, [])  # type: ignore[arg-type]
     if structured_view.LITERAL in restored or structured_view.LITERAL in before:
         restored, before = structured_view.decode(restored), structured_view.decode(before)
