@@ -12,7 +12,9 @@ import pytest
 from workers.core.offload import MemoryStore
 from workers.core.tokens import TokenCounter
 from workers.engines import engine_class
-from workers.engines._filters import (
+from workers.engines.base import EngineContext
+from workers.engines.toolfilter import ToolFilterEngine, verify_filter
+from workers.engines.toolfilter.filters import (
     FilterError,
     check_pattern,
     clear_cache,
@@ -20,8 +22,6 @@ from workers.engines._filters import (
     filter_set,
     load_file,
 )
-from workers.engines.base import EngineContext
-from workers.engines.toolfilter import ToolFilterEngine, verify_filter
 from workers.fidelity.facts import critical_lines
 from workers.fidelity.lossy import check_lossy
 from workers.markers.stash import expand_offload

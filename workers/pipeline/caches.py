@@ -15,7 +15,8 @@ __all__ = ["clear_content_caches"]
 
 def clear_content_caches() -> None:
     """Forget everything derived from text contents (compiled rules stay)."""
-    from workers.engines import _filters, _shell
+    from workers.engines import _shell
+    from workers.engines.toolfilter.filters.commands import command_segments_cache_clear
     from workers.fidelity import facts
     from workers.markers import json_min, json_table
 
@@ -23,4 +24,4 @@ def clear_content_caches() -> None:
     json_min.decode.cache_clear()
     json_table.decode.cache_clear()
     _shell.shell_access_cache_clear()
-    _filters._segments.cache_clear()
+    command_segments_cache_clear()

@@ -147,7 +147,7 @@ class Pipeline:
         # and for user filter files that do not load (bad regex, bad shape).
         self.engines_for(self.settings.mode)
         if self.settings.filters_dir or self.settings.trust_project_filters:
-            from workers.engines._filters import filter_set
+            from workers.engines.toolfilter.filters import filter_set
 
             filter_set(self._options)
 

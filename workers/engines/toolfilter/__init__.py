@@ -1,0 +1,44 @@
+"""``toolfilter``: command-aware filtering of tool outputs (lossy, reversible).
+
+For every tool output (``unit.kind == "tool_result"``, not frozen, not JSON)
+a filter is chosen from the unit's shell command (``unit.command``), else
+from the tool name, else from signatures in the output itself (pytest's
+session header, ``diff --git``, ``file.c:12:5: error:`` ...).  Filters are
+data (``filters/builtin/*.json``, see :mod:`workers.engines.toolfilter.filters`).
+
+Each line is classified in one linear pass:
+
+- *kept*: every critical line of the gate (:func:`workers.fidelity.facts.critical_lines`:
+  errors, warnings, failing tests, summaries, findings, diff headers, git
+  status paths, the innermost frame), the filter's ``keep`` lines, and
+  markers of earlier engines; a repeat of a kept line is dropped (the first
+  copy stays visible);
+- *dropped*: ``drop`` lines, repeats of ``collapse`` lines after the first,
+  block and group lines beyond their head/tail, similar consecutive lines;
+- the remaining lines are kept within the filter's head/tail budget (and
+  around kept lines, ``context``) and dropped beyond it.
+
+Every maximal run of dropped lines (blank lines inside a run join it) is
+replaced in place by one marker line ``… 412 lines omitted (all PASSED)
+<<cx:KEY>>`` and stashed under ``KEY = stash_key(run)``, so expanding the
+output gives back the input exactly.  A run is only dropped when that saves
+tokens; shorter runs stay visible.  A shown context line longer than
+``LONG_LINE`` keeps its first ~240 characters followed by
+``… N more characters of this line omitted <<cx:KEY>>`` (the cut never
+splits a URL, path or number).  Fenced code blocks are kept whole (the gate
+protects a fence as one span).  Plain file reads (``cat``, ``head``,
+``git show REV:PATH``, read tools) and fetched documents are left alone.
+
+The package: :mod:`.engine` (the engine), :mod:`.plan` (per-line classes
+and budgets), :mod:`.render` (runs of dropped lines -> markers),
+:mod:`.verify` (filter-author tooling: a filter's ``verify`` samples) and
+:mod:`.filters` (the filter files: model, safety, loading, selection).
+"""
+
+from __future__ import annotations
+
+from workers.engines.toolfilter.engine import ToolFilterEngine
+from workers.engines.toolfilter.render import FilterResult, filter_text
+from workers.engines.toolfilter.verify import sample_unit, verify_filter
+
+__all__ = ["FilterResult", "ToolFilterEngine", "filter_text", "sample_unit", "verify_filter"]

@@ -1,0 +1,75 @@
+"""The ``toolfilter`` engine: pick a filter per tool output and apply it."""
+
+from __future__ import annotations
+
+import re
+from collections import Counter
+from collections.abc import Sequence
+from typing import Any
+
+import orjson
+
+from workers.engines.base import Engine, EngineContext, EngineOutput
+from workers.engines.toolfilter.filters import filter_set
+from workers.engines.toolfilter.render import filter_text
+from workers.messages.model import Unit
+
+__all__ = ["MIN_CHARS", "ToolFilterEngine"]
+
+MIN_CHARS = 400  # outputs shorter than this are left alone
+_JSON_BLOCK = re.compile(r"\[\[(?:json-table|json-min):")
+
+
+def _is_json(text: str) -> bool:
+    stripped = text.strip()
+    if not stripped or stripped[0] not in "{[" or stripped[-1] not in "}]":
+        return False
+    try:
+        orjson.loads(stripped)
+    except orjson.JSONDecodeError:
+        return False
+    return True
+
+
+class ToolFilterEngine(Engine):
+    name = "toolfilter"
+    lossless = False
+
+    def apply(self, units: Sequence[Unit], ctx: EngineContext) -> EngineOutput:
+        filters = filter_set(ctx.options)
+        texts: list[str] = []
+        stash: dict[str, str] = {}
+        hits: Counter[str] = Counter()
+        omitted = markers = 0
+        for unit in units:
+            text = unit.text
+            if (
+                unit.frozen
+                or unit.kind != "tool_result"
+                or len(text) < MIN_CHARS
+                or _JSON_BLOCK.search(text)
+                or _is_json(text)
+            ):
+                texts.append(text)
+                continue
+            filt = filters.select(unit.command, unit.tool_name, text)
+            if filt is None:
+                texts.append(text)
+                continue
+            result = filter_text(text, filt, ctx.tokens)
+            if result is None:
+                texts.append(text)
+                continue
+            texts.append(result.text)
+            stash.update(result.stash)
+            hits[filt.name] += 1
+            omitted += result.lines_omitted
+            markers += result.markers
+        details: dict[str, Any] = {}
+        if hits:
+            details = {
+                "filters_hit": dict(sorted(hits.items())),
+                "lines_omitted": omitted,
+                "markers": markers,
+            }
+        return EngineOutput(texts=texts, details=details, stash=stash)

@@ -1,0 +1,89 @@
+"""Tool-output filters as data: loading, validation, selection.
+
+A filter is one JSON or TOML file (``builtin/*.json`` beside this package; more
+from the ``filters_dir`` setting and, when trusted, the project's
+``.ctxpress/filters``).  Fields (all optional except ``name`` and ``match``)::
+
+    name          "pytest"                     [a-z0-9][a-z0-9_.-]*, unique; a later file
+                                               with the same name replaces the earlier one
+    description   one sentence
+    priority      int (default 50): the highest-priority match wins
+    action        "filter" (default) or "skip" (leave the output alone, e.g. file reads)
+    match.command regexes, ``re.match``-ed against each normalised command segment
+    match.output  regexes (multiline) searched in the first 32 KB of the output
+    match.tool    regexes matched against the tool name when no command is known
+    defer_to_output  bool: an output signature of another filter wins over this one
+    keep          rules: lines always kept visible
+    header        regexes of header/legend lines: kept, and not counted as table rows
+    drop          rules: lines dropped (stashed)
+    collapse      rules: runs of consecutive lines matching the same rule keep their
+                  first line; the rest is dropped
+    blocks        [{start, head, tail, label, note, count}]: a block runs from a line
+                  matching ``start`` to the next block start or ``block_end`` line; its
+                  unclassified lines beyond head/tail are dropped
+    block_end     regexes that end the current block (the line itself is not in it)
+    group         {key, head, label, note}: consecutive lines with the same key (first
+                  capture group of ``key``) keep their first ``head`` unclassified lines
+    head, tail    unclassified lines kept at the start and end of the output (10, 10)
+    context       {before, after}: unclassified lines kept around every kept line
+    similar       bool: consecutive lines of the same shape collapse to the first one
+    dedupe        bool (default true): repeated kept lines are shown once
+    rows          bool: notes say "N of M rows omitted" (tables)
+    min_lines     outputs with fewer lines are left alone
+    verify        [{input, command, expected, source}]: samples run by the test suite
+
+A rule is a regex string or ``{"pattern": ..., "label": ..., "note": ...}``.
+Notes are templates with ``{n}`` (lines dropped), ``{total}``, ``{label}``,
+``{key}`` and the block's ``count`` names.
+
+User regexes are checked at load time so that a bad one cannot hang the
+worker: no backreferences, lookarounds, nested or alternated unbounded
+quantifiers, at most 512 characters, a bounded number of unbounded repeats,
+and a timing probe on hostile strings.  Every regex is applied only to the
+first ``LINE_CAP`` characters of a line.
+"""
+
+from __future__ import annotations
+
+from workers.engines.toolfilter.filters.commands import command_segments
+from workers.engines.toolfilter.filters.loader import (
+    BUILTIN_DIR,
+    clear_cache,
+    filter_set,
+    load_file,
+    load_filters,
+)
+from workers.engines.toolfilter.filters.model import (
+    ANSI,
+    LINE_CAP,
+    Block,
+    Filter,
+    FilterError,
+    Group,
+    Matcher,
+    Rule,
+    Sample,
+)
+from workers.engines.toolfilter.filters.safety import check_pattern, probe_patterns
+from workers.engines.toolfilter.filters.select import FilterSet
+
+__all__ = [
+    "ANSI",
+    "BUILTIN_DIR",
+    "LINE_CAP",
+    "Block",
+    "Filter",
+    "FilterError",
+    "FilterSet",
+    "Group",
+    "Matcher",
+    "Rule",
+    "Sample",
+    "check_pattern",
+    "clear_cache",
+    "command_segments",
+    "filter_set",
+    "load_file",
+    "load_filters",
+    "probe_patterns",
+]

@@ -1,0 +1,111 @@
+"""Filter files and directories: the built-in set, user and project filters, a process cache.
+
+The only module of the engine that reads files.  :func:`filter_set` loads
+the built-in directory (``builtin/`` beside this module), then the user's
+``filters_dir`` and, when trusted, the project's ``.ctxpress/filters``; a
+later file with the same name replaces an earlier one.  User files are timed
+on hostile input (a child interpreter); built-in ones are checked by the
+test suite instead.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import threading
+import tomllib
+from collections.abc import Mapping, Sequence
+from pathlib import Path
+from typing import Any
+
+from workers.engines.toolfilter.filters.model import Filter, FilterError
+from workers.engines.toolfilter.filters.select import FilterSet
+from workers.engines.toolfilter.filters.validate import FilterBuilder
+
+__all__ = [
+    "BUILTIN_DIR",
+    "MAX_FILE_BYTES",
+    "clear_cache",
+    "filter_set",
+    "load_file",
+    "load_filters",
+]
+
+BUILTIN_DIR = Path(__file__).resolve().parent / "builtin"
+MAX_FILE_BYTES = 1 << 20
+
+
+def _decode(path: Path) -> Any:
+    size = path.stat().st_size
+    if size > MAX_FILE_BYTES:
+        raise FilterError(f"filter file {path}: larger than {MAX_FILE_BYTES} bytes")
+    raw = path.read_bytes()
+    try:
+        if path.suffix == ".toml":
+            return tomllib.loads(raw.decode("utf-8"))
+        return json.loads(raw)
+    except (ValueError, UnicodeDecodeError) as exc:
+        raise FilterError(f"filter file {path}: cannot parse: {exc}") from exc
+
+
+def load_file(path: str | os.PathLike[str], *, probe: bool = True) -> Filter:
+    """Load and validate one filter file (JSON or TOML)."""
+    p = Path(path)
+    loader = FilterBuilder(str(p), probe)
+    filt = loader.build(_decode(p))
+    loader.probe_all()
+    return filt
+
+
+def _files(directory: Path) -> list[Path]:
+    if not directory.is_dir():
+        return []
+    return sorted(p for p in directory.iterdir() if p.suffix in (".json", ".toml") and p.is_file())
+
+
+def load_filters(directories: Sequence[tuple[Path, bool]]) -> list[Filter]:
+    """Filters of the given (directory, probe) pairs; a later name replaces an earlier one."""
+    by_name: dict[str, Filter] = {}
+    for directory, probe in directories:
+        for path in _files(directory):
+            filt = load_file(path, probe=probe)
+            by_name[filt.name] = filt
+    return list(by_name.values())
+
+
+_CACHE: dict[tuple[str, bool, str], FilterSet] = {}
+_LOCK = threading.Lock()
+
+
+def filter_set(options: Mapping[str, Any] | None = None) -> FilterSet:
+    """The compiled filters for these engine options (cached per process)."""
+    options = options or {}
+    user_dir = str(options.get("filters_dir") or "")
+    trusted = bool(options.get("trust_project_filters"))
+    project = str(options.get("project_dir") or "") if trusted else ""
+    if trusted and not project:
+        project = os.getcwd()
+    key = (user_dir, trusted, project)
+    cached = _CACHE.get(key)
+    if cached is not None:
+        return cached
+    with _LOCK:
+        cached = _CACHE.get(key)
+        if cached is None:
+            dirs: list[tuple[Path, bool]] = [(BUILTIN_DIR, False)]
+            if user_dir:
+                path = Path(user_dir).expanduser()
+                if not path.is_dir():
+                    raise FilterError(f"filters_dir {user_dir!r} is not a directory")
+                dirs.append((path, True))
+            if trusted:
+                dirs.append((Path(project) / ".ctxpress" / "filters", True))
+            cached = FilterSet(load_filters(dirs))
+            _CACHE[key] = cached
+    return cached
+
+
+def clear_cache() -> None:
+    """Forget compiled filter sets (tests; after editing filter files)."""
+    with _LOCK:
+        _CACHE.clear()

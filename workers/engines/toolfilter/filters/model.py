@@ -1,0 +1,170 @@
+"""The filter model: what one loaded filter file is, once validated and compiled.
+
+Plain frozen data: a :class:`Filter` holds its match regexes (as source
+text, wrapped ``(?:...)``) and its line rules as :class:`Matcher` objects;
+:func:`signature_kind` tells how a wrapped pattern is applied to an output.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+__all__ = [
+    "ANSI",
+    "LINE_CAP",
+    "Block",
+    "Filter",
+    "FilterError",
+    "Group",
+    "Matcher",
+    "Rule",
+    "Sample",
+    "signature_kind",
+]
+
+LINE_CAP = 4096  # regexes see at most this many characters of a line
+ANSI = re.compile(r"\x1b\[[0-9;?]{0,40}[ -/]{0,4}[@-~]|\x1b\][^\x07\x1b]{0,400}(?:\x07|\x1b\\)")
+
+
+class FilterError(ValueError):
+    """A filter file that cannot be loaded (names the file and the problem)."""
+
+
+@dataclass(frozen=True, slots=True)
+class Matcher:
+    """A list of line regexes as (at most) two combined regexes.
+
+    Patterns anchored at the line start are tried with one ``match``, the
+    others with one ``search``; :meth:`find` returns the index of a matching
+    pattern (-1 when none matches).
+    """
+
+    anchored: re.Pattern[str] | None
+    floating: re.Pattern[str] | None
+
+    @classmethod
+    def build(cls, patterns: Sequence[str]) -> Matcher | None:
+        if not patterns:
+            return None
+        anchored = [(i, p) for i, p in enumerate(patterns) if signature_kind(p) == "line"]
+        floating = [(i, p) for i, p in enumerate(patterns) if signature_kind(p) != "line"]
+
+        def union(items: list[tuple[int, str]]) -> re.Pattern[str] | None:
+            if not items:
+                return None
+            return re.compile("|".join(f"(?P<r{i}>{p})" for i, p in items))
+
+        return cls(union(anchored), union(floating))
+
+    def find(self, line: str) -> int:
+        if self.anchored is not None:
+            match = self.anchored.match(line)
+            if match is not None and match.lastgroup is not None:
+                return int(match.lastgroup[1:])
+        if self.floating is not None:
+            match = self.floating.search(line)
+            if match is not None and match.lastgroup is not None:
+                return int(match.lastgroup[1:])
+        return -1
+
+
+@dataclass(frozen=True, slots=True)
+class Rule:
+    source: str
+    label: str
+    note: str | None
+
+
+@dataclass(frozen=True, slots=True)
+class Block:
+    start: re.Pattern[str]
+    head: int
+    tail: int
+    label: str
+    note: str | None
+    counts: tuple[tuple[str, re.Pattern[str]], ...]
+
+
+@dataclass(frozen=True, slots=True)
+class Group:
+    key: re.Pattern[str]
+    head: int
+    label: str
+    note: str | None
+
+
+@dataclass(frozen=True, slots=True)
+class Sample:
+    input: str
+    expected: str
+    command: str | None
+    tool: str | None
+    source: str
+
+
+@dataclass(frozen=True, slots=True)
+class Filter:
+    name: str
+    origin: str
+    description: str = ""
+    priority: int = 50
+    action: str = "filter"
+    commands: tuple[str, ...] = ()
+    outputs: tuple[str, ...] = ()
+    tools: tuple[str, ...] = ()
+    defer_to_output: bool = False
+    keep: Matcher | None = None
+    header: Matcher | None = None
+    drop: Matcher | None = None
+    drop_rules: tuple[Rule, ...] = ()
+    collapse: Matcher | None = None
+    collapse_rules: tuple[Rule, ...] = ()
+    blocks: tuple[Block, ...] = ()
+    block_start: Matcher | None = None
+    block_end: Matcher | None = None
+    group: Group | None = None
+    head: int = 10
+    tail: int = 10
+    context_before: int = 0
+    context_after: int = 0
+    similar: bool = False
+    dedupe: bool = True
+    rows: bool = False
+    min_lines: int = 0
+    verify: tuple[Sample, ...] = ()
+
+
+def _top_level_alternation(body: str) -> bool:
+    depth = 0
+    in_class = False
+    escaped = False
+    for ch in body:
+        if escaped:
+            escaped = False
+        elif ch == "\\":
+            escaped = True
+        elif in_class:
+            in_class = ch != "]"
+        elif ch == "[":
+            in_class = True
+        elif ch == "(":
+            depth += 1
+        elif ch == ")":
+            depth -= 1
+        elif ch == "|" and depth == 0:
+            return True
+    return False
+
+
+def signature_kind(wrapped: str) -> str:
+    """Kind of a wrapped pattern: start (``\\A``), line (``^``) or text (anywhere)."""
+    body = wrapped[4:-1] if wrapped.startswith("(?i:") else wrapped[3:-1]
+    if _top_level_alternation(body):
+        return "text"
+    if body.startswith("\\A"):
+        return "start"
+    if body.startswith("^"):
+        return "line"
+    return "text"

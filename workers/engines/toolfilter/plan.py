@@ -1,0 +1,273 @@
+"""The plan of one output under one filter: a class and a label for every line.
+
+Pass 1 (:meth:`Plan._classify`) marks each line kept, dropped, blank, shown
+or unclassified; pass 2 (:meth:`Plan.budget`) applies the head/tail and
+context budgets to the unclassified lines.  Labels say why a line was
+dropped; :mod:`.render` turns them into marker notes.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+
+from workers.engines._prose import CRITICAL_CAP, gate_keys
+from workers.engines.toolfilter.filters import ANSI, LINE_CAP, Filter, Rule
+from workers.fidelity.facts import critical_lines
+from workers.markers import has_marker
+
+__all__ = [
+    "BLANK",
+    "DROP",
+    "KEEP",
+    "NORMAL",
+    "PLAIN",
+    "REPEAT",
+    "SHOWN",
+    "SIMILAR",
+    "Label",
+    "Plan",
+]
+
+# characters str.splitlines() breaks on besides \n (the gate splits lines that way)
+_OTHER_BREAKS = re.compile("[\r\x0b\x0c\x1c\x1d\x1e\x85\u2028\u2029]")
+_DIGITS = re.compile(r"\d+")
+_KEY_BAD = re.compile(r"[<>\r\n\x00-\x1f{}]")
+
+# line classes
+NORMAL, KEEP, DROP, BLANK, SHOWN = 0, 1, 2, 3, 4
+
+
+@dataclass(frozen=True, slots=True, eq=False)
+class Label:
+    text: str
+    note: str | None = None
+    rows: bool = False
+    key: str = ""
+    counts: tuple[tuple[str, re.Pattern[str]], ...] = ()
+
+
+REPEAT = Label("repeated lines")
+SIMILAR = Label("similar lines")
+PLAIN = Label("")
+_RULE_LABELS: dict[int, tuple[Filter, tuple[Label, ...], tuple[Label, ...]]] = {}
+
+
+def _rule_labels(filt: Filter) -> tuple[tuple[Label, ...], tuple[Label, ...]]:
+    """One label object per distinct (label, note) of the filter's drop and collapse rules."""
+    cached = _RULE_LABELS.get(id(filt))
+    if cached is None or cached[0] is not filt:
+        shared: dict[tuple[str, str | None], Label] = {}
+
+        def label(rule: Rule) -> Label:
+            return shared.setdefault((rule.label, rule.note), Label(rule.label, rule.note))
+
+        cached = (
+            filt,
+            tuple(label(r) for r in filt.drop_rules),
+            tuple(label(r) for r in filt.collapse_rules),
+        )
+        if len(_RULE_LABELS) > 1024:
+            _RULE_LABELS.clear()
+        _RULE_LABELS[id(filt)] = cached
+    return cached[1], cached[2]
+
+
+def _shape(line: str) -> str:
+    return _DIGITS.sub("0", line[:300])
+
+
+def _clean_key(key: str) -> str:
+    key = _KEY_BAD.sub("", key).strip()
+    return key[:80] + ("…" if len(key) > 80 else "")
+
+
+class Plan:
+    """Per-line classes and labels of one output under one filter."""
+
+    def __init__(self, text: str, filt: Filter) -> None:
+        self.filt = filt
+        lines = text.split("\n")
+        self.trailing = len(lines) > 1 and lines[-1] == ""
+        if self.trailing:
+            lines.pop()
+        self.lines = lines
+        n = len(lines)
+        self.cls = bytearray(n)
+        self.labels: list[Label | None] = [None] * n
+        self.region: list[int] = [-1] * n  # -1: global, else block/group id
+        self.region_labels: dict[int, Label] = {}
+        self._block_limits: dict[int, tuple[int, int]] = {}
+        self.total_rows = 0
+        self.headers = 0  # kept lines that are not rows (headers, legends, markers)
+        crit = {line for _, line in critical_lines(text, "tool_result")}
+        self._classify(crit, "\x1b" in text, bool(_OTHER_BREAKS.search(text)), "\r" in text)
+        if "```" in text or "~~~" in text:
+            self._keep_fences()
+
+    def _keep_fences(self) -> None:
+        """Fenced code blocks are one protected span for the gate: keep them whole."""
+        lines = self.lines
+        n = len(lines)
+        i = 0
+        while i < n:
+            if lines[i].startswith(("```", "~~~")):
+                j = i + 1
+                while j < n and lines[j].rstrip(" \t") not in ("```", "~~~"):
+                    j += 1
+                if j < n:
+                    for k in range(i, j + 1):
+                        if self.cls[k] != BLANK:
+                            self.cls[k] = KEEP
+                    i = j
+            i += 1
+
+    # -- pass 1: per-line classification ----------------------------------------
+
+    def _classify(self, crit: set[str], ansi: bool, split: bool, cr: bool) -> None:
+        filt = self.filt
+        cls = self.cls
+        labels = self.labels
+        region = self.region
+        seen_kept: set[str] = set()
+        drop_labels, collapse_labels = _rule_labels(filt)
+        prev_collapse = -1
+        prev_shape: str | None = None
+        block_id = -1
+        group_key: str | None = None
+        group_id = -1
+        next_region = 0
+        # bound once: these run for every line
+        header_find = filt.header.find if filt.header is not None else None
+        keep_find = filt.keep.find if filt.keep is not None else None
+        drop_find = filt.drop.find if filt.drop is not None else None
+        collapse_find = filt.collapse.find if filt.collapse is not None else None
+        similar = filt.similar
+        for i, raw in enumerate(self.lines):
+            m = raw if len(raw) <= LINE_CAP else raw[:LINE_CAP]
+            if ansi and "\x1b" in m:
+                m = ANSI.sub("", m)
+            if cr and m.endswith("\r"):
+                m = m.rstrip("\r")
+            if not m.strip():
+                cls[i] = BLANK
+                continue
+            # regions: blocks (diff hunks, failure sections) and groups (grep files)
+            if filt.block_start is not None:
+                bidx = filt.block_start.find(m)
+                if bidx >= 0:
+                    block = filt.blocks[bidx]
+                    block_id = next_region
+                    next_region += 1
+                    self.region_labels[block_id] = Label(
+                        block.label, block.note, counts=block.counts
+                    )
+                    self._block_limits[block_id] = (block.head, block.tail)
+                elif filt.block_end is not None and filt.block_end.find(m) >= 0:
+                    block_id = -1
+            current = block_id
+            if current < 0 and filt.group is not None:
+                gm = filt.group.key.match(m)
+                key = gm.group(1) if gm is not None else None
+                if key is None:
+                    group_key = None
+                elif key != group_key:
+                    group_key = key
+                    group_id = next_region
+                    next_region += 1
+                    self.region_labels[group_id] = Label(
+                        filt.group.label, filt.group.note, key=_clean_key(key)
+                    )
+                    self._block_limits[group_id] = (filt.group.head, 0)
+                current = group_id if key is not None else -1
+            region[i] = current
+            if header_find is not None and header_find(m) >= 0:
+                cls[i] = KEEP
+                self.headers += 1
+                continue
+            # kept lines: critical for the gate, the filter's keep rules, markers
+            critical = (
+                (
+                    any(map(crit.__contains__, gate_keys(raw)))
+                    if split
+                    else raw.strip()[:CRITICAL_CAP] in crit
+                )
+                if crit
+                else False
+            )
+            if critical or (keep_find is not None and keep_find(m) >= 0):
+                dkey = raw.strip()
+                if filt.dedupe and dkey in seen_kept:
+                    cls[i] = DROP
+                    labels[i] = REPEAT
+                else:
+                    seen_kept.add(dkey)
+                    cls[i] = KEEP
+                prev_collapse = -1
+                prev_shape = None
+                continue
+            if has_marker(m):
+                cls[i] = KEEP
+                self.headers += 1
+                continue
+            if drop_find is not None:
+                didx = drop_find(m)
+                if didx >= 0:
+                    cls[i] = DROP
+                    labels[i] = drop_labels[didx]
+                    continue
+            if collapse_find is not None:
+                idx = collapse_find(m)
+                if idx >= 0:
+                    if idx == prev_collapse:
+                        cls[i] = DROP
+                        labels[i] = collapse_labels[idx]
+                    else:
+                        cls[i] = SHOWN
+                        prev_collapse = idx
+                    continue
+            prev_collapse = -1
+            if similar:
+                shape = _shape(m)
+                if shape == prev_shape:
+                    cls[i] = DROP
+                    labels[i] = SIMILAR
+                    continue
+                prev_shape = shape
+
+    # -- pass 2: budgets -----------------------------------------------------------
+
+    def budget(self) -> None:
+        filt = self.filt
+        cls = self.cls
+        n = len(cls)
+        # context around kept lines
+        if filt.context_before or filt.context_after:
+            for i in range(n):
+                if cls[i] != KEEP:
+                    continue
+                for j in range(max(0, i - filt.context_before), i):
+                    if cls[j] == NORMAL:
+                        cls[j] = SHOWN
+                for j in range(i + 1, min(n, i + 1 + filt.context_after)):
+                    if cls[j] == NORMAL:
+                        cls[j] = SHOWN
+        # unclassified lines per region
+        per_region: dict[int, list[int]] = {}
+        for i in range(n):
+            if cls[i] == NORMAL:
+                per_region.setdefault(self.region[i], []).append(i)
+        total_rows = n - cls.count(BLANK) - self.headers
+        for region, idxs in per_region.items():
+            if region < 0:
+                head, tail = filt.head, filt.tail
+                label = Label("", rows=filt.rows)
+            else:
+                head, tail = self._block_limits[region]
+                label = self.region_labels[region]
+            if len(idxs) <= head + tail:
+                continue
+            for i in idxs[head : len(idxs) - tail]:
+                cls[i] = DROP
+                self.labels[i] = label
+        self.total_rows = total_rows
