@@ -33,6 +33,7 @@ from dataclasses import asdict, dataclass
 from pathlib import Path
 
 from workers.core.settings import Settings
+from workers.service.kafka import clients
 from workers.service.kafka.io import MAX_REQUEST_SIZE
 from workers.service.kafka.options import bootstrap_list, client_options
 from workers.service.process import InMessage, Processor, TopicNames
@@ -84,15 +85,12 @@ def in_process(settings: Settings, names: TopicNames, lines: Sequence[bytes], si
 
 
 async def _produce(settings: Settings, topic: str, lines: Sequence[bytes]) -> None:
-    from aiokafka import AIOKafkaProducer
-
-    producer = AIOKafkaProducer(
-        bootstrap_servers=",".join(bootstrap_list(settings)),
+    producer = clients.producer(
+        clients.connection(settings),
         linger_ms=10,
         max_batch_size=1024 * 1024,
         max_request_size=MAX_REQUEST_SIZE,
         acks="all",
-        **client_options(settings),
     )
     await producer.start()
     try:
@@ -111,27 +109,22 @@ async def aiokafka_loop(
     processor: Processor | None,
 ) -> Result:
     """Consume ``n`` records of ``source``, produce to ``sink`` (processed or not), commit."""
-    from aiokafka import AIOKafkaConsumer, AIOKafkaProducer
-
-    options = client_options(settings)
-    bootstrap = ",".join(bootstrap_list(settings))
-    consumer = AIOKafkaConsumer(
+    conn = clients.connection(settings)
+    consumer = clients.consumer(
+        conn,
         source,
-        bootstrap_servers=bootstrap,
         group_id=f"bench-loop-{uuid.uuid4().hex[:8]}",
         enable_auto_commit=False,
         auto_offset_reset="earliest",
         max_partition_fetch_bytes=MAX_REQUEST_SIZE,
-        **options,
     )
-    producer = AIOKafkaProducer(
-        bootstrap_servers=bootstrap,
+    producer = clients.producer(
+        conn,
         linger_ms=settings.producer_linger_ms,
         max_batch_size=settings.producer_max_batch_size,
         max_request_size=MAX_REQUEST_SIZE,
         acks="all",
         enable_idempotence=True,
-        **options,
     )
     await consumer.start()
     await producer.start()
@@ -274,9 +267,9 @@ def run_bench(
 async def _create_plain(
     bootstrap: str, topics: Sequence[str], settings: Settings, partitions: int
 ) -> None:
-    from aiokafka.admin import AIOKafkaAdminClient, NewTopic
+    from aiokafka.admin import NewTopic
 
-    admin = AIOKafkaAdminClient(bootstrap_servers=bootstrap, **client_options(settings))
+    admin = clients.admin(clients.connection(bootstrap=bootstrap, options=client_options(settings)))
     await admin.start()
     try:
         existing = set(await admin.list_topics())

@@ -23,6 +23,7 @@ import orjson
 
 from workers.cli._common import UserError, open_in, open_out
 from workers.core.settings import Settings, SettingsError
+from workers.service.kafka import clients
 from workers.service.kafka.io import produce_lines, read_topic
 from workers.service.process import DLQ_PREFIX, SHORT_NAMES, TopicNames
 
@@ -188,9 +189,6 @@ def replay_plan(record: Any) -> tuple[str, bytes | None, bytes, list[tuple[str, 
 
 
 async def _replay(args: argparse.Namespace) -> int:
-    from aiokafka import AIOKafkaProducer
-
-    from workers.service.kafka.options import bootstrap_list, client_options
 
     settings = _settings(args)
     names = TopicNames.from_settings(settings)
@@ -210,12 +208,8 @@ async def _replay(args: argparse.Namespace) -> int:
         if args.count is not None and len(plans) >= args.count:
             break
     if not args.dry_run and plans:
-        producer = AIOKafkaProducer(
-            bootstrap_servers=",".join(bootstrap_list(settings)),
-            acks="all",
-            enable_idempotence=True,
-            linger_ms=5,
-            **client_options(settings),
+        producer = clients.producer(
+            clients.connection(settings), acks="all", enable_idempotence=True, linger_ms=5
         )
         await producer.start()
         try:

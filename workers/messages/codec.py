@@ -20,7 +20,7 @@ import orjson
 from workers.core.catalog import ENGINES
 from workers.messages.model import Format, Path, Record, Unit
 
-__all__ = ["RESERVED_KEY", "InvalidRecord", "apply_texts", "parse_record"]
+__all__ = ["RESERVED_KEY", "InvalidRecord", "apply_texts", "parse_record", "record_id"]
 
 RESERVED_KEY = "compression"
 _SYSTEM_ROLES = frozenset({"system", "developer"})
@@ -37,8 +37,9 @@ class InvalidRecord(ValueError):
         self.record_id = record_id
 
 
-def _record_id(data: dict[str, Any]) -> str | None:
-    rid = data.get("id")
+def record_id(value: Any) -> str | None:
+    """The record's ``id`` as text (a string or an integer), else None; any JSON value."""
+    rid = value.get("id") if isinstance(value, dict) else None
     if isinstance(rid, str | int) and not isinstance(rid, bool):
         return str(rid)
     return None
@@ -101,7 +102,7 @@ def parse_record(data: Any) -> Record:
             f"record must be a JSON object, got {type(data).__name__}; "
             'expected {"id": ..., "messages": [...]} or {"id": ..., "kind": "tool_output", "content": "..."}'
         )
-    rid = _record_id(data)
+    rid = record_id(data)
     if RESERVED_KEY in data:
         raise InvalidRecord(
             f"record already has a '{RESERVED_KEY}' object: it was compressed before; "

@@ -25,6 +25,7 @@ from typing import Any
 import orjson
 
 from workers.core.offload import OffloadStore
+from workers.service.kafka import clients
 
 __all__ = ["KafkaOffloadStore"]
 
@@ -88,11 +89,11 @@ class KafkaOffloadStore(OffloadStore):
         """Publish queued ``put`` entries; returns how many were sent."""
         if not self._pending:
             return 0
-        from aiokafka import AIOKafkaProducer
-
         pending, self._pending = self._pending, {}
-        producer = AIOKafkaProducer(
-            bootstrap_servers=self.bootstrap, acks="all", linger_ms=5, **self.client_options
+        producer = clients.producer(
+            clients.connection(bootstrap=self.bootstrap, options=self.client_options),
+            acks="all",
+            linger_ms=5,
         )
         await producer.start()
         try:
@@ -119,28 +120,23 @@ class KafkaOffloadStore(OffloadStore):
 
     async def run(self, poll_timeout_ms: int = 500) -> None:
         """Read the topic into the index until cancelled or :meth:`stop`."""
-        from aiokafka import AIOKafkaConsumer
         from aiokafka.structs import TopicPartition
 
-        consumer = self._consumer = AIOKafkaConsumer(
-            bootstrap_servers=self.bootstrap,
+        consumer = self._consumer = clients.consumer(
+            clients.connection(bootstrap=self.bootstrap, options=self.client_options),
             group_id=None,
             enable_auto_commit=False,
             isolation_level="read_committed",
             auto_offset_reset="earliest",
-            **self.client_options,
         )
         await consumer.start()
         try:
             partitions = None
             while partitions is None and not self._stopping:
-                partitions = consumer.partitions_for_topic(self.topic)
+                partitions = await clients.partitions_of(consumer, self.topic)
                 if partitions is None:
-                    await consumer._client.force_metadata_update()
-                    partitions = consumer.partitions_for_topic(self.topic)
-                    if partitions is None:
-                        log.warning("offload topic %s not found; retrying", self.topic)
-                        await asyncio.sleep(2.0)
+                    log.warning("offload topic %s not found; retrying", self.topic)
+                    await asyncio.sleep(2.0)
             if self._stopping or partitions is None:
                 return
             tps = [TopicPartition(self.topic, p) for p in sorted(partitions)]

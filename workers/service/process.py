@@ -55,7 +55,7 @@ from jsonschema.exceptions import best_match
 from workers.core.jsonl import BadLine, decode_line, detect_layout, dump_layout
 from workers.core.redact import redact
 from workers.core.settings import Settings, SettingsError
-from workers.messages import RESERVED_KEY
+from workers.messages import RESERVED_KEY, record_id
 from workers.pipeline.batch import dead_letter_for_line
 from workers.pipeline.runner import Outcome, Pipeline, RecordError, Rejection
 from workers.service.topics import SCHEMAS_DIR, load_topics
@@ -255,14 +255,6 @@ def build_pipeline(settings: Settings) -> Pipeline:
     return pipeline
 
 
-def _rid(value: Any) -> str | None:
-    if isinstance(value, dict):
-        rid = value.get("id")
-        if isinstance(rid, str | int) and not isinstance(rid, bool):
-            return str(rid)
-    return None
-
-
 def _utc_iso(now: float) -> str:
     return datetime.fromtimestamp(now, UTC).strftime("%Y-%m-%dT%H:%M:%S.%f")[:-3] + "Z"
 
@@ -398,16 +390,22 @@ class Processor:
             return self._reject(msg, "decode", "JSONDecodeError", f"value is {reason}", None)
         schema_error = self.validator.error(msg.topic, value)
         if schema_error is not None:
-            return self._reject(msg, "validate", "SchemaValidationError", schema_error, _rid(value))
+            return self._reject(
+                msg, "validate", "SchemaValidationError", schema_error, record_id(value)
+            )
         try:
             outcome = self.pipeline.run_raw(value)
         except RecordError as exc:
             return self._reject(
-                msg, exc.stage, "InvalidRecord", exc.reason, exc.record_id or _rid(value)
+                msg, exc.stage, "InvalidRecord", exc.reason, exc.record_id or record_id(value)
             )
         except RecursionError:
             return self._reject(
-                msg, "validate", "InvalidRecord", "record nested too deeply to process", _rid(value)
+                msg,
+                "validate",
+                "InvalidRecord",
+                "record nested too deeply to process",
+                record_id(value),
             )
         layout = detect_layout(raw, value)
         if layout is not None:

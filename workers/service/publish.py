@@ -39,6 +39,7 @@ from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, ClassVar
 
+from workers.service.kafka import clients
 from workers.service.process import OutMessage
 
 __all__ = [
@@ -243,13 +244,11 @@ class TransactionalPublisher(Publisher):
     async def _producer(self, tp: TP) -> Any:
         producer = self._producers.get(tp)
         if producer is None:
-            from aiokafka import AIOKafkaProducer
-
-            producer = AIOKafkaProducer(
+            producer = clients.producer(
+                self._options,
                 transactional_id=self.transactional_id(tp),
                 transaction_timeout_ms=self._transaction_timeout_ms,
                 client_id=self.transactional_id(tp),
-                **self._options,
             )
             # start() runs InitProducerId: it fences an older producer with the
             # same transactional id and aborts the transaction it left open.
@@ -382,9 +381,7 @@ class IdempotentPublisher(Publisher):
         return not self._stopped
 
     async def start(self) -> None:
-        from aiokafka import AIOKafkaProducer
-
-        self._producer = AIOKafkaProducer(**self._options)
+        self._producer = clients.producer(self._options)
         await self._producer.start()
 
     async def stop(self) -> None:

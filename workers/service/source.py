@@ -24,6 +24,7 @@ from abc import ABC, abstractmethod
 from collections.abc import Iterable, Mapping
 from typing import Any
 
+from workers.service.kafka import clients
 from workers.service.process import InMessage
 
 __all__ = ["GapError", "KafkaSource", "MemorySource", "RecordSource"]
@@ -98,16 +99,13 @@ class KafkaSource(RecordSource):
 
     async def _ensure(self) -> Any:
         if self._consumer is None:
-            from aiokafka import AIOKafkaConsumer
-
-            consumer = AIOKafkaConsumer(
-                bootstrap_servers=self.bootstrap,
+            consumer = clients.consumer(
+                clients.connection(bootstrap=self.bootstrap, options=self.options),
                 group_id=None,
                 enable_auto_commit=False,
                 auto_offset_reset="earliest",
                 isolation_level="read_uncommitted",
                 max_partition_fetch_bytes=8 * 1024 * 1024,
-                **self.options,
             )
             await consumer.start()
             self._consumer = consumer
@@ -151,13 +149,12 @@ class KafkaSource(RecordSource):
                     )
 
     async def start_offsets(self, group_id: str, tps: Iterable[TP]) -> dict[TP, int]:
-        from aiokafka.admin import AIOKafkaAdminClient
         from aiokafka.structs import TopicPartition
 
         wanted = [TopicPartition(t, p) for t, p in tps]
         if not wanted:
             return {}
-        admin = AIOKafkaAdminClient(bootstrap_servers=self.bootstrap, **self.options)
+        admin = clients.admin(clients.connection(bootstrap=self.bootstrap, options=self.options))
         await admin.start()
         try:
             committed = await admin.list_consumer_group_offsets(group_id, partitions=wanted)

@@ -219,8 +219,10 @@ async def create_topics(
     the call returns only when every created topic has a leader for each partition, so a
     producer or consumer can use them at once.
     """
-    from aiokafka.admin import AIOKafkaAdminClient, NewTopic
+    from aiokafka.admin import NewTopic
     from aiokafka.errors import TopicAlreadyExistsError, for_code
+
+    from workers.service.kafka import clients
 
     wanted = _specs(specs)
     for spec in wanted:
@@ -230,11 +232,10 @@ async def create_topics(
                 f"topic name {full!r} (prefix {prefix!r} + {spec.name!r}) is not a legal Kafka "
                 f"topic name: at most {_MAX_TOPIC_NAME} letters, digits, '.', '_' or '-'"
             )
-    admin = AIOKafkaAdminClient(
-        bootstrap_servers=bootstrap,
+    admin = clients.admin(
+        clients.connection(bootstrap=bootstrap, options=client_options),
         client_id="ctxpress-topics",
         request_timeout_ms=timeout_ms,
-        **dict(client_options or {}),
     )
     await admin.start()
     try:

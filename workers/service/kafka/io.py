@@ -22,7 +22,7 @@ from typing import Any
 import orjson
 
 from workers.core.settings import Settings
-from workers.service.kafka.options import bootstrap_list, client_options
+from workers.service.kafka import clients
 from workers.service.process import TopicNames
 
 __all__ = ["ProduceReport", "end_offsets", "produce_lines", "read_topic", "route"]
@@ -62,19 +62,15 @@ class ProduceReport:
 
 
 def _producer(settings: Settings, **extra: Any) -> Any:
-    from aiokafka import AIOKafkaProducer
-
     options: dict[str, Any] = {
-        "bootstrap_servers": ",".join(bootstrap_list(settings)),
         "acks": "all",
         "enable_idempotence": True,
         "linger_ms": max(settings.producer_linger_ms, 5),
         "max_batch_size": settings.producer_max_batch_size,
         "max_request_size": MAX_REQUEST_SIZE,
-        **client_options(settings),
     }
     options.update(extra)
-    return AIOKafkaProducer(**options)
+    return clients.producer(clients.connection(settings), **options)
 
 
 async def produce_lines(
@@ -97,7 +93,7 @@ async def produce_lines(
     pending: list[tuple[int, str, asyncio.Future[Any]]] = []
     try:
         targets = [forced] if forced else list(names.inputs)
-        await producer.client.force_metadata_update()
+        await clients.refresh_metadata(producer)
         absent = [t for t in targets if not producer.client.cluster.partitions_for_topic(t)]
         if absent:
             # aiokafka would wait (and log) for a minute per record before giving up.
@@ -150,24 +146,19 @@ async def read_topic(
     record, at ``deadline`` (``time.monotonic()``), or with ``until_end`` once
     every partition reached its end offset as of the start.
     """
-    from aiokafka import AIOKafkaConsumer
     from aiokafka.structs import TopicPartition
 
-    consumer = AIOKafkaConsumer(
-        bootstrap_servers=",".join(bootstrap_list(settings)),
+    consumer = clients.consumer(
+        clients.connection(settings),
         group_id=None,
         enable_auto_commit=False,
         isolation_level=isolation_level,
         auto_offset_reset="earliest",
         max_partition_fetch_bytes=MAX_REQUEST_SIZE,
-        **client_options(settings),
     )
     await consumer.start()
     try:
-        partitions = consumer.partitions_for_topic(topic)
-        if partitions is None:
-            await consumer._client.force_metadata_update()
-            partitions = consumer.partitions_for_topic(topic)
+        partitions = await clients.partitions_of(consumer, topic)
         if not partitions:
             raise LookupError(
                 f"topic {topic!r} does not exist on {settings.kafka_bootstrap}; "
@@ -207,24 +198,19 @@ async def read_topic(
 
 async def end_offsets(settings: Settings, topics: Iterable[str]) -> dict[str, dict[int, int]]:
     """topic -> partition -> end offset (read_committed: the last stable offset)."""
-    from aiokafka import AIOKafkaConsumer
     from aiokafka.structs import TopicPartition
 
-    consumer = AIOKafkaConsumer(
-        bootstrap_servers=",".join(bootstrap_list(settings)),
+    consumer = clients.consumer(
+        clients.connection(settings),
         group_id=None,
         enable_auto_commit=False,
         isolation_level="read_committed",
-        **client_options(settings),
     )
     await consumer.start()
     try:
         out: dict[str, dict[int, int]] = {}
         for topic in topics:
-            partitions = consumer.partitions_for_topic(topic)
-            if partitions is None:
-                await consumer._client.force_metadata_update()
-                partitions = consumer.partitions_for_topic(topic) or set()
+            partitions = await clients.partitions_of(consumer, topic) or set()
             tps = [TopicPartition(topic, p) for p in sorted(partitions)]
             ends = await consumer.end_offsets(tps) if tps else {}
             out[topic] = {tp.partition: offset for tp, offset in ends.items()}
