@@ -38,6 +38,7 @@ def app() -> Iterator[Any]:
         pipeline=gate_rejecting_pipeline(settings),
         publisher=ListPublisher(),
         offload=MemoryStore(),
+        source=None,
     )
     app.finalize()
     app.conf.store = "memory://"

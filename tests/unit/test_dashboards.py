@@ -85,7 +85,11 @@ def exported_metrics() -> dict[str, Exported]:
 
     registry = CollectorRegistry()
     create_app(
-        Settings.from_env({}), publisher=ListPublisher(), offload=MemoryStore(), registry=registry
+        Settings.from_env({}),
+        publisher=ListPublisher(),
+        offload=MemoryStore(),
+        registry=registry,
+        source=None,
     )
     collectors: dict[int, Any] = {id(c): c for c in registry._names_to_collectors.values()}
     out: dict[str, Exported] = {}

@@ -43,7 +43,7 @@ import asyncio
 import logging
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, Literal
 
 import faust
 from prometheus_client import CollectorRegistry
@@ -201,9 +201,14 @@ def create_app(
     publisher: Publisher | None = None,
     offload: OffloadStore | None = None,
     registry: CollectorRegistry | None = None,
-    source: RecordSource | None = None,
+    source: RecordSource | Literal["kafka"] | None = "kafka",
 ) -> faust.App:
-    """A configured Faust app.  Tests pass a ListPublisher, a MemoryStore (and no source)."""
+    """A configured Faust app.
+
+    Every collaborator can be passed in (tests pass a ListPublisher, a MemoryStore and
+    ``source=None``); by default each is the Kafka one.  ``source``: where the handler
+    re-reads records it missed (``"kafka"``: the input topics; None: nowhere).
+    """
     settings = settings or Settings.from_env()
     check_web_security(settings)
     if settings.processing_guarantee == "exactly_once" and settings.concurrency != 1:
@@ -256,9 +261,8 @@ def create_app(
         deterministic=deterministic,
         max_message_bytes=settings.max_message_bytes,
     )
-    testing = publisher is not None
     publisher = publisher or _publisher(settings, metrics)
-    if source is None and not testing:
+    if source == "kafka":
         source = KafkaSource(",".join(hosts), client_options=client_options(settings))
     store: OffloadStore
     if offload is not None:
