@@ -17,14 +17,13 @@ from __future__ import annotations
 
 import logging
 import time
-import weakref
-from collections.abc import Callable, Iterator, Sequence
-from contextlib import contextmanager
+from collections.abc import Callable, Sequence
 from datetime import timedelta
 from typing import Any
 
 import faust
 
+from workers.service.faust_compat import current_event
 from workers.service.handler import BatchHandler, Savings, savings_of
 from workers.service.process import InMessage, Processed
 from workers.service.publish import PublishError
@@ -59,18 +58,6 @@ def to_message(event: Any) -> InMessage:
     )
 
 
-@contextmanager
-def _current(event: Any) -> Iterator[None]:
-    """Make ``event`` Faust's current event: a table write goes to its partition's changelog."""
-    from faust import streams
-
-    token = streams._current_event.set(weakref.ref(event))
-    try:
-        yield
-    finally:
-        streams._current_event.reset(token)
-
-
 def add_savings(table: Any, events: Sequence[Any], savings: Savings, now: float) -> None:
     """Add one batch's aggregates to the windowed table (key: mode/engine/partition)."""
     if not savings.rows:
@@ -82,7 +69,7 @@ def add_savings(table: Any, events: Sequence[Any], savings: Savings, now: float)
         if event is None:
             continue
         key = f"{mode}/{engine}/{partition}"
-        with _current(event):
+        with current_event(event):
             current = window[key].value() or [0, 0, 0]
             window[key] = [current[0] + records, current[1] + before, current[2] + after]
 

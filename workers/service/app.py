@@ -52,6 +52,7 @@ from workers.core.offload import OffloadStore
 from workers.core.settings import Settings, SettingsError
 from workers.pipeline.runner import Pipeline
 from workers.service.agents import install_agents, savings_rows
+from workers.service.faust_compat import filter_commits
 from workers.service.handler import BatchHandler
 from workers.service.kafka.options import bootstrap_list, client_options, faust_credentials
 from workers.service.metrics import Metrics
@@ -147,16 +148,7 @@ class CommitGuard:
     def install(self, consumer: Any) -> None:
         if self._installed is consumer:
             return
-        original = consumer._commit
-
-        async def _commit(offsets: Any) -> bool:
-            allowed = {tp: off for tp, off in offsets.items() if self.allows(tp.topic)}
-            if allowed:
-                result: bool = await original(allowed)
-                return result
-            return True
-
-        consumer._commit = _commit
+        filter_commits(consumer, self.allows)
         self._installed = consumer
 
 

@@ -1,0 +1,46 @@
+"""The two places ctxpress reaches into Faust's private API, kept together.
+
+faust-streaming 0.15 offers no public hook for either:
+
+- :func:`current_event`: make an event Faust's *current event*, so that a table
+  write goes to that event's partition of the changelog (``faust.streams._current_event``);
+- :func:`filter_commits`: let only some input offsets through the consumer's
+  commit (``Consumer._commit``), so that a transactional publisher owns them.
+
+Upgrading Faust means checking these two functions first.
+"""
+
+from __future__ import annotations
+
+import weakref
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
+from typing import Any
+
+__all__ = ["current_event", "filter_commits"]
+
+
+@contextmanager
+def current_event(event: Any) -> Iterator[None]:
+    """Make ``event`` Faust's current event while the block runs."""
+    from faust import streams
+
+    token = streams._current_event.set(weakref.ref(event))
+    try:
+        yield
+    finally:
+        streams._current_event.reset(token)
+
+
+def filter_commits(consumer: Any, allows: Callable[[str], bool]) -> None:
+    """Wrap ``consumer``'s commit: offsets of topics ``allows`` refuses are never committed."""
+    original = consumer._commit
+
+    async def _commit(offsets: Any) -> bool:
+        allowed = {tp: off for tp, off in offsets.items() if allows(tp.topic)}
+        if allowed:
+            result: bool = await original(allowed)
+            return result
+        return True
+
+    consumer._commit = _commit
