@@ -10,7 +10,7 @@ from typing import Any
 import orjson
 import pytest
 
-from workers.cli.io_cmd import replay_plan
+from workers.cli.dlq_cmd import replay_plan
 from workers.core.settings import Settings, SettingsError
 from workers.messages import RESERVED_KEY
 from workers.service.app import CommitGuard

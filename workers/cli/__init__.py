@@ -20,7 +20,10 @@ COMMAND_MODULES = (
     "workers.cli.bench",
     "workers.cli.kafka_cmd",
     "workers.cli.worker_cmd",
-    "workers.cli.io_cmd",
+    "workers.cli.produce_cmd",
+    "workers.cli.consume_cmd",
+    "workers.cli.dlq_cmd",
+    "workers.cli.bench_kafka_cmd",
     "workers.cli.demo",
     "workers.cli.corpus_cmd",
 )

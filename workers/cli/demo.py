@@ -28,11 +28,9 @@ from typing import Any
 import orjson
 
 from workers.core.settings import Settings, SettingsError
-from workers.service.kafka.io import end_offsets, produce_lines, read_topic
 from workers.service.kafka.options import client_options
-from workers.service.process import TopicNames
 from workers.service.supervise import WorkerProcess, free_port
-from workers.service.topics import REPO_ROOT, create_topics, load_topics
+from workers.service.topics import REPO_ROOT, TopicNames, create_topics, load_topics
 
 __all__ = ["register"]
 
@@ -202,6 +200,8 @@ async def _read_back(
     tally: Tally,
     timeout: float,
 ) -> bool:
+    from workers.service.kafka.io import read_topic
+
     deadline = time.monotonic() + timeout
     while True:
         tally.compressed.clear()
@@ -275,6 +275,8 @@ def _summary(tally: Tally) -> str:
 
 
 def run(args: argparse.Namespace) -> int:
+    from workers.service.kafka.io import end_offsets, produce_lines
+
     if args.stop:
         return _stop_all()
     try:

@@ -58,7 +58,8 @@ from workers.core.settings import Settings, SettingsError
 from workers.messages import RESERVED_KEY, record_id
 from workers.pipeline.batch import dead_letter_for_line
 from workers.pipeline.runner import Outcome, Pipeline, RecordError, Rejection
-from workers.service.topics import SCHEMAS_DIR, load_topics
+from workers.service.dead_letters import DLQ_HEADERS, DLQ_PREFIX
+from workers.service.topics import SCHEMAS_DIR, SHORT_NAMES, TopicNames, load_topics
 
 __all__ = [
     "DLQ_HEADERS",
@@ -76,24 +77,6 @@ __all__ = [
 
 log = logging.getLogger(__name__)
 
-SHORT_NAMES = ("transcripts", "tool-outputs", "compressed", "stats", "dead-letter", "offload")
-
-DLQ_PREFIX = "ctxpress.dlq."
-#: Header names of a dead letter, in the order they are written.
-DLQ_HEADERS = (
-    "ctxpress.dlq.original.topic",
-    "ctxpress.dlq.original.partition",
-    "ctxpress.dlq.original.offset",
-    "ctxpress.dlq.original.timestamp",
-    "ctxpress.dlq.original.consumer.group",
-    "ctxpress.dlq.error.class",
-    "ctxpress.dlq.error.message",
-    "ctxpress.dlq.error.stage",
-    "ctxpress.dlq.error.engine",
-    "ctxpress.dlq.record.id",
-    "ctxpress.dlq.time",
-    "ctxpress.dlq.replayable",
-)
 MAX_HEADER_MESSAGE = 1000
 #: At most this many bytes of the input's own headers are copied onto a dead letter.
 COPIED_HEADERS_BYTES = 64 * 1024
@@ -114,39 +97,6 @@ def wire_size(key: bytes | None, value: bytes | None, headers: Iterable[tuple[st
     for name, header in headers:
         size += _HEADER_OVERHEAD + len(name.encode("utf-8")) + len(header)
     return size
-
-
-@dataclass(frozen=True, slots=True)
-class TopicNames:
-    """Full Kafka topic names of the six topics (prefix + short name)."""
-
-    transcripts: str
-    tool_outputs: str
-    compressed: str
-    stats: str
-    dead_letter: str
-    offload: str
-
-    @classmethod
-    def from_prefix(cls, prefix: str) -> TopicNames:
-        return cls(*(f"{prefix}{name}" for name in SHORT_NAMES))
-
-    @classmethod
-    def from_settings(cls, settings: Settings) -> TopicNames:
-        return cls.from_prefix(settings.topic_prefix)
-
-    @property
-    def inputs(self) -> tuple[str, str]:
-        return (self.transcripts, self.tool_outputs)
-
-    def by_short(self, short: str) -> str:
-        """Full name for a short name (``dead-letter`` -> ``<prefix>dead-letter``)."""
-        try:
-            return getattr(self, short.replace("-", "_"))  # type: ignore[no-any-return]
-        except AttributeError:
-            raise SettingsError(
-                f"unknown topic {short!r}; valid topics: {', '.join(SHORT_NAMES)}"
-            ) from None
 
 
 @dataclass(frozen=True, slots=True)

@@ -20,11 +20,15 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from workers.core.settings import Settings, SettingsError
+
 __all__ = [
     "CLEANUP_POLICIES",
     "REPO_ROOT",
     "SCHEMAS_DIR",
+    "SHORT_NAMES",
     "TOPICS_DIR",
+    "TopicNames",
     "TopicSpec",
     "TopicSpecError",
     "create_topics",
@@ -304,3 +308,39 @@ async def _wait_until_ready(admin: Any, want: dict[str, int], timeout_s: float, 
                 + ", ".join(sorted(pending))
             )
         await asyncio.sleep(0.1)
+
+
+SHORT_NAMES = ("transcripts", "tool-outputs", "compressed", "stats", "dead-letter", "offload")
+
+
+@dataclass(frozen=True, slots=True)
+class TopicNames:
+    """Full Kafka topic names of the six topics (prefix + short name)."""
+
+    transcripts: str
+    tool_outputs: str
+    compressed: str
+    stats: str
+    dead_letter: str
+    offload: str
+
+    @classmethod
+    def from_prefix(cls, prefix: str) -> TopicNames:
+        return cls(*(f"{prefix}{name}" for name in SHORT_NAMES))
+
+    @classmethod
+    def from_settings(cls, settings: Settings) -> TopicNames:
+        return cls.from_prefix(settings.topic_prefix)
+
+    @property
+    def inputs(self) -> tuple[str, str]:
+        return (self.transcripts, self.tool_outputs)
+
+    def by_short(self, short: str) -> str:
+        """Full name for a short name (``dead-letter`` -> ``<prefix>dead-letter``)."""
+        try:
+            return getattr(self, short.replace("-", "_"))  # type: ignore[no-any-return]
+        except AttributeError:
+            raise SettingsError(
+                f"unknown topic {short!r}; valid topics: {', '.join(SHORT_NAMES)}"
+            ) from None

@@ -1,0 +1,59 @@
+"""``ctxpress bench-kafka [--records N] [--sizes 2048,51200]``: throughput through the broker."""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from collections.abc import Sequence
+
+from workers.cli._common import UserError
+from workers.cli._kafka import settings_of
+
+__all__ = ["register"]
+
+
+def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
+    b = sub.add_parser(
+        "bench-kafka",
+        help="throughput through the broker: worker vs plain aiokafka loop vs in-process",
+        description=(
+            "Measure records/s and MB/s through the local broker for 2 KB and 50 KB records: the "
+            "ctxpress worker, a plain aiokafka consume->produce loop on the same broker, and the "
+            "in-process pipeline. Starts its own worker; needs a running broker."
+        ),
+    )
+    b.add_argument(
+        "--records", type=int, default=None, metavar="N", help="records per size (default: by size)"
+    )
+    b.add_argument(
+        "--sizes",
+        default="2048,51200",
+        help="record sizes in bytes, comma-separated (default: 2048,51200)",
+    )
+    b.add_argument(
+        "--mode", default="lossless", help="compression mode of the records (default: lossless)"
+    )
+    b.add_argument("--json", action="store_true", help="print the results as JSON too")
+    b.add_argument(
+        "--bootstrap",
+        default=None,
+        metavar="B",
+        help="bootstrap servers (default: CTXPRESS_KAFKA_BOOTSTRAP); the bench creates its own "
+        "uuid-prefixed topics",
+    )
+    b.set_defaults(func=_bench)
+
+
+def _bench(args: argparse.Namespace) -> int:
+    try:
+        from workers.bench.kafka import main as bench_main
+    except ModuleNotFoundError as exc:  # pragma: no cover
+        print(f"ctxpress bench-kafka: not available ({exc})", file=sys.stderr)
+        return 2
+    try:
+        settings = settings_of(args)
+    except UserError as exc:
+        print(f"ctxpress bench-kafka: {exc}", file=sys.stderr)
+        return 2
+    sizes: Sequence[int] = [int(s) for s in args.sizes.split(",") if s.strip()]
+    return bench_main(settings, sizes, args.records, args.mode, args.json)
