@@ -9,10 +9,12 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from typing import IO, BinaryIO
 
+from workers.core.errors import CtxpressError
+
 __all__ = ["Progress", "UserError", "open_in", "open_out"]
 
 
-class UserError(Exception):
+class UserError(CtxpressError):
     """A problem the user can fix; printed as one line, exit code 2."""
 
 

@@ -13,10 +13,12 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field, fields
 from typing import Any
 
+from workers.core.errors import CtxpressError
+
 __all__ = ["SETTINGS", "Settings", "SettingsError", "settings_help"]
 
 
-class SettingsError(ValueError):
+class SettingsError(CtxpressError, ValueError):
     """A configuration value is missing or malformed."""
 
 

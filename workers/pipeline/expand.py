@@ -15,6 +15,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
+from workers.core.errors import CtxpressError
 from workers.core.jsonl import dump_layout
 from workers.core.offload import OffloadStore
 from workers.markers import MARKERS, DecodeInput
@@ -25,7 +26,7 @@ from workers.messages.wire import BYTES_LAYOUT, restore_line
 __all__ = ["ExpandError", "expand_line", "expand_record", "expand_text"]
 
 
-class ExpandError(ValueError):
+class ExpandError(CtxpressError, ValueError):
     """A marker could not be resolved (missing stash entry, bad reference)."""
 
 

@@ -22,9 +22,10 @@ from __future__ import annotations
 import time
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field, replace
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from workers.core.catalog import MODES
+from workers.core.errors import CtxpressError
 from workers.core.redact import redact
 from workers.core.settings import Settings
 from workers.core.tokens import TokenCounter, TokenizerFailed
@@ -33,12 +34,15 @@ from workers.fidelity.lossy import OFFLOAD_REF, Violation, check_lossy
 from workers.markers import has_marker, marker_of
 from workers.messages import RESERVED_KEY, InvalidRecord, Record, Unit, apply_texts, parse_record
 
+if TYPE_CHECKING:
+    from workers.engines._filters import FilterSet
+
 __all__ = ["EngineStats", "Outcome", "Pipeline", "RecordError", "Rejection"]
 
 STATS_VERSION = 1
 
 
-class RecordError(Exception):
+class RecordError(CtxpressError):
     """The record cannot be processed (bad shape, unknown mode, too large)."""
 
     def __init__(self, reason: str, record_id: str | None = None, stage: str = "validate") -> None:
@@ -139,17 +143,17 @@ class Pipeline:
             self.settings.encoding, backend=self.settings.token_backend
         )
         self._engines: dict[str, list[Engine]] = {k: list(v) for k, v in (engines or {}).items()}
-        self._options: dict[str, Any] = {
-            "filters_dir": self.settings.filters_dir,
-            "trust_project_filters": self.settings.trust_project_filters,
-        }
+        self._options: dict[str, Any] = {}
         # Fail at start-up for the default mode, with the list of valid names,
         # and for user filter files that do not load (bad regex, bad shape).
         self.engines_for(self.settings.mode)
+        self._filters: FilterSet | None = None  # None: toolfilter uses the built-in set
         if self.settings.filters_dir or self.settings.trust_project_filters:
-            from workers.engines.toolfilter.filters import filter_set
+            from workers.engines._filters import load_filter_set
 
-            filter_set(self._options)
+            self._filters = load_filter_set(
+                self.settings.filters_dir, trust_project=self.settings.trust_project_filters
+            )
 
     def engines_for(self, mode: str) -> list[Engine]:
         engines = self._engines.get(mode)
@@ -204,6 +208,7 @@ class Pipeline:
                 else self.settings.allow_lossy_structure
             ),
             options=self._options,
+            filters=self._filters,
         )
         stash: dict[str, str] = {}
         all_stats: list[EngineStats] = []

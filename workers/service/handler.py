@@ -38,6 +38,7 @@ import time
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 
+from workers.core.errors import CtxpressError
 from workers.service.metrics import Metrics
 from workers.service.process import InMessage, Processed, Processor
 from workers.service.publish import PartitionBatch, Publisher, group_batches
@@ -55,7 +56,7 @@ YIELD_EVERY_S = 0.05
 CHUNK_BYTES = 2 * 1024 * 1024
 
 
-class HandlerFailed(RuntimeError):
+class HandlerFailed(CtxpressError, RuntimeError):
     """A publication failed earlier: this handler takes no more batches."""
 
 

@@ -39,6 +39,7 @@ from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, ClassVar
 
+from workers.core.errors import CtxpressError
 from workers.service.kafka import clients
 from workers.service.process import OutMessage
 
@@ -57,7 +58,7 @@ log = logging.getLogger(__name__)
 TP = tuple[str, int]
 
 
-class PublishError(RuntimeError):
+class PublishError(CtxpressError, RuntimeError):
     """Publishing failed for good (fenced, or retries exhausted); stop the worker."""
 
 

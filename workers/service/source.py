@@ -24,6 +24,7 @@ from abc import ABC, abstractmethod
 from collections.abc import Iterable, Mapping
 from typing import Any
 
+from workers.core.errors import CtxpressError
 from workers.service.kafka import clients
 from workers.service.process import InMessage
 
@@ -32,7 +33,7 @@ __all__ = ["GapError", "KafkaSource", "MemorySource", "RecordSource"]
 TP = tuple[str, int]
 
 
-class GapError(RuntimeError):
+class GapError(CtxpressError, RuntimeError):
     """A skipped range could not be read; stop the worker (nothing after it commits)."""
 
 

@@ -20,6 +20,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from workers.core.errors import CtxpressError
 from workers.core.settings import Settings, SettingsError
 
 __all__ = [
@@ -60,7 +61,7 @@ _OPTIONAL: dict[str, type | tuple[type, ...]] = {
 _DIRECTIONS = frozenset({"in", "out", "internal"})
 
 
-class TopicSpecError(ValueError):
+class TopicSpecError(CtxpressError, ValueError):
     """A topic file is missing, unreadable or invalid; the message names the file."""
 
 
