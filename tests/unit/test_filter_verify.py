@@ -1,7 +1,7 @@
 """Every built-in toolfilter filter ships verify samples; run them through the engine.
 
 Each sample is ``{"input", "command", "expected", "source"}`` inside the
-filter's file (``workers/engines/toolfilter/filters/builtin/*.json``).  The engine's output for the input
+filter's file (``workers/engines/_filters/builtin/*.json``).  The engine's output for the input
 must equal ``expected`` exactly once offload keys are normalised to
 ``<<cx:*>>``; the filter that handled it must be the file's own filter; and
 the output must expand back to the input and pass the fidelity gate.
@@ -16,9 +16,9 @@ import pytest
 
 from workers.core.offload import MemoryStore
 from workers.core.tokens import TokenCounter
+from workers.engines._filters import BUILTIN_DIR, Filter, Sample, load_file
 from workers.engines.base import EngineContext
 from workers.engines.toolfilter import ToolFilterEngine, sample_unit
-from workers.engines.toolfilter.filters import BUILTIN_DIR, Filter, Sample, load_file
 from workers.fidelity.lossy import check_lossy
 from workers.markers.stash import expand_offload
 

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import re
+import subprocess
 import time
 from pathlib import Path
 
@@ -10,24 +11,28 @@ import orjson
 import pytest
 
 from workers.core.offload import MemoryStore
+from workers.core.settings import Settings
 from workers.core.tokens import TokenCounter
 from workers.engines import engine_class
-from workers.engines.base import EngineContext
-from workers.engines.toolfilter import ToolFilterEngine, verify_filter
-from workers.engines.toolfilter.filters import (
+from workers.engines._filters import (
     FilterError,
+    FilterSet,
+    builtin_filters,
     check_pattern,
     clear_cache,
     command_segments,
-    filter_set,
     load_file,
+    load_filter_set,
 )
+from workers.engines.base import EngineContext
+from workers.engines.toolfilter import ToolFilterEngine, verify_filter
 from workers.fidelity.facts import critical_lines
 from workers.fidelity.lossy import check_lossy
 from workers.markers.stash import expand_offload
 from workers.messages import parse_record
 from workers.messages.model import Unit
-from workers.testing import make_unit
+from workers.pipeline.runner import Pipeline
+from workers.testing import make_unit, tool_output_record
 
 MARKER = re.compile(r"… ([^\n]*?) <<cx:([0-9a-f]{16})>>")
 
@@ -41,9 +46,9 @@ def _run(
     command: str | None = None,
     tokens: TokenCounter | None = None,
     tool: str | None = "bash",
-    options: dict[str, object] | None = None,
+    filters: FilterSet | None = None,
 ) -> tuple[str, dict[str, str], dict[str, object]]:
-    ctx = EngineContext(tokens=tokens or TokenCounter(), options=dict(options or {}))
+    ctx = EngineContext(tokens=tokens or TokenCounter(), filters=filters)
     out = ToolFilterEngine().apply([_unit(text, command, tool)], ctx)
     return out.texts[0], out.stash, out.details
 
@@ -414,7 +419,7 @@ def test_hostile_input_is_linear_and_exact(text: str, tokens: TokenCounter) -> N
     ],
 )
 def test_command_selects_filter(command: str, name: str | None) -> None:
-    filt = filter_set({}).select(command, "bash", "some output\n" * 50)
+    filt = builtin_filters().select(command, "bash", "some output\n" * 50)
     assert (filt.name if filt else None) == name, command
 
 
@@ -473,8 +478,8 @@ def test_user_filters_dir_toml_overrides_and_adds(tmp_path: Path, tokens: TokenC
     clear_cache()
     try:
         text = "start\n" + "".join(f"uploading chunk {i}\n" for i in range(100)) + "done\n"
-        options = {"filters_dir": str(tmp_path)}
-        after, stash, details = _run(text, "./deploy.sh prod", tokens, options=options)
+        filters = load_filter_set(str(tmp_path))
+        after, stash, details = _run(text, "./deploy.sh prod", tokens, filters=filters)
         assert details["filters_hit"] == {"deploy": 1}
         assert "100 lines omitted (all uploads)" in after
         _assert_sound(text, after, stash)
@@ -492,10 +497,12 @@ def test_project_filters_only_when_trusted(tmp_path: Path) -> None:
     )
     clear_cache()
     try:
-        untrusted = filter_set({"project_dir": str(tmp_path)})
+        untrusted = load_filter_set(project_dir=str(tmp_path))
         assert "mytool" not in untrusted.by_name
-        trusted = filter_set({"project_dir": str(tmp_path), "trust_project_filters": True})
+        assert untrusted is builtin_filters()
+        trusted = load_filter_set(trust_project=True, project_dir=str(tmp_path))
         assert "mytool" in trusted.by_name
+        assert trusted.select("mytool --all", "bash", "x\n" * 50) is trusted.by_name["mytool"]
     finally:
         clear_cache()
 
@@ -628,15 +635,70 @@ def test_filter_file_errors_are_clear(tmp_path: Path, doc: dict[str, object], me
     assert message in str(info.value) and str(path) in str(info.value)
 
 
-def test_bad_user_filter_makes_the_engine_fail_loudly(tmp_path: Path, tokens: TokenCounter) -> None:
+def test_bad_user_filter_makes_the_pipeline_fail_when_built(tmp_path: Path) -> None:
     (tmp_path / "evil.json").write_text(
         orjson.dumps({"name": "evil", "match": {"command": ["x"]}, "keep": ["(a*)*b"]}).decode()
     )
     clear_cache()
     try:
         with pytest.raises(FilterError, match=r"evil\.json"):
-            _run("x\n" * 500, "x", tokens, options={"filters_dir": str(tmp_path)})
+            Pipeline(Settings(filters_dir=str(tmp_path)))
     finally:
+        clear_cache()
+
+
+def test_the_pipeline_hands_its_filter_set_to_the_engine(tmp_path: Path) -> None:
+    (tmp_path / "deploy.json").write_text(
+        orjson.dumps(
+            {"name": "deploy", "priority": 90, "head": 2, "tail": 1,
+             "match": {"command": ["deploy\\.sh\\b"]}, "drop": ["^uploading "]}
+        ).decode()
+    )  # fmt: skip
+    clear_cache()
+    try:
+        with_user = Pipeline(Settings(mode="standard", filters_dir=str(tmp_path)))
+        assert with_user._filters is load_filter_set(str(tmp_path))
+        assert "deploy" in with_user._filters.by_name
+        assert Pipeline(Settings())._filters is None  # the engine takes builtin_filters()
+        text = "start\n" + "".join(f"uploading chunk {i}\n" for i in range(100)) + "done\n"
+        record = tool_output_record("r1", text, command="./deploy.sh prod")
+        stats = {s.engine: s for s in with_user.run_raw(record).engine_stats}
+        assert stats["toolfilter"].details["filters_hit"] == {"deploy": 1}
+        builtin = Pipeline(Settings(mode="standard")).run_raw(record)
+        stats = {s.engine: s for s in builtin.engine_stats}
+        assert "deploy" not in stats["toolfilter"].details.get("filters_hit", {})
+    finally:
+        clear_cache()
+
+
+def test_apply_reads_no_file_and_spawns_nothing(
+    tmp_path: Path, tokens: TokenCounter, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    (tmp_path / "deploy.toml").write_text(
+        'name = "deploy"\nhead = 1\ntail = 1\n[match]\ncommand = ["deploy\\\\.sh\\\\b"]\n'
+    )
+    clear_cache()
+    try:
+        filters = load_filter_set(str(tmp_path))
+        clear_cache()  # the engine cannot find the user set again: it must use the one given
+        builtin = builtin_filters()  # loaded before the file system goes away
+        text = "".join(f"step {i} done in {i % 7} ms\n" for i in range(200))
+        tokens.count(text)
+
+        def forbidden(*args: object, **kwargs: object) -> None:
+            raise AssertionError("the engine touched the file system or spawned a process")
+
+        for name in ("open", "read_bytes", "read_text", "iterdir", "stat", "is_dir"):
+            monkeypatch.setattr(Path, name, forbidden)
+        monkeypatch.setattr(subprocess, "run", forbidden)
+        monkeypatch.setattr(subprocess, "Popen", forbidden)
+        monkeypatch.setattr("builtins.open", forbidden)
+        _, _, details = _run(text, "./deploy.sh", tokens, filters=filters)
+        assert details["filters_hit"] == {"deploy": 1}
+        _, _, details = _run(text, "make all", tokens)  # ctx.filters None: the built-in set
+        assert details["filters_hit"] == {"make": 1} and builtin_filters() is builtin
+    finally:
+        monkeypatch.undo()
         clear_cache()
 
 
@@ -680,7 +742,7 @@ def test_verify_filter_runs_a_user_filters_samples(tmp_path: Path, tokens: Token
     clear_cache()
     try:
         filt = load_file(tmp_path / "deploy.json")
-        failures = verify_filter(filt, tokens, {"filters_dir": str(tmp_path)})
+        failures = verify_filter(filt, tokens, load_filter_set(str(tmp_path)))
         assert len(failures) == 1 and "verify[1]" in failures[0]
     finally:
         clear_cache()

@@ -19,10 +19,13 @@ from __future__ import annotations
 from abc import ABC, abstractmethod
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Any, ClassVar
+from typing import TYPE_CHECKING, Any, ClassVar
 
 from workers.core.tokens import TokenCounter
 from workers.messages.model import Unit
+
+if TYPE_CHECKING:
+    from workers.engines._filters import FilterSet
 
 __all__ = ["Engine", "EngineContext", "EngineOutput", "LosslessEngine"]
 
@@ -36,6 +39,7 @@ class EngineContext:
     budget_tokens: int | None = None
     allow_lossy_structure: bool = False
     options: dict[str, Any] = field(default_factory=dict)
+    filters: FilterSet | None = None  # toolfilter's, loaded with the pipeline; None: built-in
 
 
 @dataclass(slots=True)

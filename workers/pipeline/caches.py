@@ -16,7 +16,7 @@ __all__ = ["clear_content_caches"]
 def clear_content_caches() -> None:
     """Forget everything derived from text contents (compiled rules stay)."""
     from workers.engines import _shell
-    from workers.engines.toolfilter.filters.commands import command_segments_cache_clear
+    from workers.engines._filters.commands import command_segments_cache_clear
     from workers.fidelity import facts
     from workers.markers import json_min, json_table
 

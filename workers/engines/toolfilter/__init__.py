@@ -4,7 +4,7 @@ For every tool output (``unit.kind == "tool_result"``, not frozen, not JSON)
 a filter is chosen from the unit's shell command (``unit.command``), else
 from the tool name, else from signatures in the output itself (pytest's
 session header, ``diff --git``, ``file.c:12:5: error:`` ...).  Filters are
-data (``filters/builtin/*.json``, see :mod:`workers.engines.toolfilter.filters`).
+data (``workers/engines/_filters/builtin/*.json``, see :mod:`workers.engines._filters`).
 
 Each line is classified in one linear pass:
 
@@ -31,8 +31,12 @@ protects a fence as one span).  Plain file reads (``cat``, ``head``,
 
 The package: :mod:`.engine` (the engine), :mod:`.plan` (per-line classes
 and budgets), :mod:`.render` (runs of dropped lines -> markers),
-:mod:`.verify` (filter-author tooling: a filter's ``verify`` samples) and
-:mod:`.filters` (the filter files: model, safety, loading, selection).
+:mod:`.verify` (filter-author tooling: a filter's ``verify`` samples).  The
+filters themselves (model, regex safety, loading, selection) are the shared
+helper :mod:`workers.engines._filters`: the pipeline loads a
+:class:`~workers.engines._filters.FilterSet` once when it is built and hands
+it over in ``EngineContext.filters``, so :meth:`ToolFilterEngine.apply` reads
+no file and spawns nothing.
 """
 
 from __future__ import annotations

@@ -9,8 +9,8 @@ from typing import Any
 
 import orjson
 
+from workers.engines._filters import builtin_filters
 from workers.engines.base import Engine, EngineContext, EngineOutput
-from workers.engines.toolfilter.filters import filter_set
 from workers.engines.toolfilter.render import filter_text
 from workers.messages.model import Unit
 
@@ -36,7 +36,7 @@ class ToolFilterEngine(Engine):
     lossless = False
 
     def apply(self, units: Sequence[Unit], ctx: EngineContext) -> EngineOutput:
-        filters = filter_set(ctx.options)
+        filters = ctx.filters if ctx.filters is not None else builtin_filters()
         texts: list[str] = []
         stash: dict[str, str] = {}
         hits: Counter[str] = Counter()

@@ -11,8 +11,8 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
+from workers.engines._filters import ANSI, LINE_CAP, Filter, Rule
 from workers.engines._prose import CRITICAL_CAP, gate_keys
-from workers.engines.toolfilter.filters import ANSI, LINE_CAP, Filter, Rule
 from workers.fidelity.facts import critical_lines
 from workers.markers import has_marker
 

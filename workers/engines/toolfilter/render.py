@@ -13,8 +13,8 @@ from typing import Any
 
 from workers.core.offload import stash_key
 from workers.core.tokens import TokenCounter
+from workers.engines._filters import ANSI, LINE_CAP, Filter
 from workers.engines._prose import make_marker
-from workers.engines.toolfilter.filters import ANSI, LINE_CAP, Filter
 from workers.engines.toolfilter.plan import (
     BLANK,
     DROP,

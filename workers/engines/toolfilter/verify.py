@@ -2,12 +2,10 @@
 
 from __future__ import annotations
 
-from typing import Any
-
 from workers.core.tokens import TokenCounter
+from workers.engines._filters import Filter, FilterSet, Sample
 from workers.engines.base import EngineContext
 from workers.engines.toolfilter.engine import ToolFilterEngine
-from workers.engines.toolfilter.filters import Filter, Sample
 from workers.markers.stash import KEY_PATTERN
 from workers.messages.model import Unit
 
@@ -29,16 +27,17 @@ def sample_unit(sample: Sample) -> Unit:
 
 
 def verify_filter(
-    filt: Filter, tokens: TokenCounter, options: dict[str, Any] | None = None
+    filt: Filter, tokens: TokenCounter, filters: FilterSet | None = None
 ) -> list[str]:
     """Run a filter's inline ``verify`` samples through the engine; return the failures.
 
+    ``filters`` is the set the filter is part of (default: the built-in set).
     A sample passes when the engine's output equals ``expected`` (offload keys
     normalised to ``<<cx:*>>``) and, if anything was dropped, this filter did it.
     """
     failures: list[str] = []
     engine = ToolFilterEngine()
-    ctx = EngineContext(tokens=tokens, options=dict(options or {}))
+    ctx = EngineContext(tokens=tokens, filters=filters)
     for i, sample in enumerate(filt.verify):
         out = engine.apply([sample_unit(sample)], ctx)
         got = KEY_PATTERN.sub("<<cx:*>>", out.texts[0])

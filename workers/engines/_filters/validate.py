@@ -1,7 +1,7 @@
 """One decoded filter document -> one :class:`Filter`, or a :class:`FilterError`.
 
 Every field is checked (types, ranges, known keys, note templates) and every
-regex goes through :func:`~workers.engines.toolfilter.filters.safety.check_pattern`;
+regex goes through :func:`~workers.engines._filters.safety.check_pattern`;
 errors name the file and the field.  The timing probe runs once per file,
 over all its regexes (:meth:`FilterBuilder.probe_all`).
 """
@@ -13,7 +13,7 @@ import string
 from collections.abc import Iterable
 from typing import Any
 
-from workers.engines.toolfilter.filters.model import (
+from workers.engines._filters.model import (
     Block,
     Filter,
     FilterError,
@@ -22,7 +22,7 @@ from workers.engines.toolfilter.filters.model import (
     Rule,
     Sample,
 )
-from workers.engines.toolfilter.filters.safety import SLOW, check_pattern, probe_patterns
+from workers.engines._filters.safety import SLOW, check_pattern, probe_patterns
 
 __all__ = ["MAX_PATTERNS_PER_FILTER", "FilterBuilder"]
 

@@ -1,11 +1,13 @@
 """Filter files and directories: the built-in set, user and project filters, a process cache.
 
-The only module of the engine that reads files.  :func:`filter_set` loads
-the built-in directory (``builtin/`` beside this module), then the user's
-``filters_dir`` and, when trusted, the project's ``.ctxpress/filters``; a
-later file with the same name replaces an earlier one.  User files are timed
-on hostile input (a child interpreter); built-in ones are checked by the
-test suite instead.
+The only module of the engine that reads files.  :func:`load_filter_set`
+loads the built-in directory (``builtin/`` beside this module), then the
+user's ``filters_dir`` and, when trusted, the project's ``.ctxpress/filters``;
+a later file with the same name replaces an earlier one.  User files are
+timed on hostile input (a child interpreter); built-in ones are checked by
+the test suite instead.  The pipeline calls it once when it is built and
+hands the set to the engine (``EngineContext.filters``); without one the
+engine takes :func:`builtin_filters`.  Sets are cached per process.
 """
 
 from __future__ import annotations
@@ -14,20 +16,21 @@ import json
 import os
 import threading
 import tomllib
-from collections.abc import Mapping, Sequence
+from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
-from workers.engines.toolfilter.filters.model import Filter, FilterError
-from workers.engines.toolfilter.filters.select import FilterSet
-from workers.engines.toolfilter.filters.validate import FilterBuilder
+from workers.engines._filters.model import Filter, FilterError
+from workers.engines._filters.select import FilterSet
+from workers.engines._filters.validate import FilterBuilder
 
 __all__ = [
     "BUILTIN_DIR",
     "MAX_FILE_BYTES",
+    "builtin_filters",
     "clear_cache",
-    "filter_set",
     "load_file",
+    "load_filter_set",
     "load_filters",
 ]
 
@@ -77,15 +80,16 @@ _CACHE: dict[tuple[str, bool, str], FilterSet] = {}
 _LOCK = threading.Lock()
 
 
-def filter_set(options: Mapping[str, Any] | None = None) -> FilterSet:
-    """The compiled filters for these engine options (cached per process)."""
-    options = options or {}
-    user_dir = str(options.get("filters_dir") or "")
-    trusted = bool(options.get("trust_project_filters"))
-    project = str(options.get("project_dir") or "") if trusted else ""
-    if trusted and not project:
-        project = os.getcwd()
-    key = (user_dir, trusted, project)
+def load_filter_set(
+    filters_dir: str = "", *, trust_project: bool = False, project_dir: str = ""
+) -> FilterSet:
+    """The built-in filters, then ``filters_dir``'s, then (if trusted) the project's.
+
+    ``project_dir`` defaults to the working directory; raises
+    :class:`FilterError` for a file that does not load.  Cached per process.
+    """
+    project = (project_dir or os.getcwd()) if trust_project else ""
+    key = (filters_dir, trust_project, project)
     cached = _CACHE.get(key)
     if cached is not None:
         return cached
@@ -93,16 +97,21 @@ def filter_set(options: Mapping[str, Any] | None = None) -> FilterSet:
         cached = _CACHE.get(key)
         if cached is None:
             dirs: list[tuple[Path, bool]] = [(BUILTIN_DIR, False)]
-            if user_dir:
-                path = Path(user_dir).expanduser()
+            if filters_dir:
+                path = Path(filters_dir).expanduser()
                 if not path.is_dir():
-                    raise FilterError(f"filters_dir {user_dir!r} is not a directory")
+                    raise FilterError(f"filters_dir {filters_dir!r} is not a directory")
                 dirs.append((path, True))
-            if trusted:
+            if trust_project:
                 dirs.append((Path(project) / ".ctxpress" / "filters", True))
-            cached = FilterSet(load_filters(dirs))
+            cached = FilterSet.of(load_filters(dirs))
             _CACHE[key] = cached
     return cached
+
+
+def builtin_filters() -> FilterSet:
+    """The built-in filters only (loaded on first use, once per process)."""
+    return load_filter_set()
 
 
 def clear_cache() -> None:

@@ -17,7 +17,7 @@ import sys
 from collections.abc import Sequence
 from typing import Any
 
-from workers.engines.toolfilter.filters.model import LINE_CAP, FilterError
+from workers.engines._filters.model import LINE_CAP, FilterError
 
 __all__ = ["MAX_PATTERN", "MAX_UNBOUNDED", "SLOW", "check_pattern", "probe_patterns"]
 

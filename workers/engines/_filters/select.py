@@ -3,15 +3,18 @@
 A :class:`FilterSet` compiles the loaded filters into one-pass matchers for
 commands, tool names and output signatures; :meth:`FilterSet.select` picks
 the filter from the command's segments, else the tool name, else the output.
+A set is immutable: built once (when the pipeline is built), shared by every
+record and thread, and never reads a file.
 """
 
 from __future__ import annotations
 
 import re
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 
-from workers.engines.toolfilter.filters.commands import command_segments
-from workers.engines.toolfilter.filters.model import ANSI, Filter, signature_kind
+from workers.engines._filters.commands import command_segments
+from workers.engines._filters.model import ANSI, Filter, signature_kind
 
 __all__ = ["OUTPUT_SCAN", "SIGNATURE_LINES", "FilterSet"]
 
@@ -26,30 +29,39 @@ _NEUTRAL = re.compile(
 _READ_ONLY_IN_PIPE = re.compile(r"(?:head|tail|tee|less|more|cat|sort|uniq|cut|tr|column)\b")
 
 
-@dataclass(slots=True)
+@dataclass(frozen=True, slots=True, eq=False)
 class FilterSet:
-    """Compiled filters plus one-pass matchers for commands, tools and outputs."""
+    """Compiled filters plus one-pass matchers for commands, tools and outputs.
 
-    filters: list[Filter]
-    by_name: dict[str, Filter] = field(default_factory=dict)
-    _command: re.Pattern[str] | None = None
-    _tool: re.Pattern[str] | None = None
-    _out_start: re.Pattern[str] | None = None
-    _out_line: re.Pattern[str] | None = None
-    _out_text: re.Pattern[str] | None = None
-    _order: list[Filter] = field(default_factory=list)
+    ``filters`` in load order (a later file wins a priority tie); the rest is
+    derived from them.  Compared by identity.
+    """
+
+    filters: tuple[Filter, ...]
+    by_name: Mapping[str, Filter] = field(init=False)
+    _order: tuple[Filter, ...] = field(init=False)
+    _command: re.Pattern[str] | None = field(init=False)
+    _tool: re.Pattern[str] | None = field(init=False)
+    _out_start: re.Pattern[str] | None = field(init=False)
+    _out_line: re.Pattern[str] | None = field(init=False)
+    _out_text: re.Pattern[str] | None = field(init=False)
+
+    @classmethod
+    def of(cls, filters: Iterable[Filter]) -> FilterSet:
+        return cls(tuple(filters))
 
     def __post_init__(self) -> None:
+        derive = object.__setattr__  # frozen: the derived fields are set once, here
         # Stable order: priority desc, then later-loaded first (user files win ties).
         indexed = list(enumerate(self.filters))
         indexed.sort(key=lambda it: (-it[1].priority, -it[0]))
-        self._order = [f for _, f in indexed]
-        self.by_name = {f.name: f for f in self.filters}
-        self._command = self._compile([f.commands for f in self._order])
-        self._tool = self._compile([f.tools for f in self._order])
-        self._out_start = self._signatures("start")
-        self._out_line = self._signatures("line", re.M)
-        self._out_text = self._signatures("text", re.M)
+        derive(self, "_order", tuple(f for _, f in indexed))
+        derive(self, "by_name", {f.name: f for f in self.filters})
+        derive(self, "_command", self._compile([f.commands for f in self._order]))
+        derive(self, "_tool", self._compile([f.tools for f in self._order]))
+        derive(self, "_out_start", self._signatures("start"))
+        derive(self, "_out_line", self._signatures("line", re.M))
+        derive(self, "_out_text", self._signatures("text", re.M))
 
     def _signatures(self, kind: str, flags: int = 0) -> re.Pattern[str] | None:
         groups = [tuple(p for p in f.outputs if signature_kind(p) == kind) for f in self._order]

@@ -11,6 +11,8 @@ import re
 from collections.abc import Sequence
 from dataclasses import dataclass
 
+from workers.core.errors import CtxpressError
+
 __all__ = [
     "ANSI",
     "LINE_CAP",
@@ -28,7 +30,7 @@ LINE_CAP = 4096  # regexes see at most this many characters of a line
 ANSI = re.compile(r"\x1b\[[0-9;?]{0,40}[ -/]{0,4}[@-~]|\x1b\][^\x07\x1b]{0,400}(?:\x07|\x1b\\)")
 
 
-class FilterError(ValueError):
+class FilterError(CtxpressError, ValueError):
     """A filter file that cannot be loaded (names the file and the problem)."""
 
 

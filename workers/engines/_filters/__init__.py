@@ -1,6 +1,13 @@
-"""Tool-output filters as data: loading, validation, selection.
+"""Tool-output filters as data: loading, validation, selection (the ``toolfilter`` engine's).
 
-A filter is one JSON or TOML file (``builtin/*.json`` beside this package; more
+A package of its own, beside the engine, because the pipeline builds the
+:class:`FilterSet` (:func:`load_filter_set`, once) and
+:class:`~workers.engines.base.EngineContext` carries it: ``model`` (the
+filter), ``safety`` (regex checks), ``validate`` (a document -> a filter),
+``loader`` (files, directories, the process cache), ``commands`` (shell
+command normalisation), ``select`` (the filter for one output).
+
+A filter is one JSON or TOML file (``builtin/*.json`` in this package; more
 from the ``filters_dir`` setting and, when trusted, the project's
 ``.ctxpress/filters``).  Fields (all optional except ``name`` and ``match``)::
 
@@ -45,15 +52,16 @@ first ``LINE_CAP`` characters of a line.
 
 from __future__ import annotations
 
-from workers.engines.toolfilter.filters.commands import command_segments
-from workers.engines.toolfilter.filters.loader import (
+from workers.engines._filters.commands import command_segments
+from workers.engines._filters.loader import (
     BUILTIN_DIR,
+    builtin_filters,
     clear_cache,
-    filter_set,
     load_file,
+    load_filter_set,
     load_filters,
 )
-from workers.engines.toolfilter.filters.model import (
+from workers.engines._filters.model import (
     ANSI,
     LINE_CAP,
     Block,
@@ -64,8 +72,8 @@ from workers.engines.toolfilter.filters.model import (
     Rule,
     Sample,
 )
-from workers.engines.toolfilter.filters.safety import check_pattern, probe_patterns
-from workers.engines.toolfilter.filters.select import FilterSet
+from workers.engines._filters.safety import check_pattern, probe_patterns
+from workers.engines._filters.select import FilterSet
 
 __all__ = [
     "ANSI",
@@ -79,11 +87,12 @@ __all__ = [
     "Matcher",
     "Rule",
     "Sample",
+    "builtin_filters",
     "check_pattern",
     "clear_cache",
     "command_segments",
-    "filter_set",
     "load_file",
+    "load_filter_set",
     "load_filters",
     "probe_patterns",
 ]
