@@ -11,8 +11,8 @@ import posixpath
 import re
 import shlex
 from dataclasses import dataclass
-from functools import lru_cache
 
+from workers.core.memo import memo
 from workers.messages.model import Unit
 
 __all__ = [
@@ -413,7 +413,7 @@ def _perl_in_place_files(rest: list[str]) -> list[str]:
     return files if in_place else []
 
 
-@lru_cache(maxsize=512)  # keys are at most MAX_COMMAND characters
+@memo(entries=512, chars=16_000_000)  # keys are at most MAX_COMMAND characters
 def _shell_access(command: str) -> Access | None:
     """Pure in ``command`` (Access is frozen): several engines ask about the same call."""
     tokens = _tokens(command)

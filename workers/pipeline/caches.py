@@ -15,13 +15,12 @@ __all__ = ["clear_content_caches"]
 
 def clear_content_caches() -> None:
     """Forget everything derived from text contents (compiled rules stay)."""
-    from workers.engines import _shell
+    import workers.engines._shell
+    import workers.markers  # noqa: F401
+    from workers.core.memo import clear_all
     from workers.engines._filters.commands import command_segments_cache_clear
     from workers.fidelity import facts
-    from workers.markers import json_min, json_table
 
+    clear_all()  # every workers.core.memo memo: marker decoders, parsed shell commands, ...
     facts.clear_caches()
-    json_min.decode.cache_clear()
-    json_table.decode.cache_clear()
-    _shell.shell_access_cache_clear()
     command_segments_cache_clear()
