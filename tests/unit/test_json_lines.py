@@ -269,3 +269,30 @@ def test_expand_record_is_unchanged_for_callers_of_the_dict_api() -> None:
     (result,) = list(compress_lines([tool_record(json.dumps(TABLE)) + b"\n"], LOSSLESS))
     assert result.outcome is not None
     assert expand_record(result.outcome.record) == json.loads(tool_record(json.dumps(TABLE)))
+
+
+@pytest.mark.parametrize(
+    "value",
+    [
+        {"id": "a", "messages": [], "t": "del\x7f"},
+        {"id": "a", "t": "é"},
+        {"id": "a", "t": "plain"},
+        {},
+        [1, 2],
+        {"id": "a", "t": "tab\there"},
+    ],
+)
+def test_layout_detection_skips_only_layouts_that_cannot_match(value: Any) -> None:
+    from workers.core.jsonl import LAYOUTS, detect_layout
+
+    for name, dump in LAYOUTS.items():
+        line = dump(value)
+        full_order = (
+            ("python", "compact", "python-utf8")
+            if line.isascii()
+            else ("python-utf8", "compact", "python")
+        )
+        if b'": ' not in line:
+            full_order = ("compact", "python", "python-utf8")
+        first = next(n for n in full_order if LAYOUTS[n](value) == line)
+        assert detect_layout(line, value) == first, name

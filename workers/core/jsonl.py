@@ -197,7 +197,7 @@ LAYOUTS = {"compact": _compact, "python": _python, "python-utf8": _python_utf8}
 def detect_layout(raw: bytes, value: Any) -> str | None:
     """The layout name whose serialisation of ``value`` equals ``raw``, if any."""
     line = raw.rstrip(b"\r\n")
-    for name in _likely_order(line):
+    for name in _likely_order(line, value):
         dump = LAYOUTS[name]
         try:
             if dump(value) == line:
@@ -207,17 +207,38 @@ def detect_layout(raw: bytes, value: Any) -> str | None:
     return None
 
 
-def _likely_order(line: bytes) -> tuple[str, ...]:
-    """Layouts to try, the likely one first (any that matches gives the same bytes back).
+_CONTROL_BYTES = bytes(range(32))
+
+
+def _likely_order(line: bytes, value: Any = None) -> tuple[str, ...]:
+    """Layouts to try, the likely one first (the first that matches names the layout).
 
     ``json.dumps`` separates with ``": "``; with its default ``ensure_ascii`` the
-    line is pure ASCII.  Each try is a full serialisation, so the order matters.
+    line is pure ASCII.  Each try is a full serialisation, so the order matters,
+    and layouts that cannot match are left out (the first match stays the
+    same): none writes a raw control byte (a tab between tokens); ``python``
+    writes only ASCII; ``python-utf8`` differs from ``python`` on an ASCII line
+    only by a raw DEL; neither writes a non-empty object without ``": "``.
     """
+    if len(line.translate(None, _CONTROL_BYTES)) != len(line):
+        return ()
     if b'": ' in line[:4096]:
-        if line.isascii():
-            return ("python", "compact", "python-utf8")
-        return ("python-utf8", "compact", "python")
-    return ("compact", "python", "python-utf8")
+        order: tuple[str, ...] = (
+            ("python", "compact", "python-utf8")
+            if line.isascii()
+            else ("python-utf8", "compact", "python")
+        )
+    else:
+        order = ("compact", "python", "python-utf8")
+    ascii_line = line.isascii()
+    spaced = not (isinstance(value, dict) and value) or b'": ' in line
+    return tuple(
+        name
+        for name in order
+        if name == "compact"
+        or (name == "python" and ascii_line and spaced)
+        or (name == "python-utf8" and spaced and (not ascii_line or b"\x7f" in line))
+    )
 
 
 def dump_layout(value: Any, layout: str | None) -> bytes:
