@@ -13,7 +13,7 @@ from typing import Any
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from workers.engines.structured import decode_refs, encode_refs
+from workers.markers.refs import decode_refs, encode_refs
 
 PREFIXED = st.sampled_from(["$R", "$R1", "$$R", "$$R2", "$$$R1", "$", "R1", "$R10"])
 REPEATED = st.sampled_from(
@@ -48,12 +48,14 @@ def test_decode_refs_inverts_encode_refs(value: Any) -> None:
 
 
 @settings(max_examples=200, deadline=None)
-@given(JSON)
-def test_aliases_never_collide_with_data(value: Any) -> None:
+@given(JSON, REPEATED, PREFIXED)
+def test_aliases_never_collide_with_data(data: Any, repeated: str, prefixed: str) -> None:
+    # a value that repeats makes aliases on every example; a prefixed one makes them escalate
+    value = [data, repeated, prefixed, repeated, {prefixed: repeated}]
     envelope = encode_refs(value, min_chars=1)
     aliases = set(envelope["_refs"])
-    if not aliases:
-        return
+    assert aliases, "a string repeated three times must get an alias"
+    assert decode_refs(envelope) == value
     prefix = next(iter(aliases)).rstrip("0123456789")
     stack: list[Any] = [value]
     while stack:

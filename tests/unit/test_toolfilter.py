@@ -10,6 +10,7 @@ from pathlib import Path
 import orjson
 import pytest
 
+from tests.conftest import Corpus
 from workers.core.offload import MemoryStore
 from workers.core.settings import Settings
 from workers.core.tokens import TokenCounter
@@ -510,9 +511,14 @@ def test_project_filters_only_when_trusted(tmp_path: Path) -> None:
 # --- the corpus --------------------------------------------------------------------------
 
 
+# (outputs changed, saved, saved on non-JSON outputs); measured: generated 27, 15.6%, 26.0%;
+# shared 52, 39.8%, 70.9%
+CORPUS_FLOORS = {"generated": (20, 0.12, 0.2), "shared": (40, 0.35, 0.6)}
+
+
 @pytest.mark.slow
 def test_corpus_expand_exact_and_every_critical_line_visible(
-    corpus_lines: list[bytes], tokens: TokenCounter
+    corpus: Corpus, corpus_lines: list[bytes], tokens: TokenCounter
 ) -> None:
     """Only this engine, over every tool output of the corpus.
 
@@ -558,9 +564,10 @@ def test_corpus_expand_exact_and_every_critical_line_visible(
         f"({1 - text_after / text_before:.1%} saved); {changed} outputs changed; "
         f"{nbytes / 1e6 / seconds:.1f} MB/s"
     )
-    assert changed >= 40
-    assert saved >= 0.35, f"toolfilter saved only {saved:.1%} of corpus tool-output tokens"
-    assert 1 - text_after / text_before >= 0.6
+    min_changed, min_saved, min_text_saved = CORPUS_FLOORS[corpus.name]
+    assert changed >= min_changed
+    assert saved >= min_saved, f"toolfilter saved only {saved:.1%} of {corpus.name} tool outputs"
+    assert 1 - text_after / text_before >= min_text_saved
 
 
 # --- facts the gate does not see (yet) but the filters keep ---------------------------

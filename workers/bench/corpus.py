@@ -65,7 +65,7 @@ __all__ = [
     "records",
 ]
 
-VERSION = 4
+VERSION = 5
 REPO = Path(__file__).resolve().parents[2]
 DEFAULT_DIR = REPO / ".cache" / "corpus"
 ID_PREFIX = f"ctxcorpus-v{VERSION}"
@@ -985,6 +985,46 @@ def python_captures(run: Runner, project: Path) -> list[Capture]:
     return out
 
 
+def png_bytes(width: int, height: int, seed: int = 7) -> bytes:
+    """A real PNG (RGB, seeded noise), written with zlib: a chart as a browser would get it."""
+    import random
+    import struct
+    import zlib
+
+    rng = random.Random(seed)
+    rows = b"".join(
+        b"\x00" + bytes(rng.randrange(256) for _ in range(width * 3)) for _ in range(height)
+    )
+
+    def chunk(kind: bytes, data: bytes) -> bytes:
+        body = kind + data
+        return struct.pack(">I", len(data)) + body + struct.pack(">I", zlib.crc32(body))
+
+    header = struct.pack(">IIBBBBB", width, height, 8, 2, 0, 0, 0)
+    return (
+        b"\x89PNG\r\n\x1a\n"
+        + chunk(b"IHDR", header)
+        + chunk(b"IDAT", zlib.compress(rows, 9))
+        + chunk(b"IEND", b"")
+    )
+
+
+def coverage_page() -> str:
+    """An HTML coverage report with its chart inline as a data URI."""
+    import base64
+
+    chart = base64.b64encode(png_bytes(48, 32)).decode("ascii")
+    return (
+        "<!doctype html>\n<html><head><title>Coverage report</title></head><body>\n"
+        "<h1>inventory: 87% line coverage</h1>\n"
+        "<table><tr><th>file</th><th>lines</th><th>missed</th></tr>\n"
+        "<tr><td>src/inventory/pricing.py</td><td>41</td><td>3</td></tr>\n"
+        "<tr><td>src/inventory/report.py</td><td>28</td><td>6</td></tr></table>\n"
+        f'<img alt="coverage by file" src="data:image/png;base64,{chart}">\n'
+        "</body></html>\n"
+    )
+
+
 def filesystem_captures(run: Runner, project: Path) -> list[Capture]:
     out: list[Capture] = []
     listing = run.run(["ls", "-la", "src/inventory", "tests", "native"], project)
@@ -996,6 +1036,20 @@ def filesystem_captures(run: Runner, project: Path) -> list[Capture]:
                 listing,
                 "What is in the source, test and native folders?",
                 "The listing shows each file with its size and permissions.",
+            )
+        )
+    report = project / "build" / "coverage.html"
+    report.parent.mkdir(exist_ok=True)
+    report.write_text(coverage_page(), encoding="utf-8")
+    page = run.run(["cat", "build/coverage.html"], project)
+    if page:
+        out.append(
+            Capture(
+                "cat-coverage-html",
+                "cat build/coverage.html",
+                page,
+                "What does the coverage report say?",
+                "Line coverage is 87%; the chart is an inline PNG.",
             )
         )
     found = run.run(["find", ".", "-not", "-path", "./.git/*"], project)
