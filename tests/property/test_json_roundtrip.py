@@ -375,6 +375,7 @@ def test_lone_surrogates_and_duplicate_keys() -> None:
 # -- the public corpus ---------------------------------------------------------
 
 
+@pytest.mark.slow
 def test_corpus_round_trip(corpus_lines: list[bytes], capsys: pytest.CaptureFixture[str]) -> None:
     """Every unit of the corpus survives; prints the tokens each engine saves (cl100k)."""
     before = after_table = after_both = 0

@@ -6,6 +6,8 @@ import json
 import re
 from typing import Any
 
+import pytest
+
 from workers.core.tokens import TokenCounter
 from workers.engines.base import EngineContext
 from workers.engines.smartcrush import SmartCrushEngine, crush_text
@@ -148,6 +150,7 @@ def test_error_item_deep_in_a_minified_line_is_kept() -> None:
     assert json.dumps(data[333], separators=(",", ":")) in result.text
 
 
+@pytest.mark.slow
 def test_corpus_every_change_expands_back_and_passes_the_gate(corpus_lines: list[bytes]) -> None:
     assert check_corpus_changes(SmartCrushEngine(), corpus_lines, CTX, chained=True)
 

@@ -5,6 +5,8 @@ from __future__ import annotations
 import json
 from typing import Any
 
+import pytest
+
 from workers.core.tokens import TokenCounter
 from workers.engines.base import EngineContext
 from workers.engines.structured import (
@@ -173,6 +175,7 @@ def test_engine_skips_frozen_reads_short_and_marked_texts() -> None:
     assert restored(out.texts[4], out.stash) == text
 
 
+@pytest.mark.slow
 def test_corpus_every_change_expands_back_and_passes_the_gate(corpus_lines: list[bytes]) -> None:
     engine = StructuredEngine()
     assert check_corpus_changes(engine, corpus_lines, STRICT, chained=True, decode=decode)

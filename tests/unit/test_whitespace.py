@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import re
 
+import pytest
+
 from workers.core.offload import MemoryStore
 from workers.core.tokens import TokenCounter
 from workers.engines.base import EngineContext
@@ -130,6 +132,7 @@ def test_expand_restores_up_to_whitespace() -> None:
     assert only_whitespace_changed(text, restored)
 
 
+@pytest.mark.slow
 def test_corpus_every_change_expands_back_and_passes_the_gate(corpus_lines: list[bytes]) -> None:
     engine = WhitespaceEngine()
     assert check_corpus_changes(engine, corpus_lines, CTX, same=only_whitespace_changed)
