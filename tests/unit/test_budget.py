@@ -3,6 +3,8 @@ from __future__ import annotations
 import time
 from typing import Any
 
+import pytest
+
 from workers.core.settings import Settings
 from workers.core.tokens import TokenCounter
 from workers.engines.base import EngineContext
@@ -133,6 +135,7 @@ def test_engine_option_and_constructor_budget() -> None:
     assert out.details["budget_tokens"] == 300
 
 
+@pytest.mark.slow
 def test_hostile_input_is_linear() -> None:
     tokens = TokenCounter()
     huge = "\n".join(f"row {i} value {i * 7}" for i in range(200_000))

@@ -183,6 +183,7 @@ def test_rules_are_data_and_contain_no_gate_critical_word() -> None:
         assert PACK.has_polarity(f"x {word} y"), word
 
 
+@pytest.mark.slow
 def test_hostile_input_is_linear() -> None:
     long_line = "Basically, " + "basically not 5. " * 60_000
     sentences = "Go on. " * 60_000

@@ -4,6 +4,8 @@ import time
 from collections.abc import Sequence
 from typing import Any
 
+import pytest
+
 from workers.core.settings import Settings
 from workers.core.tokens import TokenCounter
 from workers.engines.base import EngineContext
@@ -135,6 +137,7 @@ def test_code_paths_and_numbers_are_always_kept() -> None:
     assert "Lunch was pizza" not in out
 
 
+@pytest.mark.slow
 def test_hostile_input_is_linear() -> None:
     tokens = TokenCounter()
     big = "\n".join(

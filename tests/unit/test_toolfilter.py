@@ -364,6 +364,7 @@ def test_long_lines_are_capped_not_lost() -> None:
     ],
     ids=["one-5MB-line", "long-lines", "blank-lines", "unicode-breaks", "many-lines"],
 )
+@pytest.mark.slow
 def test_hostile_input_is_linear_and_exact(text: str, tokens: TokenCounter) -> None:
     started = time.perf_counter()
     after, stash, _ = _run(text, "cmd", tokens)
