@@ -22,6 +22,7 @@ ENGINES: dict[str, str] = {
     "read-lifecycle": "workers.engines.readlifecycle:ReadLifecycleEngine",
     "datauri": "workers.engines.datauri:DataUriEngine",
     "toolfilter": "workers.engines.toolfilter:ToolFilterEngine",
+    "logtemplate": "workers.engines.logtemplate:LogTemplateEngine",
     "smartcrush": "workers.engines.smartcrush:SmartCrushEngine",
     "structured": "workers.engines.structured:StructuredEngine",
     "filler": "workers.engines.filler:FillerEngine",
@@ -37,6 +38,7 @@ STANDARD: tuple[str, ...] = (
     "read-lifecycle",
     "datauri",
     "toolfilter",
+    "logtemplate",
     "smartcrush",
     "structured",
 )

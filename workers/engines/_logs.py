@@ -1,0 +1,287 @@
+"""Log lines: which lines are log lines, and the template and fields of one line.
+
+The miner of the ``logtemplate`` engine.  A line is masked in one regex pass:
+every value-like span (timestamp, duration, uuid, URL, ip[:port], address,
+hex id, path, ``file:line``, number) becomes a placeholder of its kind, and
+the rest of the line is the template.  Each field is either
+
+- a *measure*: a timestamp, a duration, a memory address, or a number whose
+  key says it is a pid, an attempt or retry counter, a size or a time
+  (``attempt 3``, ``pid=812``, ``"latency_ms":12``, an access log's byte
+  count): lines that differ only in measures are the same event, and a run
+  of them may be summarised as a range;
+- or an *identifier* (everything else: paths, URLs, ids, status codes,
+  ports, ``file:line``, hostnames, plain numbers): lines that differ in one
+  are different events, so its values are listed, never turned into a range.
+
+Pure, no state between calls; linear in the length of the line.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+
+__all__ = ["Field", "Masked", "is_log_line", "mask"]
+
+_MONTH = r"(?:Jan|Feb|Mar|Apr|May|Jun|Jul|Aug|Sep|Oct|Nov|Dec)"
+_TIME = r"\d{2}:\d{2}:\d{2}(?:[.,]\d{1,9})?"
+_ZONE = r"(?:Z|[+-]\d{2}:?\d{2}|\s?UTC)?"
+_TS = re.compile(
+    rf"\d{{4}}[-/]\d{{2}}[-/]\d{{2}}(?:[T ]{_TIME}{_ZONE})?"  # ISO, Go's log 2026/03/02
+    rf"|\d{{2}}/{_MONTH}/\d{{4}}:{_TIME}(?: [+-]\d{{4}})?"  # access logs
+    rf"|{_MONTH}\s{{1,2}}\d{{1,2}}\s{_TIME}"  # syslog, journal
+    rf"|\d{{2}}:\d{{2}}:\d{{2}}(?:[.,]\d{{1,9}})?{_ZONE}(?![\w:])"  # a time of day alone
+)
+# Masking is two linear scans: timestamps (they hold spaces), then tokens (runs
+# without spaces, quotes or brackets), each classified once by its own shape.
+# a token without a digit or a slash is template text: only the others are scanned
+_TOKEN = re.compile(r"[^\s\"'`<>\[\](){},;|\d/]*[\d/][^\s\"'`<>\[\](){},;|]*")
+_CANDIDATE = re.compile(r"[\d/]")
+_KINDS: tuple[tuple[str, re.Pattern[str]], ...] = (
+    (
+        "uuid",
+        re.compile(r"[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}"),
+    ),
+    ("url", re.compile(r"[a-zA-Z][a-zA-Z0-9+.-]{1,15}://\S+")),
+    ("ip", re.compile(r"\d{1,3}(?:\.\d{1,3}){3}(?::\d{1,5})?")),
+    ("addr", re.compile(r"0x[0-9a-fA-F]+")),
+    ("fileline", re.compile(r"[\w./-]{0,200}\.[A-Za-z]{1,8}:\d+(?::\d+)?")),
+    ("hex", re.compile(r"(?=[0-9a-f]{0,63}[0-9])(?=[0-9a-f]{0,63}[a-f])[0-9a-f]{7,64}")),
+    (
+        "dur",
+        re.compile(
+            r"\d{1,9}(?:\.\d{1,9})?(?:ns|us|µs|ms|s|m|h|min|mins|sec|secs)"
+            r"(?:\d{1,9}(?:\.\d{1,9})?(?:ms|s|m))*"
+        ),
+    ),
+    ("size", re.compile(r"\d{1,15}(?:\.\d{1,9})?(?:[KMGT]i?B|[kKMGT]|B)")),
+    ("num", re.compile(r"-?\d{1,30}(?:\.\d{1,30})?(?:/\d{1,9})?")),
+    (
+        "path",
+        re.compile(
+            r"(?:~|\.{1,2})?/?(?:[\w.@+%-]{1,128}/){1,32}[\w.@+%?&=:-]{0,400}|/[\w.@+%?&=-]{1,400}"
+        ),
+    ),
+)
+_EDGE = ".:!?*#"  # stripped from a token's ends (sentence punctuation, ``file.py:12:``)
+
+
+def _classify(token: str) -> str:
+    for kind, pattern in _KINDS:
+        if pattern.fullmatch(token):
+            return kind
+    return "word"
+
+
+def _fields(line: str, begin: int, end_at: int) -> list[tuple[str, int, int]]:
+    """``(kind, start, end)`` of the fields of ``line[begin:end_at]``, in order."""
+    found: list[tuple[str, int, int]] = []
+    stamps = [m.span() for m in _TS.finditer(line, begin, end_at)]
+    stamps = [(a, b) for a, b in stamps if a == 0 or not line[a - 1].isalnum()]
+    si = 0
+    for match in _TOKEN.finditer(line, begin, end_at):
+        start, end = match.span()
+        while si < len(stamps) and stamps[si][1] <= start:
+            found.append(("ts", *stamps[si]))
+            si += 1
+        if si < len(stamps) and stamps[si][0] < end:
+            continue  # inside a timestamp
+        token = match.group(0)
+        # ``key=value``: the value is the field (a path or URL keeps its query)
+        if "=" in token and token[0] != "/" and "://" not in token.split("=", 1)[0]:
+            cut = token.index("=") + 1
+            start, token = start + cut, token[cut:]
+            if _CANDIDATE.search(token) is None:
+                continue
+        lead = len(token) - len(token.lstrip(_EDGE))
+        token = token.strip(_EDGE)
+        if not token:
+            continue
+        start += lead
+        found.append((_classify(token), start, start + len(token)))
+    found.extend(("ts", a, b) for a, b in stamps[si:])
+    return found
+
+
+_MEASURE_KEY = re.compile(
+    r"(?i)^(?:attempts?|retry|retries|try|tries|round|iteration|iter|pid|tid|ppid|took|elapsed|"
+    r"duration|latency|time|rt|ms|bytes|size|len|length|uptime|seq|backoff|delay|wait|"
+    r"ts|timestamp|t|@timestamp|memory|mem|rss|heap|cpu|load)$"
+    r"|(?:_ms|_us|_ns|_s|_sec|_secs|_seconds|_bytes|_time|_duration|_latency|_size|"
+    r"Ms|Seconds|Bytes|Time|Duration|Latency)$"
+)
+_MEASURE_KINDS = frozenset({"ts", "dur", "addr", "size"})
+_KIND_LABEL = {
+    "ts": "timestamps",
+    "dur": "durations",
+    "addr": "addresses",
+    "size": "sizes",
+    "uuid": "ids",
+    "hex": "ids",
+    "url": "urls",
+    "ip": "hosts",
+    "fileline": "locations",
+    "path": "paths",
+    "num": "numbers",
+    "word": "names",
+}
+
+_LEVEL = r"(?:TRACE|DEBUG|INFO|NOTICE|WARN|WARNING|ERROR|ERR|FATAL|CRIT|CRITICAL|SEVERE|PANIC)"
+_LOG_LINE = re.compile(
+    rf"^(?:\[?{_LEVEL}\]?[\s:]"  # a level first
+    rf"|<\d{{1,3}}>|\[?\d{{4}}[-/]\d{{2}}[-/]\d{{2}}[T ]\d{{2}}:\d{{2}}"  # syslog priority, ISO
+    rf"|{_MONTH}\s{{1,2}}\d{{1,2}}\s\d{{2}}:\d{{2}}:\d{{2}}\s"  # syslog, journal
+    r"|\[?\d{2}:\d{2}:\d{2}(?:[.,]\d{1,9})?\]?\s"  # time of day
+    r"|[IWEF]\d{4}\s\d{2}:\d{2}:\d{2}\.\d{6}\s"  # klog
+    r"|\[\s{0,8}\d{1,9}\.\d{3,9}\]\s"  # dmesg
+    r"|\S{1,200} \S{1,100} \S{1,200} \[\d{2}/\w{3}/\d{4}:\d{2}:\d{2}:\d{2}[^\]]{0,10}\] \""  # access
+    r"|\{\"[^\"]{0,40}\":.{0,400}\"(?:level|lvl|severity|msg|message|ts|time|timestamp)\"\s?:"
+    r"|\{\"(?:level|lvl|severity|msg|message|ts|time|timestamp|@timestamp)\"\s?:"
+    r"|(?:time|ts)=\S+\s.{0,60}\blevel=\w)"
+    r"|\blevel=(?:trace|debug|info|warn|warning|error|fatal|TRACE|DEBUG|INFO|WARN|ERROR|FATAL)\b"
+)
+_KLOG = re.compile(r"[IWEF](\d{4}\s\d{2}:\d{2}:\d{2}\.\d{6})\b")  # I0302 10:00:01.123456
+# common and combined log format: host ident user [time] "request" status bytes "referer" "agent"
+_ACCESS = re.compile(
+    r"^(?P<host>\S{1,200}) (?P<ident>\S{1,100}) (?P<user>\S{1,200}) \[(?P<ts>[^\]]{1,40})\] "
+    r"\"(?:(?P<method>[A-Z]{1,20}) (?P<path>\S{1,4000}?)(?: (?P<proto>[A-Z]{1,10}/[\d.]{1,5}))?"
+    r"|(?P<request>[^\"]{0,4000}))\" (?P<status>\d{3}) (?P<bytes>\d{1,15}|-)"
+    r"(?: \"(?P<referrer>[^\"]{0,4000})\" \"(?P<agent>[^\"]{0,4000})\")?"
+)
+# group -> (label, measure); the other groups stay in the template
+_ACCESS_FIELDS = {
+    "host": ("hosts", False),
+    "user": ("users", False),
+    "ts": ("timestamps", True),
+    "method": ("methods", False),
+    "path": ("paths", False),
+    "request": ("requests", False),
+    "status": ("status", False),
+    "bytes": ("bytes", True),
+    "referrer": ("referrers", False),
+    "agent": ("agents", False),
+}
+
+
+def is_log_line(line: str) -> bool:
+    """Whether ``line`` starts like a log line (timestamp, level, access-log or JSON shape)."""
+    return _LOG_LINE.search(line[:600]) is not None
+
+
+@dataclass(frozen=True, slots=True)
+class Field:
+    """One variable span of a line: its kind, label (key or kind), value, and class."""
+
+    kind: str
+    label: str
+    value: str
+    measure: bool
+
+
+@dataclass(frozen=True, slots=True)
+class Masked:
+    """A line's template (fields replaced by placeholders), its fields, and what they say."""
+
+    template: str
+    fields: tuple[Field, ...]
+    status: int | None  # an access log's (or ``status=``) HTTP status
+
+
+_KEY_CHARS = frozenset("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789_.-@")
+
+
+def _key(line: str, start: int) -> tuple[str | None, bool]:
+    """The key of the value at ``start``, and whether it is written as one (``key=``, ``key:``).
+
+    ``key=V``, ``key: V``, ``"key":"V"``, else the word before (``attempt 3``, ``took 12ms``).
+    """
+    k = start
+    while k > 0 and start - k < 3 and line[k - 1] in " \"'#(":
+        k -= 1
+    explicit = k > 0 and line[k - 1] in "=:"
+    if explicit:
+        k -= 1
+        while k > 0 and start - k < 6 and line[k - 1] in " \"'":
+            k -= 1
+    end = k
+    while k > 0 and end - k < 41 and line[k - 1] in _KEY_CHARS:
+        k -= 1
+    key = line[k:end]
+    if not key or not (key[0].isalpha() or key[0] in "_@"):
+        return None, False
+    return key, explicit
+
+
+def mask(line: str) -> Masked:
+    """The template and the fields of one (ANSI-free) line."""
+    access = _ACCESS.match(line)
+    if access is not None:
+        return _mask_access(line, access)
+    klog = _KLOG.match(line)
+    if klog is None:
+        parts, fields, status = _mask_span(line, 0, len(line))
+        return Masked("".join(parts), tuple(fields), status)
+    # klog's level letter is glued to its date: the letter stays in the template
+    parts, fields, status = _mask_span(line, klog.end(), len(line))
+    stamp = Field("ts", "timestamps", klog.group(1), True)
+    return Masked(line[0] + "\x00ts\x00" + "".join(parts), (stamp, *fields), status)
+
+
+def _mask_access(line: str, access: re.Match[str]) -> Masked:
+    """An access-log line: its columns are the fields; what follows is masked as usual."""
+    parts: list[str] = []
+    fields: list[Field] = []
+    pos = 0
+    for name, (label, measure) in _ACCESS_FIELDS.items():
+        start, end = access.span(name)
+        if start < 0 or (name == "bytes" and access.group(name) == "-"):
+            continue
+        parts.append(line[pos:start])
+        parts.append(f"\x00{name}\x00")
+        fields.append(Field(name, label, access.group(name), measure))
+        pos = end
+    parts.append(line[pos : access.end()])
+    rest_parts, rest_fields, _ = _mask_span(line, access.end(), len(line), times=True)
+    parts.extend(rest_parts)
+    fields.extend(rest_fields)
+    return Masked("".join(parts), tuple(fields), int(access.group("status")))
+
+
+def _mask_span(
+    line: str, begin: int, end_at: int, times: bool = False
+) -> tuple[list[str], list[Field], int | None]:
+    """Template pieces, fields and ``status=`` value of ``line[begin:end_at]``.
+
+    ``times``: a bare decimal is a time (an access log's request time).
+    """
+    parts: list[str] = []
+    fields: list[Field] = []
+    status: int | None = None
+    pos = begin
+    for kind, start, end in _fields(line, begin, end_at):
+        value = line[start:end]
+        key, explicit = _key(line, start) if kind not in ("ts", "url") else (None, False)
+        if kind in _MEASURE_KINDS:
+            measure = True
+            label = key if kind in ("dur", "size") and explicit and key else _KIND_LABEL[kind]
+        elif kind == "num" and key is not None and _MEASURE_KEY.search(key):
+            measure, label = True, key
+        elif kind == "num" and times and "." in value:
+            measure, label = True, "times"
+        else:
+            measure, label = False, key if explicit and key else _KIND_LABEL[kind]
+            if (
+                explicit
+                and key is not None
+                and key.lower() == "status"
+                and len(value) == 3
+                and value.isdecimal()
+            ):
+                status = int(value)
+        parts.append(line[pos:start])
+        parts.append(f"\x00{kind}\x00")
+        fields.append(Field(kind, label, value, measure))
+        pos = end
+    parts.append(line[pos:end_at])
+    return parts, fields, status

@@ -1,0 +1,435 @@
+"""``logtemplate``: runs of log lines of one template collapse to first, summary, last (lossy).
+
+Any tool output (whatever the command: the lines themselves say they are a
+log, see :func:`workers.engines._logs.is_log_line`) is cut into runs of
+consecutive log lines of one template (:func:`workers.engines._logs.mask`:
+timestamps, durations, ids, paths, numbers... masked).  A run of at least
+``MIN_RUN`` lines keeps its first and its last line visible; the lines in
+between become one marker line::
+
+    … 107 more lines like this (timestamps 10:00:02–10:04:58, attempt 2–108) <<cx:KEY>>
+
+stashed under ``KEY`` so that expanding gives the input back exactly.  What
+the summary may say:
+
+- *measures* (timestamps, durations, pids, attempt counters, sizes,
+  addresses) are summarised as a range;
+- *identifiers* (paths, URLs, ids, status codes, ports, ``file:line``,
+  hostnames, other numbers, words that differ) are never a range: the run's
+  distinct values are listed (at most ``MAX_DISTINCT`` per field, and the
+  note stays one short line; a run that would need more is cut in two);
+- an *error line* (an error or warning word, an HTTP 5xx) joins a run only
+  when it differs from the run's lines in measures alone: an error that
+  identifies something else stays visible.  Lines the gate must see
+  (findings, test summaries, diff headers...) are never folded.
+
+Frozen units, file reads, units with ``[[`` markers or that other units point
+at, and lines holding markers are left alone.  Pure and deterministic; one
+pass over the lines (each compared with the current run only).
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+import orjson
+
+from workers.core.offload import stash_key
+from workers.core.tokens import TokenCounter
+from workers.engines._logs import Field, Masked, is_log_line, mask
+from workers.engines._shell import is_file_read
+from workers.engines._text import PointedAt, nonzero, restores
+from workers.engines.base import Engine, EngineContext, EngineOutput
+from workers.fidelity.facts import SHAPED_KINDS, critical_lines, is_error_line, line_shape
+from workers.fidelity.lossy import hidden_critical
+from workers.markers import has_marker
+from workers.markers.stash import offload_marker
+from workers.messages.model import Unit
+
+__all__ = ["FoldResult", "LogTemplateEngine", "fold_log"]
+
+MIN_CHARS = 400  # outputs shorter than this are left alone
+MIN_LOG_LINES = 4  # a unit needs this many log lines
+MIN_RUN = 4  # first + at least two folded lines + last
+MAX_DISTINCT = 20  # distinct values of one identifying field listed in a summary
+NOTE_MAX = 290  # the stash marker grammar allows 300 characters of note
+NOTE_BASE = 30  # "N more lines like this (...)"
+MIN_SAVED_TOKENS = 8
+LONG_RUN_CHARS = 400  # runs this long always save more than their marker
+MAX_WILDCARDS = 2  # words that may differ between lines of one template
+CRITICAL_CAP = 600  # the gate compares stripped lines truncated to this length
+
+_ANSI = re.compile(r"\x1b\[[0-9;?]{0,40}[ -/]{0,4}[@-~]|\x1b\][^\x07\x1b]{0,400}(?:\x07|\x1b\\)")
+# characters str.splitlines() breaks on besides \n: the gate would see other lines
+_OTHER_BREAKS = re.compile("[\r\x0b\x0c\x1c\x1d\x1e\x85\u2028\u2029]")
+_LEVEL_WORD = re.compile(
+    r"(?i)^\W*(?:trace|debug|info|notice|warn|warning|error|err|fatal|crit|critical|severe|panic)"
+    r"\W*$"
+)
+_NOTE_BAD = str.maketrans({"\n": " ", "…": "~", "<": "‹", ">": "›"})
+_TIME_OF_DAY = re.compile(r"\d{2}:\d{2}:\d{2}")
+_NUMBER = re.compile(r"-?\d+(?:\.\d+)?")
+_DURATION_PART = re.compile(r"(\d+(?:\.\d+)?)(ns|us|µs|ms|s|mins?|m|h|secs?)")
+_UNIT_SECONDS = {
+    "ns": 1e-9,
+    "us": 1e-6,
+    "µs": 1e-6,
+    "ms": 1e-3,
+    "s": 1.0,
+    "sec": 1.0,
+    "secs": 1.0,
+    "m": 60.0,
+    "min": 60.0,
+    "mins": 60.0,
+    "h": 3600.0,
+}
+
+
+@dataclass(slots=True)
+class _Line:
+    index: int
+    masked: Masked
+    tokens: list[str]
+    error: bool
+    shape: str | None  # the gate's shape, for lines the gate counts as error lines
+
+
+@dataclass(slots=True)
+class _Run:
+    """Consecutive log lines of one template.
+
+    Slots: field ``j`` of the template is slot ``j``; a wildcard word at token
+    position ``p`` is slot ``-1 - p``.  ``rest`` holds the distinct values of the
+    identifying slots over every member but the first (what a summary may list).
+    """
+
+    first: _Line
+    tokens: list[str | None]  # the template's words; None: a wildcard (an identifying word)
+    members: list[_Line] = field(default_factory=list)
+    rest: dict[int, dict[str, None]] = field(default_factory=dict)
+    rest_chars: dict[int, int] = field(default_factory=dict)
+
+
+class _Folder:
+    def __init__(self, tokens: TokenCounter) -> None:
+        self.tokens = tokens
+
+    # -- run membership ---------------------------------------------------------
+
+    def start(self, line: _Line) -> _Run:
+        run = _Run(line, list(line.tokens))
+        run.members.append(line)
+        return run
+
+    def accepts(self, run: _Run, line: _Line) -> bool:
+        """Whether ``line`` joins ``run`` (then it is added)."""
+        first = run.first
+        pairs = list(zip(line.masked.fields, first.masked.fields, strict=False))
+        if line.error or first.error:
+            # an error joins only lines that differ from it in measures alone
+            if not (line.error and first.error) or line.masked.template != first.masked.template:
+                return False
+            if line.shape != first.shape:
+                return False
+            if not all(
+                f.measure == g.measure and (f.measure or f.value == g.value) for f, g in pairs
+            ):
+                return False
+            run.members.append(line)
+            return True
+        wild: list[int] = []
+        if line.masked.template != first.masked.template:
+            found = self._wildcards(run, line)
+            if found is None:
+                return False
+            wild = found
+        if len(line.masked.fields) != len(first.masked.fields) or any(
+            f.kind != g.kind or f.measure != g.measure for f, g in pairs
+        ):
+            return False
+        # the summary lists every distinct identifier of the folded lines in one short line
+        added: dict[int, str] = {}
+        for slot, value in self._identifiers(run, line, wild):
+            seen = run.rest.get(slot)
+            if seen is None or value not in seen:
+                added[slot] = value
+                if seen is not None and len(seen) >= MAX_DISTINCT:
+                    return False
+        if added:
+            estimate = NOTE_BASE
+            for slot in set(run.rest) | set(added):
+                seen = run.rest.get(slot, {})
+                values = [*seen, *([added[slot]] if slot in added else [])]
+                if len(values) > 1 or values[0] != self._value(first, slot):
+                    estimate += len(self._label(first, slot)) + 3 + run.rest_chars.get(slot, 0)
+                    estimate += len(added[slot]) + 2 if slot in added else 0
+            if estimate > NOTE_MAX:
+                return False
+        for p in wild:
+            run.tokens[p] = None
+            # the members so far had the first line's word there
+            word = first.tokens[p]
+            if len(run.members) > 1:
+                run.rest[-1 - p] = {word: None}
+                run.rest_chars[-1 - p] = len(word) + 2
+        for slot, value in self._identifiers(run, line):
+            seen = run.rest.setdefault(slot, {})
+            if value not in seen:
+                seen[value] = None
+                run.rest_chars[slot] = run.rest_chars.get(slot, 0) + len(value) + 2
+        run.members.append(line)
+        return True
+
+    def _wildcards(self, run: _Run, line: _Line) -> list[int] | None:
+        """Token positions where ``line`` differs from the run in a plain word (or None)."""
+        tokens = run.tokens
+        if len(line.tokens) != len(tokens) or len(tokens) < 4:
+            return None
+        wild = sum(1 for t in tokens if t is None)
+        new: list[int] = []
+        for p, (mine, theirs) in enumerate(zip(line.tokens, tokens, strict=True)):
+            if theirs is None:
+                if "\x00" in mine:
+                    return None
+                continue
+            if mine == theirs:
+                continue
+            if p == 0 or "\x00" in mine or "\x00" in theirs:
+                return None
+            if _LEVEL_WORD.match(mine) or _LEVEL_WORD.match(theirs):
+                return None
+            new.append(p)
+            if wild + len(new) > MAX_WILDCARDS:
+                return None
+        return new
+
+    @staticmethod
+    def _identifiers(run: _Run, line: _Line, new_wild: Sequence[int] = ()) -> list[tuple[int, str]]:
+        slots = [(j, f.value) for j, f in enumerate(line.masked.fields) if not f.measure]
+        for p, t in enumerate(run.tokens):
+            if t is None or p in new_wild:
+                slots.append((-1 - p, line.tokens[p]))
+        return slots
+
+    @staticmethod
+    def _value(line: _Line, slot: int) -> str:
+        return line.masked.fields[slot].value if slot >= 0 else line.tokens[-1 - slot]
+
+    @staticmethod
+    def _label(line: _Line, slot: int) -> str:
+        return line.masked.fields[slot].label if slot >= 0 else "words"
+
+    # -- the summary ---------------------------------------------------------------
+
+    def note(self, run: _Run) -> str | None:
+        """``N more lines like this (identifiers listed; measures as ranges)``, or None."""
+        members = run.members
+        dropped = members[1:-1]
+        first = run.first
+        listed: list[str] = []
+        ranges: list[str] = []
+        for j, f in enumerate(first.masked.fields):
+            values = [m.masked.fields[j].value for m in members]
+            if all(v == values[0] for v in values):
+                continue
+            shown = [m.masked.fields[j].value for m in dropped]
+            if f.measure:
+                ranges.append(f"{f.label} {_range(f, shown)}")
+            else:
+                listed.append(f"{f.label} {', '.join(dict.fromkeys(shown))}")
+        for p, t in enumerate(run.tokens):
+            if t is None:
+                listed.append(f"words {', '.join(dict.fromkeys(m.tokens[p] for m in dropped))}")
+        count = len(dropped)
+        head = f"{count} more {'line' if count == 1 else 'lines'} like this ("
+        parts = listed
+        if not parts and not ranges:
+            parts = ["identical"]
+        # measures may be summarised: as many ranges as fit (timestamps first)
+        for part in ranges:
+            if len(head) + len("; ".join([*parts, part])) + 1 <= NOTE_MAX:
+                parts = [*parts, part]
+        note = (head + "; ".join(parts) + ")").translate(_NOTE_BAD)
+        return note if len(note) <= NOTE_MAX else None
+
+    def worth(self, stashed: str, marker: str) -> bool:
+        if len(stashed) <= len(marker):
+            return False
+        if len(stashed) >= LONG_RUN_CHARS:
+            return True
+        return self.tokens.count(stashed) >= self.tokens.count(marker) + MIN_SAVED_TOKENS
+
+
+def _range(f: Field, values: Sequence[str]) -> str:
+    """``lo–hi`` of a measure: timestamps first to last (the date said once), others by size."""
+    if f.kind == "ts":
+        lo, hi = values[0], values[-1]
+        if lo != hi:
+            hi = hi[_common_date(lo, hi) :]
+    else:
+        keyed = sorted(values, key=lambda v: _magnitude(f.kind, v))
+        lo, hi = keyed[0], keyed[-1]
+    return lo if lo == hi else f"{lo}–{hi}"
+
+
+def _common_date(lo: str, hi: str) -> int:
+    """Where the time of day starts in ``hi`` when ``lo`` has the same date before it, else 0."""
+    match = _TIME_OF_DAY.search(hi)
+    if match is None or match.start() == 0 or lo[: match.start()] != hi[: match.start()]:
+        return 0
+    return match.start()
+
+
+def _magnitude(kind: str, value: str) -> float:
+    if kind == "addr":
+        return float(int(value, 16))
+    if kind == "size":
+        number = _NUMBER.match(value)
+        scale = {"k": 1e3, "K": 1e3, "M": 1e6, "G": 1e9, "T": 1e12}
+        unit = value.lstrip("0123456789. ")[:1]
+        return (float(number.group(0)) if number else 0.0) * scale.get(unit, 1.0)
+    if kind == "dur":
+        return sum(float(n) * _UNIT_SECONDS.get(u, 1.0) for n, u in _DURATION_PART.findall(value))
+    match = _NUMBER.match(value)
+    return float(match.group(0)) if match else 0.0
+
+
+def _is_json_document(text: str) -> bool:
+    stripped = text.strip()
+    if not stripped or stripped[0] not in "{[" or stripped[-1] not in "}]":
+        return False
+    try:
+        orjson.loads(stripped)
+    except orjson.JSONDecodeError:
+        return False
+    return True
+
+
+@dataclass(slots=True)
+class FoldResult:
+    text: str
+    stash: dict[str, str]
+    runs: int
+    lines_folded: int
+
+
+def fold_log(text: str, tokens: TokenCounter, command: str | None = None) -> FoldResult | None:
+    """Fold the template runs of one tool output; None when nothing was worth folding."""
+    if len(text) < MIN_CHARS or _OTHER_BREAKS.search(text) or _is_json_document(text):
+        return None
+    lines = text.split("\n")
+    ansi = "\x1b" in text
+    plain = [_ANSI.sub("", line) for line in lines] if ansi else lines
+    log_flags = [is_log_line(line) for line in plain]
+    if sum(log_flags) < MIN_LOG_LINES:
+        return None
+    kinds: dict[str, set[str]] = {}
+    for kind, line in critical_lines(text, "tool_result", command):
+        kinds.setdefault(line, set()).add(kind)
+    markers = "<<cx:" in text
+    folder = _Folder(tokens)
+    runs: list[_Run] = []
+    run: _Run | None = None
+    for i, line in enumerate(lines):
+        if not line.strip():
+            continue  # blank lines join the run around them
+        info: _Line | None = None
+        if log_flags[i] and not (markers and has_marker(line)):
+            key = line.strip()[:CRITICAL_CAP]
+            crit = kinds.get(key)
+            if crit is None or crit <= SHAPED_KINDS:
+                masked = mask(plain[i])
+                error = crit is not None or is_error_line(plain[i]) or _server_error(masked)
+                info = _Line(
+                    i,
+                    masked,
+                    masked.template.split(" "),
+                    error,
+                    line_shape(key) if crit is not None else None,
+                )
+        if info is None:
+            if run is not None:
+                runs.append(run)
+            run = None
+            continue
+        if run is not None and folder.accepts(run, info):
+            continue
+        if run is not None:
+            runs.append(run)
+        run = folder.start(info)
+    if run is not None:
+        runs.append(run)
+
+    out: list[str] = []
+    stash: dict[str, str] = {}
+    cursor = folded = count = 0
+    for run in runs:
+        if len(run.members) < MIN_RUN:
+            continue
+        note = folder.note(run)
+        if note is None:
+            continue
+        a, b = run.members[0].index + 1, run.members[-1].index
+        stashed = "\n".join(lines[a:b])
+        key = stash_key(stashed)
+        marker = offload_marker(note, key)
+        if not folder.worth(stashed, marker):
+            continue
+        out.extend(lines[cursor:a])
+        out.append(marker)
+        stash[key] = stashed
+        cursor = b
+        folded += len(run.members) - 2
+        count += 1
+    if not count:
+        return None
+    out.extend(lines[cursor:])
+    new = "\n".join(out)
+    # the gate's own checks, so that a change is never rejected
+    if not restores(text, new, stash):
+        return None
+    critical = critical_lines(text, "tool_result", command)
+    if next(iter(hidden_critical(critical, [new])), None) is not None:
+        return None
+    return FoldResult(new, stash, count, folded)
+
+
+def _server_error(masked: Masked) -> bool:
+    return masked.status is not None and masked.status >= 500
+
+
+class LogTemplateEngine(Engine):
+    name = "logtemplate"
+    lossless = False
+
+    def apply(self, units: Sequence[Unit], ctx: EngineContext) -> EngineOutput:
+        pointed = PointedAt(units)
+        texts: list[str] = []
+        stash: dict[str, str] = {}
+        changed = runs = folded = 0
+        for unit in units:
+            text = unit.text
+            if (
+                unit.frozen
+                or unit.kind != "tool_result"
+                or len(text) < MIN_CHARS
+                or ("[[" in text and has_marker(text.replace("<<cx:", "")))
+                or unit in pointed
+                or is_file_read(unit)
+            ):
+                texts.append(text)
+                continue
+            result = fold_log(text, ctx.tokens, unit.command)
+            if result is None:
+                texts.append(text)
+                continue
+            texts.append(result.text)
+            stash.update(result.stash)
+            changed += 1
+            runs += result.runs
+            folded += result.lines_folded
+        details: dict[str, Any] = nonzero(outputs=changed, runs_folded=runs, lines_folded=folded)
+        return EngineOutput(texts=texts, details=details, stash=stash)
