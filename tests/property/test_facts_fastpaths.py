@@ -20,6 +20,7 @@ WORDS = st.sampled_from(
         "fatal", "FATAL", "Fatal", "panic", "Exception", "Traceback", "CRITICAL", "critical",
         "Warning", "WARNING", "warning", "WARN", "denied", "refused", "KeyError", "IOException",
         "terror", "Errors", "xErrorx", "_error", "error_", "WARNED", "panicked", " ", "\t", ":",
+        "failure", "failures", "Failure", "Failures", "FAILURES", "failuresx", "panicky",
         "a", "Z9", "é", "-", "\n", "  ", "ok",
     ]
 )  # fmt: skip
@@ -49,6 +50,9 @@ def reference_tool_lines(text: str, family: str | None) -> Iterator[tuple[str, s
     last_frame: str | None = None
     in_status_untracked = False
     in_hunk = False
+    want_frame = False
+    in_cmake_error = False
+    path_header: str | None = None
     grep_files: set[str] = set()
     has_ansi = "\x1b" in text
     for raw_line in text.splitlines():
@@ -57,7 +61,8 @@ def reference_tool_lines(text: str, family: str | None) -> Iterator[tuple[str, s
         # The token that must stay visible is the line as written (colours included).
         token = raw_line.strip()[:600]
         if not line:
-            in_status_untracked = False
+            in_status_untracked = in_cmake_error = False
+            path_header = None
             continue
         if len(line) > 600:
             line = line[:600]
@@ -71,32 +76,58 @@ def reference_tool_lines(text: str, family: str | None) -> Iterator[tuple[str, s
             in_hunk = False
         if facts._TRACE_FRAME.match(raw):
             last_frame = token
+            if want_frame and line.startswith("at ") and not facts._NOT_USER_FRAME.search(raw):
+                want_frame = False
+                yield "stack_frame", token
             continue
+        if want_frame and facts._NATIVE_FRAME.match(raw) and not facts._NOT_USER_FRAME.search(raw):
+            want_frame = False
+            yield "stack_frame", token
         if family == "grep":
             match = facts._GREP_MATCH.match(raw)
             if match and match.group(1) not in grep_files:
                 grep_files.add(match.group(1))
                 yield "grep_file", match.group(1)
             continue
+        if in_cmake_error:
+            in_cmake_error = False
+            if raw[0].isspace():
+                yield "error_detail", token
         if family == "git-status" and facts._SHORT_STATUS.match(raw):
             yield "git_status_path", token
         elif facts._SUMMARY_LINE.match(line):
             yield "test_summary", token
-        elif facts._TEST_FAILURE.match(raw):
+        elif facts._TEST_FAILURE.match(raw) or facts._GO_FAIL.match(raw):
             yield "test_failure", token
-        elif facts._FINDING.match(raw) and not raw.startswith((" ", "\t", "+", "-")):
+        elif (
+            facts._FINDING.match(raw) and not raw.startswith((" ", "\t", "+", "-"))
+        ) or facts._LOCATION.match(raw):
             yield "finding", token
-        elif facts._ERROR_LINE.search(line):
+        elif (
+            facts._CRASH_HEAD.match(line)
+            or facts._HTTP_5XX.search(line)
+            or facts._ERROR_LINE.search(line)
+        ):
             if last_frame is not None:
                 yield "stack_frame", last_frame
                 last_frame = None
+            if path_header is not None and facts._ESLINT_FINDING.match(raw):
+                yield "finding", path_header
+                path_header = None
             yield "error_line", token
+            if facts._FRAME_HEAD.match(line):
+                want_frame = True
         elif facts._GIT_STATUS.match(raw) and ":" in line[:22]:
             yield "git_status_path", token
         if line.startswith("Untracked files:"):
             in_status_untracked = True
         elif in_status_untracked and raw.startswith("\t"):
             yield "git_status_path", token
+        if line.startswith("CMake Error"):
+            in_cmake_error = True
+        if path_header is not None and line.startswith("…") and "<<cx:" in line:
+            yield "finding", path_header
+        path_header = token if not raw[0].isspace() and facts._PATH_HEADER.match(line) else None
 
 
 LINE_PARTS = st.sampled_from(
@@ -113,6 +144,29 @@ LINE_PARTS = st.sampled_from(
         "Untracked files:", "\tnew.txt", "warning: x", "WARN deprecated", "plain text", "",
         "   ", "\x1b[31merror\x1b[0m", "١٢ errors", "\u3000Found 1 error", "x" * 700 + "Error",
         "Traceback (most recent call last):", "src/x.rs:1:1", "a:b", "(c)", "U", "F", "a",
+        "error[E0308]: mismatched types", "  --> src/lib.rs:28:13", "-->", "  -->  x",
+        "thread 'main' panicked at src/report.rs:60:23:", "panic: boom", "goroutine 1 [running]:",
+        "\t/work/app/main.go:14 +0x1d", "\t/usr/local/go/src/runtime/panic.go:9", "\t/a.go:3",
+        "WARNING: DATA RACE", "      /work/app/counter.go:12 +0x44", "--- FAIL: TestX/case_5 (0.00s)",
+        "    --- FAIL: TestX/y", "--- PASS: TestX", "    x_test.go:18: got 1", "\tx.go:18: y",
+        "==12==ERROR: AddressSanitizer: heap-buffer-overflow on address 0x6",
+        "    #0 0x55d4 in vec_push /work/cvec/vec.c:42:15", "    #1 0x7f in __libc_start /lib/x.c:1",
+        "SUMMARY: AddressSanitizer: heap-buffer-overflow /w/vec.c:42:15 in vec_push",
+        "Direct leak of 40 byte(s) in 1 object(s) allocated from:", "==42== Invalid read of size 4",
+        "==42==    at 0x109182: sum (leak.c:14)", "==42==    definitely lost: 40 bytes in 1 blocks",
+        "==42== 40 bytes in 1 blocks are definitely lost in loss record 1 of 1",
+        "==42==    by 0x4846828: malloc (in /usr/libexec/valgrind/vgpreload.so)",
+        "==42== ERROR SUMMARY: 1 errors from 1 contexts", "CMake Error at CMakeLists.txt:12 (x):",
+        "  No SOURCES given to target: app", "CMake Errors", "make: *** [Makefile:5: all] Error 2",
+        "make[1]: *** No rule to make target 'x'.", "[ERROR] /a/Cart.java:[12,5] cannot find symbol",
+        "[WARNING] /a/Cart.java:[12,5] deprecated", "/work/web/src/app.js", "src\\a.js", "./x",
+        "   3:7   error    'x' is unused  no-unused-vars", "  12:1  warning  Unexpected console",
+        "\u2026 4 lines omitted <<cx:0123456789abcdef>>", "\u2026 x", "Found 1 data race(s)",
+        '10.0.0.5 - - [12/Mar/2025:10:00:01 +0000] "GET /api/orders/338 HTTP/1.1" 502 12',
+        '"POST /a HTTP/1.1" 200 1', "Exception in thread \"main\" java.lang.IllegalStateException: x",
+        "TypeError: Cannot read properties of undefined", "    at total (/work/web/cart.js:44:18)",
+        "    at Module._compile (node:internal/modules/cjs/loader:1364:14)", "ValueError: x",
+        '{"id": 3, "message": "2 failures in batch"}', "Failures: 1", "FAILURES",
     ]
 )  # fmt: skip
 MULTILINE = st.lists(LINE_PARTS, max_size=25).map("\n".join)

@@ -3,6 +3,8 @@ from __future__ import annotations
 import time
 from typing import Any
 
+import pytest
+
 from workers.core.settings import Settings
 from workers.core.tokens import TokenCounter
 from workers.engines._prose import layout
@@ -36,7 +38,10 @@ PYTEST_LOG = "\n".join(
 )
 REPEATED_ERRORS = "\n".join(
     [f"2024-05-01 10:00:{i:02d} INFO worker {i} heartbeat ok" for i in range(50)]
-    + [f"2024-05-01 10:01:{i:02d} ERROR timeout after {i}s on host-{i}" for i in range(30)]
+    + [
+        f"2024-05-01 10:01:{i:02d} ERROR timeout after {i}s on host-7 (attempt {i})"
+        for i in range(30)
+    ]
 )
 OLD_USER = (
     "Please refactor the config loader so it reads TOML.\n"
@@ -120,7 +125,27 @@ def test_repeated_error_lines_keep_one_per_shape() -> None:
     outcome = run(data)
     aged = tool_texts(outcome.record)[0]
     assert aged.count("ERROR timeout") == 1
-    assert "2024-05-01 10:01:00 ERROR timeout after 0s on host-0" in aged
+    assert "2024-05-01 10:01:00 ERROR timeout after 0s on host-7 (attempt 0)" in aged
+    assert expanded_record(outcome) == data
+
+
+def test_error_lines_that_differ_in_what_they_name_all_stay() -> None:
+    # Only a timestamp, a duration and an attempt counter differ: one shape.
+    # The host and the request path identify things: each line is a fact.
+    log = "\n".join(
+        [f"2024-05-01 10:00:{i:02d} INFO worker {i} heartbeat ok" for i in range(50)]
+        + [f"2024-05-01 10:01:{i:02d} ERROR timeout after {i}s on host-{i % 3}" for i in range(30)]
+        + [f"2024-05-01 10:02:{i:02d} ERROR POST /api/orders/{330 + i} failed" for i in range(4)]
+    )
+    data = agent_session([log, "x\n" * 3, "y\n" * 3, "z"])
+    outcome = run(data)
+    aged = tool_texts(outcome.record)[0]
+    assert aged.count("ERROR timeout") == 3
+    for host in ("host-0", "host-1", "host-2"):
+        assert f"on {host}" in aged
+    for order in range(330, 334):
+        assert f"POST /api/orders/{order} failed" in aged
+    assert "heartbeat" not in aged.split("\n", 1)[1]
     assert expanded_record(outcome) == data
 
 
@@ -229,6 +254,7 @@ def test_layout_counts_turns_and_steps() -> None:
     assert positions["t1"].step_age == positions["t1b"].step_age
 
 
+@pytest.mark.slow
 def test_hostile_input_is_linear() -> None:
     tokens = TokenCounter()
     huge = "\n".join(f"line {i} ok" if i % 97 else f"ERROR at {i}" for i in range(200_000))

@@ -19,6 +19,7 @@ from __future__ import annotations
 import re
 from collections import OrderedDict
 from collections.abc import Iterable
+from functools import lru_cache
 
 __all__ = [
     "SHAPED_KINDS",
@@ -31,16 +32,73 @@ __all__ = [
     "visible_lines",
 ]
 
-# Error and warning lines that differ only in numbers or hex ids are repeats
-# of one distinct line: one of them visible (with the rest stashed and a
-# count) keeps the fact visible.
+# Error and warning lines that differ only in volatile fields (timestamps,
+# durations, sizes, pids, addresses, counters) are repeats of one distinct
+# line: one of them visible (with the rest stashed and a count) keeps the
+# fact visible.  What identifies a thing (paths, file:line positions, status
+# codes, ids, named things with a number, host:port) is part of the shape:
+# ``GET /api/orders/338`` and ``GET /api/orders/412`` are two facts.
 SHAPED_KINDS = frozenset({"error_line"})
-_SHAPE_TOKEN = re.compile(r"0x[0-9a-fA-F]+|\b[0-9a-f]{7,64}\b|\d+")
+_SHAPE_TOKEN = re.compile(
+    # Volatile fields fold to "#": timestamps first (their digits look like
+    # paths and positions), then, after the identifying spans, any other
+    # number or hex id (durations, sizes, pids, addresses, counters).
+    r"\d{4}-\d\d-\d\d(?:[T ]\d\d:\d\d(?::\d\d(?:[.,]\d+)?)?(?:Z|[+-]\d\d:?\d\d)?)?"
+    r"|\d\d?/[A-Z][a-z]{2}/\d{4}(?::\d\d:\d\d:\d\d(?: [+-]\d{4})?)?"
+    r"|\b\d\d?:\d\d:\d\d(?:[.,]\d+)?"
+    # Identifying spans stay as written: file:line positions (group ``pos``,
+    # the numbers in group ``at``), paths, status codes, ids, named things with
+    # a number (host-12, case_5, E0308), host:port, #123.
+    r"|(?P<pos>(?<![\w.~%+/-])(?:[\w.~%+-]*/)*(?:[\w-]+\.[A-Za-z]\w{0,9}|[\w-]*[Mm]akefile)"
+    r"(?P<at>:\[?\d+(?:[:,]\d+)*\]?|\(\d+(?:,\d+)?\))|\bline \d+)"
+    r"|(?P<keep>"
+    r"HTTP/\d(?:\.\d)?\"?\s+\d{3}\b"
+    r"|(?<![\w.~%+/-])(?=\S*?[A-Za-z_])[\w.~%+-]*(?:/[\w.~%+-]+)+"
+    r"|\b(?:status|code|Status|HTTP)[=: ]{1,3}\d{3}\b"
+    r"|(?:\b\w+_id|\b\w*[a-z]Id|\bID|\bid)\b[=:# ]{1,3}\d+"
+    r"|\b[A-Za-z][A-Za-z_]*[-_]?\d+\b"
+    r"|(?<=[A-Za-z]):\d{2,5}\b"
+    r"|#\d+"
+    r")"
+    r"|0x[0-9a-fA-F]+|\b[0-9a-f]{7,64}\b|\d+"
+)
+_DIGITS = re.compile(r"\d+")
+_PROC_PID = re.compile(r"/proc/\d+(?:/task/\d+)?")  # pids inside paths
+# Words of an error (not a mere warning): a warning repeated at several
+# positions of one file is one fact (its kind and file); errors at two
+# positions are two.
+_ERROR_LEVEL = re.compile(
+    r"\b(?:error|errors|ERROR|Error|FAIL\w*|[Ff]ail(?:ed|ures?)|fatal|FATAL|Fatal|panic\w*|"
+    r"Exception|Traceback|CRITICAL|critical|denied|refused|[A-Z]\w*(?:Error|Exception))\b"
+)
+_WARNING_WORD = re.compile(r"\b(?:Warning|WARNING|warning|WARN)\b")
 
 
+def _shape_token(match: re.Match[str]) -> str:
+    return "#" if match.lastgroup is None else match.group()
+
+
+def _warning_shape_token(match: re.Match[str]) -> str:
+    if match.lastgroup == "pos":
+        at = match.group("at")
+        if at is None:
+            return "line #"
+        return match.group()[: -len(at)] + _DIGITS.sub("#", at)
+    return _shape_token(match)
+
+
+@lru_cache(maxsize=1 << 16)
 def line_shape(line: str) -> str:
-    """The line with numbers and hex ids replaced by ``#``."""
-    return _SHAPE_TOKEN.sub("#", line)
+    """The line with its volatile numbers and hex ids replaced by ``#``.
+
+    In a warning (a warning word, no error word) the line and column of a
+    ``file:line:col`` position fold too.
+    """
+    if "/proc/" in line:
+        line = _PROC_PID.sub(lambda m: _DIGITS.sub("#", m.group()), line)
+    if _WARNING_WORD.search(line) is not None and _ERROR_LEVEL.search(line) is None:
+        return _SHAPE_TOKEN.sub(_warning_shape_token, line)
+    return _SHAPE_TOKEN.sub(_shape_token, line)
 
 
 # --- recoverable spans -----------------------------------------------------
@@ -81,14 +139,14 @@ def _iter_spans(text: str) -> Iterable[tuple[str, str]]:
 # --- visible lines ---------------------------------------------------------
 
 _ERROR_LINE = re.compile(
-    r"\b(?:error|errors|ERROR|Error|FAILED|FAIL|FAILURE|failed|Failed|fatal|FATAL|Fatal|panic|"
-    r"Exception|Traceback|CRITICAL|critical|Warning|WARNING|warning|WARN|denied|refused|"
-    r"[A-Z]\w*(?:Error|Exception))\b"
+    r"\b(?:error|errors|ERROR|Error|FAILED|FAIL|FAILURE|FAILURES|failed|Failed|failure|failures|"
+    r"Failure|Failures|fatal|FATAL|Fatal|panic|panicked|Exception|Traceback|CRITICAL|critical|"
+    r"Warning|WARNING|warning|WARN|denied|refused|[A-Z]\w*(?:Error|Exception))\b"
 )
 # Every match of _ERROR_LINE contains one of these substrings; searching for
 # them first halves the cost on lines without any (most lines).
 _ERROR_HINT = re.compile(
-    r"rror|RROR|ailed|FAIL|atal|FATAL|anic|xception|Traceback|RITICAL|ritical|arning|WARN|"
+    r"rror|RROR|ailed|ailure|FAIL|atal|FATAL|anic|xception|Traceback|RITICAL|ritical|arning|WARN|"
     r"denied|refused"
 )
 
@@ -105,7 +163,7 @@ _SUMMARY_LINE = re.compile(
     r"|^test result: "
     r"|^Ran \d+ tests? in "
     r"|^(?:OK|FAILED)(?: \(.*\))?$"
-    r"|^Found \d+ errors?"
+    r"|^Found \d+ (?:errors?|data race)"
     r"|^\d+ (?:problems?|errors?|warnings?)\b"
     r"|^Successfully installed "
     r"|^added \d+ packages?"
@@ -138,6 +196,60 @@ _NEGATION = re.compile(
 )
 _TRACE_FRAME = re.compile(
     r'^\s*File "[^"]+", line \d+|^\s+at [\w$.<>]+\(.*:\d+\)|^\s+at .+ \(.+:\d+:\d+\)$'
+)
+
+
+# Content families (whatever the command): lines that carry a fact without
+# an error word, or that must count exactly rather than by shape.
+#
+# Locations of a finding (kind ``finding``): rustc's `` --> file:line:col``,
+# go test's indented ``file_test.go:18: message``, javac through maven
+# ``[ERROR] /path/File.java:[12,5]``.  eslint's (and remark's) ``  3:7  error
+# message`` lines are error lines (one per shape); the file header line right
+# above them (or above the stash marker that holds them) is a finding.
+_LOCATION = re.compile(
+    r"^\s*--> \S+:\d+"
+    r"|^\s+[\w./-]+\.go:\d+: \S"
+    r"|^\[ERROR\] \S+\.\w+:\[\d+,\d+\]"
+)
+_ESLINT_FINDING = re.compile(r"^\s+\d+:\d+\s+(?:error|warning)\s")
+_PATH_HEADER = re.compile(r"^(?:[A-Za-z]:)?[\w.@~+-]*(?:[/\\][\w.@~+-]+)+\.\w{1,12}$")
+# Go test results (kind ``test_failure``): ``--- FAIL: TestDiscount/case_5 (0.00s)``.
+_GO_FAIL = re.compile(r"^\s*--- FAIL: \S")
+# Crash and report headlines without an error word (kind ``error_line``):
+# sanitizer summaries and leak reports, valgrind's findings and leak summary,
+# make's ``*** ...`` lines, Rust panics, HTTP 5xx access-log lines.
+_CRASH_HEAD = re.compile(
+    r"^(?:SUMMARY: \w*Sanitizer: |(?:Direct|Indirect) leak of |make(?:\[\d+\])?: \*\*\* "
+    r"|thread '[^']*' panicked at "
+    r"|==\d+==\s*(?:definitely lost:|possibly lost:|Invalid (?:read|write|free)"
+    r"|Conditional jump|Use of uninitialised|Mismatched free|Syscall param|Source and destination"
+    r"|[\d,]+ (?:\([\d,]+ direct, [\d,]+ indirect\) )?bytes in [\d,]+ blocks are"
+    r" (?:definitely|possibly) lost))"
+)
+_HTTP_5XX = re.compile(
+    r'"(?:GET|POST|PUT|PATCH|DELETE|HEAD|OPTIONS|CONNECT|TRACE) \S+ HTTP/[\d.]+"\s+5\d\d\b'
+)
+# The indented line under ``CMake Error at CMakeLists.txt:12 (add_executable):``
+# (``  No SOURCES given to target: app``) is a fact too (kind ``error_detail``).
+# After a crash headline (Go panic or race, sanitizer, valgrind, a Java or
+# JavaScript exception), the first frame in user code is a fact too (kind
+# ``stack_frame``).
+_FRAME_HEAD = re.compile(
+    r"^(?:panic: |WARNING: DATA RACE|==\d+==(?:ERROR: |\s*(?:Invalid|Conditional|Use of"
+    r"|Mismatched|Syscall|Source and|[\d,]+ .*lost))|(?:Direct|Indirect) leak of "
+    r"|Exception in thread |Caused by: |(?:Uncaught )?[A-Za-z_$][\w.$]*(?:Exception|Error)(?::|$))"
+)
+_NATIVE_FRAME = re.compile(
+    r"^\s+/\S+\.go:\d+(?: \+0x[0-9a-f]+)?$"
+    r"|^\s*#\d+ 0x[0-9a-f]+ in \S+ \S+:\d+"
+    r"|^==\d+==\s+(?:at|by) 0x[0-9A-Fa-f]+: .*\(\S+:\d+\)$"
+    r"|^\s+at [\w$.<>]+\(.*:\d+\)|^\s+at .+ \(.+:\d+:\d+\)$"
+)
+_NOT_USER_FRAME = re.compile(
+    r"/usr/|\(/lib|^\s*/lib|/go/src/|/rustc/|/\.cargo/registry/|/pkg/mod/|node:internal|"
+    r"node_modules|\(internal/|\bat (?:java|javax|jdk|sun|kotlin|org\.junit|org\.apache)\.|"
+    r"sanitizer|asan_|libc[.-]|compiler-rt"
 )
 
 
@@ -179,19 +291,26 @@ _DIFF_FIRST = frozenset("d@+-rn")
 _FRAME_FIRST = frozenset("Fa")
 _SUMMARY_FIRST = frozenset("=TFoPtROSaAIUurcB")
 _FAILURE_FIRST = frozenset("✕×✗✘●")
+_LOCATION_FIRST = frozenset("-[")
+_CRASH_FIRST = frozenset("SDImt=")
+_NATIVE_FIRST = frozenset("/#=")
 
 
 def _tool_lines(text: str, family: str | None) -> Iterable[tuple[str, str]]:
     last_frame: str | None = None
     in_status_untracked = False
     in_hunk = False
+    want_frame = False  # after a crash headline: its first frame in user code
+    in_cmake_error = False  # the previous line was ``CMake Error ...``
+    path_header: str | None = None  # the previous line, when it is a bare file path
     grep_files: set[str] = set()
     has_ansi = "\x1b" in text
     for raw_line in text.splitlines():
         raw = _ANSI.sub("", raw_line) if has_ansi else raw_line
         line = raw.strip()
         if not line:
-            in_status_untracked = False
+            in_status_untracked = in_cmake_error = False
+            path_header = None
             continue
         # The token that must stay visible is the line as written (colours included).
         token = raw_line.strip()[:600] if has_ansi else line[:600]
@@ -208,36 +327,69 @@ def _tool_lines(text: str, family: str | None) -> Iterable[tuple[str, str]]:
         first = line[0]
         if first in _FRAME_FIRST and _TRACE_FRAME.match(raw):
             last_frame = token
+            if want_frame and first == "a" and _NOT_USER_FRAME.search(raw) is None:
+                want_frame = False
+                yield "stack_frame", token
             continue
+        if (
+            want_frame
+            and first in _NATIVE_FIRST
+            and _NATIVE_FRAME.match(raw)
+            and _NOT_USER_FRAME.search(raw) is None
+        ):
+            want_frame = False
+            yield "stack_frame", token
         if family == "grep":
             match = _GREP_MATCH.match(raw)
             if match and match.group(1) not in grep_files:
                 grep_files.add(match.group(1))
                 yield "grep_file", match.group(1)
             continue
+        if in_cmake_error:
+            in_cmake_error = False
+            if raw[0].isspace():
+                yield "error_detail", token
         if family == "git-status" and _SHORT_STATUS.match(raw):
             yield "git_status_path", token
         elif (first in _SUMMARY_FIRST or first.isdecimal()) and _SUMMARY_LINE.match(line):
             yield "test_summary", token
-        elif first in _FAILURE_FIRST and _TEST_FAILURE.match(raw):
+        elif (first in _FAILURE_FIRST and _TEST_FAILURE.match(raw)) or (
+            first == "-" and _GO_FAIL.match(raw)
+        ):
             yield "test_failure", token
         elif (
             ("(" in raw or ":" in raw)
             and _FINDING.match(raw)
             and not raw.startswith((" ", "\t", "+", "-"))
-        ):
+        ) or ((first in _LOCATION_FIRST or ".go:" in line) and _LOCATION.match(raw)):
             yield "finding", token
-        elif is_error_line(line):
+        elif (
+            (first in _CRASH_FIRST and _CRASH_HEAD.match(line))
+            or (" HTTP/" in line and _HTTP_5XX.search(line))
+            or is_error_line(line)
+        ):
             if last_frame is not None:
                 yield "stack_frame", last_frame
                 last_frame = None
+            if path_header is not None and first.isdecimal() and _ESLINT_FINDING.match(raw):
+                yield "finding", path_header
+                path_header = None
             yield "error_line", token
+            if _FRAME_HEAD.match(line):
+                want_frame = True
         elif ":" in line[:22] and _GIT_STATUS.match(raw):
             yield "git_status_path", token
         if first == "U" and line.startswith("Untracked files:"):
             in_status_untracked = True
         elif in_status_untracked and raw.startswith("\t"):
             yield "git_status_path", token
+        if first == "C" and line.startswith("CMake Error"):
+            in_cmake_error = True
+        if path_header is not None and first == "…" and "<<cx:" in line:
+            yield "finding", path_header  # the file's findings went into a stash
+        path_header = (
+            token if not raw[0].isspace() and "." in line and _PATH_HEADER.match(line) else None
+        )
 
 
 def _prose_lines(text: str) -> Iterable[tuple[str, str]]:
@@ -278,6 +430,7 @@ def clear_caches() -> None:
     """Forget the cached spans and lines of every text."""
     _SPANS.data.clear()
     _LINES.data.clear()
+    line_shape.cache_clear()
 
 
 def protected_spans(text: str) -> frozenset[tuple[str, str]]:
