@@ -17,9 +17,8 @@ from workers.core.catalog import MODES
 from workers.core.settings import Settings
 from workers.messages import RESERVED_KEY
 from workers.service.kafka.io import produce_lines, read_topic
-from workers.service.process import TopicNames
 from workers.service.supervise import WorkerProcess, free_port, scrape, worker_env
-from workers.service.topics import create_topics, load_topics
+from workers.service.topics import TopicNames, create_topics, load_topics
 from workers.testing.worker import GATE_ENGINE, GATE_MODE, Sample, gate_rejecting_pipeline
 
 FACTORY = "workers.testing.worker:gate_rejecting_pipeline"

@@ -10,9 +10,10 @@ import time
 from workers.core.settings import Settings
 from workers.service.app import Health
 from workers.service.handler import BatchHandler
-from workers.service.process import Processor, TopicNames
+from workers.service.process import Processor
 from workers.service.publish import ListPublisher, PublishError
 from workers.service.source import MemorySource
+from workers.service.topics import TopicNames
 from workers.testing.worker import gate_rejecting_pipeline
 
 

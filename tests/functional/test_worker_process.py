@@ -13,13 +13,17 @@ import pytest
 from workers.cli.dlq_cmd import replay_plan
 from workers.core.settings import Settings, SettingsError
 from workers.messages import RESERVED_KEY
+from workers.pipeline.factory import build_pipeline
 from workers.service.app import CommitGuard
+from workers.service.dead_letters import DLQ_HEADERS
 from workers.service.handler import BatchHandler, savings_of
 from workers.service.kafka.io import route
 from workers.service.metrics import Metrics
-from workers.service.process import DLQ_HEADERS, InMessage, Processor, TopicNames, build_pipeline
+from workers.service.process import Processor
 from workers.service.publish import IdempotentPublisher, ListPublisher, PublishError, group_batches
+from workers.service.records import InMessage
 from workers.service.source import MemorySource
+from workers.service.topics import TopicNames
 from workers.service.web import authorized, check_web_security, is_loopback
 from workers.testing.worker import (
     GATE_ENGINE,

@@ -11,9 +11,10 @@ import pytest
 from aiokafka.record.default_records import DefaultRecordBatchBuilder
 
 from workers.core.settings import Settings, SettingsError
-from workers.service.process import InMessage, Processor, TopicNames, wire_size
+from workers.service.process import Processor
 from workers.service.publish import PublishError, _size_error, size_error_message
-from workers.service.topics import SCHEMAS_DIR
+from workers.service.records import InMessage, wire_size
+from workers.service.topics import SCHEMAS_DIR, TopicNames
 from workers.testing import openai_record, tool_output_record
 from workers.testing.worker import GATE_MODE, gate_rejecting_pipeline
 

@@ -10,9 +10,11 @@ import pytest
 
 from workers.core.settings import Settings
 from workers.service.handler import BatchHandler, HandlerFailed
-from workers.service.process import InMessage, Processor, TopicNames
+from workers.service.process import Processor
 from workers.service.publish import ListPublisher, PartitionBatch, PublishError
+from workers.service.records import InMessage
 from workers.service.source import MemorySource
+from workers.service.topics import TopicNames
 from workers.testing import tool_output_record
 from workers.testing.worker import gate_rejecting_pipeline
 

@@ -21,7 +21,9 @@ from workers.core.settings import Settings
 from workers.pipeline.batch import compress_lines
 from workers.pipeline.expand import expand_line, expand_record
 from workers.pipeline.runner import Pipeline
-from workers.service.process import InMessage, Processor, TopicNames
+from workers.service.process import Processor
+from workers.service.records import InMessage
+from workers.service.topics import TopicNames
 from workers.testing.worker import gate_rejecting_pipeline
 
 LOSSLESS = Pipeline(Settings(mode="lossless"))

@@ -36,9 +36,10 @@ from workers.core.settings import Settings
 from workers.service.kafka import clients
 from workers.service.kafka.io import MAX_REQUEST_SIZE
 from workers.service.kafka.options import bootstrap_list, client_options
-from workers.service.process import InMessage, Processor, TopicNames
+from workers.service.process import Processor
+from workers.service.records import InMessage
 from workers.service.supervise import WorkerProcess, ctxpress_argv, free_port, scrape
-from workers.service.topics import create_topics, load_topics
+from workers.service.topics import TopicNames, create_topics, load_topics
 from workers.testing.worker import padded_record
 
 __all__ = ["Result", "main", "run_bench"]
@@ -69,7 +70,7 @@ def _records(size: int, n: int, mode: str, tag: str) -> list[bytes]:
 
 
 def _processor(settings: Settings, names: TopicNames) -> Processor:
-    from workers.service.process import build_pipeline
+    from workers.pipeline.factory import build_pipeline
 
     return Processor(build_pipeline(settings), names, settings.app_id)
 

@@ -25,8 +25,8 @@ import faust
 
 from workers.service.faust_compat import current_event
 from workers.service.handler import BatchHandler, Savings, savings_of
-from workers.service.process import InMessage, Processed
 from workers.service.publish import PublishError
+from workers.service.records import InMessage, Processed
 
 __all__ = ["SAVINGS_WINDOW_S", "install_agents", "to_message"]
 

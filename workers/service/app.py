@@ -50,6 +50,7 @@ from prometheus_client import CollectorRegistry
 
 from workers.core.offload import OffloadStore
 from workers.core.settings import Settings, SettingsError
+from workers.pipeline.factory import build_pipeline
 from workers.pipeline.runner import Pipeline
 from workers.service.agents import install_agents, savings_rows
 from workers.service.faust_compat import filter_commits
@@ -57,10 +58,10 @@ from workers.service.handler import BatchHandler
 from workers.service.kafka.options import bootstrap_list, client_options, faust_credentials
 from workers.service.metrics import Metrics
 from workers.service.offload_topic import KafkaOffloadStore
-from workers.service.process import Processor, TopicNames, build_pipeline
+from workers.service.process import Processor
 from workers.service.publish import IdempotentPublisher, Publisher, TransactionalPublisher
 from workers.service.source import KafkaSource, RecordSource
-from workers.service.topics import load_topics
+from workers.service.topics import TopicNames, load_topics
 from workers.service.web import check_web_security, install_views
 
 __all__ = ["CommitGuard", "Health", "WorkerParts", "create_app"]

@@ -40,8 +40,9 @@ from dataclasses import dataclass, field
 
 from workers.core.errors import CtxpressError
 from workers.service.metrics import Metrics
-from workers.service.process import InMessage, Processed, Processor
+from workers.service.process import Processor
 from workers.service.publish import PartitionBatch, Publisher, group_batches
+from workers.service.records import InMessage, Processed
 from workers.service.source import RecordSource
 
 log = logging.getLogger(__name__)

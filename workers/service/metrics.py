@@ -32,7 +32,7 @@ from collections.abc import Iterable
 
 from prometheus_client import CollectorRegistry, Counter, Gauge, Histogram
 
-from workers.service.process import Processed
+from workers.service.records import Processed
 
 __all__ = ["LATENCY_BUCKETS", "Metrics"]
 

@@ -38,171 +38,34 @@ from __future__ import annotations
 
 import base64
 import hashlib
-import importlib
-import json
 import logging
 import time
-from collections.abc import Callable, Iterable, Mapping
-from dataclasses import dataclass, field
+from collections.abc import Callable, Mapping
 from datetime import UTC, datetime
-from pathlib import Path
 from typing import Any
 
 import orjson
-from jsonschema import Draft202012Validator
-from jsonschema.exceptions import best_match
 
 from workers.core.jsonl import BadLine, decode_line, detect_layout, dump_layout
 from workers.core.redact import redact
-from workers.core.settings import Settings, SettingsError
 from workers.messages import RESERVED_KEY, record_id
 from workers.pipeline.batch import dead_letter_for_line
 from workers.pipeline.runner import Outcome, Pipeline, RecordError, Rejection
-from workers.service.dead_letters import DLQ_HEADERS, DLQ_PREFIX
-from workers.service.topics import SCHEMAS_DIR, SHORT_NAMES, TopicNames, load_topics
+from workers.service.dead_letters import (
+    COPIED_HEADERS_BYTES,
+    DLQ_HEADERS,
+    DLQ_PREFIX,
+    MAX_HEADER_MESSAGE,
+    MAX_KEY_BYTES,
+    PREFIX_CHARS,
+)
+from workers.service.records import HEADER_OVERHEAD, InMessage, OutMessage, Processed, wire_size
+from workers.service.topics import TopicNames
+from workers.service.validate import EdgeValidator
 
-__all__ = [
-    "DLQ_HEADERS",
-    "DLQ_PREFIX",
-    "SHORT_NAMES",
-    "EdgeValidator",
-    "InMessage",
-    "OutMessage",
-    "Processed",
-    "Processor",
-    "TopicNames",
-    "build_pipeline",
-    "wire_size",
-]
+__all__ = ["Processor"]
 
 log = logging.getLogger(__name__)
-
-MAX_HEADER_MESSAGE = 1000
-#: At most this many bytes of the input's own headers are copied onto a dead letter.
-COPIED_HEADERS_BYTES = 64 * 1024
-#: A cut dead letter keeps at most this many characters of the original value.
-PREFIX_CHARS = 64 * 1024
-#: ... and at most this many bytes of the original key.
-MAX_KEY_BYTES = 16 * 1024
-# Record overhead of the Kafka v2 format, upper bounds: batch header, then the
-# record's length, attributes, timestamp and offset deltas, key and value lengths
-# and header count as varints of at most 5 bytes each.
-_BATCH_OVERHEAD = 61 + 1 + 5 * 6
-_HEADER_OVERHEAD = 10
-
-
-def wire_size(key: bytes | None, value: bytes | None, headers: Iterable[tuple[str, bytes]]) -> int:
-    """Upper bound of the size aiokafka checks against ``max_request_size`` for one record."""
-    size = _BATCH_OVERHEAD + len(key or b"") + len(value or b"")
-    for name, header in headers:
-        size += _HEADER_OVERHEAD + len(name.encode("utf-8")) + len(header)
-    return size
-
-
-@dataclass(frozen=True, slots=True)
-class InMessage:
-    """One consumed Kafka record (what the worker needs of it)."""
-
-    topic: str
-    partition: int
-    offset: int
-    timestamp_ms: int | None
-    key: bytes | None
-    value: bytes | None
-    headers: tuple[tuple[str, bytes], ...] = ()
-
-
-@dataclass(frozen=True, slots=True)
-class OutMessage:
-    """One record to publish."""
-
-    topic: str
-    key: bytes | None
-    value: bytes
-    headers: tuple[tuple[str, bytes], ...] = ()
-
-
-@dataclass(slots=True)
-class Processed:
-    """What became of one input message."""
-
-    message: InMessage
-    outputs: list[OutMessage]
-    outcome: Outcome | None = None
-    #: stage of the input's own dead letter (None: it was compressed)
-    stage: str | None = None
-    error_class: str | None = None
-    reason: str | None = None
-    record_id: str | None = None
-    mode: str = "unknown"
-    seconds: float = 0.0
-    savings: dict[str, tuple[int, int]] = field(default_factory=dict)
-    #: hash -> redacted original, as published to the offload topic
-    offloaded: dict[str, str] = field(default_factory=dict)
-
-    @property
-    def ok(self) -> bool:
-        return self.outcome is not None
-
-
-class EdgeValidator:
-    """JSON Schema (2020-12) validation of input values; validators compiled once."""
-
-    def __init__(self, names: TopicNames, schemas_dir: Path = SCHEMAS_DIR) -> None:
-        specs = load_topics(schemas_dir.parent / "topics")
-        self._by_topic: dict[str, tuple[str, Draft202012Validator]] = {}
-        cache: dict[str, Draft202012Validator] = {}
-        for short in ("transcripts", "tool-outputs"):
-            schema_file = specs[short].value_schema
-            if schema_file not in cache:
-                schema = json.loads((schemas_dir / schema_file).read_text(encoding="utf-8"))
-                Draft202012Validator.check_schema(schema)
-                cache[schema_file] = Draft202012Validator(schema)
-            self._by_topic[names.by_short(short)] = (schema_file, cache[schema_file])
-        self._transcript = self._by_topic[names.transcripts]
-        self._tool_output = self._by_topic[names.tool_outputs]
-
-    def error(self, topic: str, value: Any) -> str | None:
-        """Why ``value`` does not match its topic's schema, or None when it does.
-
-        A topic that is not one of ours (a replay to a custom topic) is judged
-        by shape: ``"kind": "tool_output"`` against the tool-output schema.
-        """
-        entry = self._by_topic.get(topic)
-        if entry is None:
-            is_tool = isinstance(value, dict) and value.get("kind") == "tool_output"
-            entry = self._tool_output if is_tool else self._transcript
-        schema_file, validator = entry
-        error = best_match(validator.iter_errors(value))
-        if error is None:
-            return None
-        where = "".join(f"[{p}]" if isinstance(p, int) else f".{p}" for p in error.absolute_path)
-        message = error.message if len(error.message) <= 300 else error.message[:297] + "..."
-        return f"value does not match schemas/{schema_file} at ${where}: {message}"
-
-
-def build_pipeline(settings: Settings) -> Pipeline:
-    """The worker's pipeline: ``CTXPRESS_PIPELINE_FACTORY`` when set, else the built-in modes."""
-    spec = settings.pipeline_factory.strip()
-    if not spec:
-        return Pipeline(settings)
-    module_name, _, attr = spec.partition(":")
-    if not module_name or not attr:
-        raise SettingsError(
-            f"CTXPRESS_PIPELINE_FACTORY={spec!r} must look like module.path:function"
-        )
-    try:
-        factory: Callable[[Settings], Pipeline] = getattr(
-            importlib.import_module(module_name), attr
-        )
-    except (ImportError, AttributeError) as exc:
-        raise SettingsError(f"CTXPRESS_PIPELINE_FACTORY={spec!r} cannot be loaded: {exc}") from exc
-    pipeline = factory(settings)
-    if not isinstance(pipeline, Pipeline):
-        raise SettingsError(
-            f"CTXPRESS_PIPELINE_FACTORY={spec!r} returned {type(pipeline).__name__}, not a Pipeline"
-        )
-    return pipeline
 
 
 def _utc_iso(now: float) -> str:
@@ -453,7 +316,7 @@ class Processor:
         for name, value in msg.headers:
             if name.startswith(DLQ_PREFIX):
                 continue
-            size = _HEADER_OVERHEAD + len(name.encode("utf-8")) + len(value)
+            size = HEADER_OVERHEAD + len(name.encode("utf-8")) + len(value)
             if size <= budget:
                 kept.append((name, value))
                 budget -= size

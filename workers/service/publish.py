@@ -41,7 +41,7 @@ from typing import Any, ClassVar
 
 from workers.core.errors import CtxpressError
 from workers.service.kafka import clients
-from workers.service.process import OutMessage
+from workers.service.records import OutMessage
 
 __all__ = [
     "IdempotentPublisher",

@@ -26,7 +26,7 @@ from typing import Any
 
 from workers.core.errors import CtxpressError
 from workers.service.kafka import clients
-from workers.service.process import InMessage
+from workers.service.records import InMessage
 
 __all__ = ["GapError", "KafkaSource", "MemorySource", "RecordSource"]
 

@@ -23,7 +23,7 @@ import orjson
 
 from workers.core.settings import Settings
 from workers.service.kafka import clients
-from workers.service.process import TopicNames
+from workers.service.topics import TopicNames
 
 __all__ = ["ProduceReport", "end_offsets", "produce_lines", "read_topic", "route"]
 

@@ -1,0 +1,35 @@
+"""The pipeline a worker or a batch run uses: ``CTXPRESS_PIPELINE_FACTORY``, else the modes."""
+
+from __future__ import annotations
+
+import importlib
+from collections.abc import Callable
+
+from workers.core.settings import Settings, SettingsError
+from workers.pipeline.runner import Pipeline
+
+__all__ = ["build_pipeline"]
+
+
+def build_pipeline(settings: Settings) -> Pipeline:
+    """The worker's pipeline: ``CTXPRESS_PIPELINE_FACTORY`` when set, else the built-in modes."""
+    spec = settings.pipeline_factory.strip()
+    if not spec:
+        return Pipeline(settings)
+    module_name, _, attr = spec.partition(":")
+    if not module_name or not attr:
+        raise SettingsError(
+            f"CTXPRESS_PIPELINE_FACTORY={spec!r} must look like module.path:function"
+        )
+    try:
+        factory: Callable[[Settings], Pipeline] = getattr(
+            importlib.import_module(module_name), attr
+        )
+    except (ImportError, AttributeError) as exc:
+        raise SettingsError(f"CTXPRESS_PIPELINE_FACTORY={spec!r} cannot be loaded: {exc}") from exc
+    pipeline = factory(settings)
+    if not isinstance(pipeline, Pipeline):
+        raise SettingsError(
+            f"CTXPRESS_PIPELINE_FACTORY={spec!r} returned {type(pipeline).__name__}, not a Pipeline"
+        )
+    return pipeline
