@@ -37,6 +37,7 @@ from typing import Any
 
 import orjson
 
+from workers.core.ansi import ANSI
 from workers.core.offload import stash_key
 from workers.core.tokens import TokenCounter
 from workers.engines._logs import Field, Masked, is_log_line, mask
@@ -62,7 +63,7 @@ LONG_RUN_CHARS = 400  # runs this long always save more than their marker
 MAX_WILDCARDS = 2  # words that may differ between lines of one template
 CRITICAL_CAP = 600  # the gate compares stripped lines truncated to this length
 
-_ANSI = re.compile(r"\x1b\[[0-9;?]{0,40}[ -/]{0,4}[@-~]|\x1b\][^\x07\x1b]{0,400}(?:\x07|\x1b\\)")
+_ANSI = ANSI
 # characters str.splitlines() breaks on besides \n: the gate would see other lines
 _OTHER_BREAKS = re.compile("[\r\x0b\x0c\x1c\x1d\x1e\x85\u2028\u2029]")
 _LEVEL_WORD = re.compile(

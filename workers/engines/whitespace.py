@@ -43,6 +43,7 @@ import re
 from bisect import bisect_right
 from collections.abc import Sequence
 
+from workers.core.ansi import SGR_RUN
 from workers.engines._shell import is_file_read
 from workers.engines._text import dup_sources, nonzero, restores, stash_marker
 from workers.engines.base import Engine, EngineContext, EngineOutput
@@ -57,7 +58,7 @@ MIN_REMOVED = 2  # characters removed below which the token count is not even ch
 MIN_REMOVED_PER_MILLE = 2
 _TRAILING = re.compile(r"(?<![ \t])[ \t]+(?=\r?(?:\n|\Z))")
 _FENCE = re.compile(r"^ {0,3}(`{3,}|~{3,})([^\n]*)$", re.M)
-_ANSI = r"(?:\x1b\[[0-9;]{0,20}m)*"
+_ANSI = SGR_RUN
 _DIFF_START = re.compile(
     rf"^{_ANSI}(?:diff (?:--git|-r|-u|-N|--cc|--combined) |Index: \S|@@@? -\d|"
     rf"--- \S[^\n]{{0,4000}}\n{_ANSI}\+\+\+ \S)",

@@ -11,6 +11,7 @@ import re
 from collections.abc import Sequence
 from dataclasses import dataclass
 
+from workers.core.ansi import ANSI
 from workers.core.errors import CtxpressError
 
 __all__ = [
@@ -27,7 +28,6 @@ __all__ = [
 ]
 
 LINE_CAP = 4096  # regexes see at most this many characters of a line
-ANSI = re.compile(r"\x1b\[[0-9;?]{0,40}[ -/]{0,4}[@-~]|\x1b\][^\x07\x1b]{0,400}(?:\x07|\x1b\\)")
 
 
 class FilterError(CtxpressError, ValueError):

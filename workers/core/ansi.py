@@ -1,0 +1,22 @@
+"""Terminal escape sequences: one pattern for every reader of coloured tool output.
+
+CSI sequences (``ESC [`` parameters, intermediates, a final byte: colours,
+cursor moves) and OSC sequences (``ESC ]`` ... BEL or ``ESC \\``: titles,
+hyperlinks), with bounded lengths so a hostile text cannot make the match slow.
+Engines match rules on :func:`strip_ansi` of a line and keep the text as it was.
+"""
+
+from __future__ import annotations
+
+import re
+
+__all__ = ["ANSI", "SGR_RUN", "strip_ansi"]
+
+ANSI = re.compile(r"\x1b\[[0-9;?]{0,40}[ -/]{0,4}[@-~]|\x1b\][^\x07\x1b]{0,400}(?:\x07|\x1b\\)")
+#: a regex fragment: any run of colour (SGR) sequences, e.g. before a diff header
+SGR_RUN = r"(?:\x1b\[[0-9;]{0,20}m)*"
+
+
+def strip_ansi(text: str) -> str:
+    """``text`` without its escape sequences (one substring test when it has none)."""
+    return ANSI.sub("", text) if "\x1b" in text else text
