@@ -21,6 +21,8 @@ from collections import OrderedDict
 from collections.abc import Iterable
 from functools import lru_cache
 
+from workers.core.ansi import ANSI
+
 __all__ = [
     "SHAPED_KINDS",
     "clear_caches",
@@ -253,7 +255,7 @@ _NOT_USER_FRAME = re.compile(
 )
 
 
-_ANSI = re.compile(r"\x1b\[[0-9;?]{0,32}[ -/]{0,4}[@-~]|\x1b\][^\x07\x1b]{0,512}(?:\x07|\x1b\\\\)")
+_ANSI = ANSI  # the one escape-sequence pattern
 _TEST_FAILURE = re.compile(r"^\s*(?:[✕×✗✘]|●) \S")
 _GREP_MATCH = re.compile(r"^([^\s:][^:\n]{0,400}?):(?:\d+[:-])?")
 _SHORT_STATUS = re.compile(r"^(?:[MADRCU?! ][MADRCU?! ]|\?\?) \S")
