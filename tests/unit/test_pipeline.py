@@ -129,8 +129,8 @@ def test_clear_content_caches_empties_every_content_cache() -> None:
     facts.critical_lines("Error: boom\n", "tool_result")
     jsonminify.decode("plain")
     _shell.parse_access("cat a.py", None)
-    assert facts._LINES.data and len(jsonminify.decode)
+    assert len(facts._LINES) and len(jsonminify.decode)
     clear_content_caches()
-    assert not facts._LINES.data and not facts._SPANS.data
+    assert not len(facts._LINES) and not len(facts._SPANS)
     assert len(jsonminify.decode) == 0
     assert len(_shell._shell_access) == 0

@@ -17,11 +17,11 @@ text the previous engine produced.
 from __future__ import annotations
 
 import re
-from collections import OrderedDict
 from collections.abc import Iterable
 from functools import lru_cache
 
 from workers.core.ansi import ANSI
+from workers.core.memo import Memo, register
 
 __all__ = [
     "SHAPED_KINDS",
@@ -89,6 +89,7 @@ def _warning_shape_token(match: re.Match[str]) -> str:
     return _shape_token(match)
 
 
+@register
 @lru_cache(maxsize=1 << 16)
 def line_shape(line: str) -> str:
     """The line with its volatile numbers and hex ids replaced by ``#``.
@@ -407,42 +408,31 @@ def _prose_lines(text: str) -> Iterable[tuple[str, str]]:
             yield "error_line", line
 
 
-class _Cache:
-    def __init__(self, size: int = 4096) -> None:
-        self.size = size
-        self.data: OrderedDict[tuple[str, str], frozenset[tuple[str, str]]] = OrderedDict()
-
-    def get(self, key: tuple[str, str]) -> frozenset[tuple[str, str]] | None:
-        value = self.data.get(key)
-        if value is not None:
-            self.data.move_to_end(key)
-        return value
-
-    def put(self, key: tuple[str, str], value: frozenset[tuple[str, str]]) -> None:
-        self.data[key] = value
-        if len(self.data) > self.size:
-            self.data.popitem(last=False)
+def _spans_of(text: str) -> frozenset[tuple[str, str]]:
+    return frozenset(_iter_spans(text))
 
 
-_SPANS = _Cache()
-_LINES = _Cache()
+def _lines_of(key: tuple[str, str | None, str]) -> frozenset[tuple[str, str]]:
+    kind, family, text = key
+    return frozenset(_tool_lines(text, family) if kind == "tool_result" else _prose_lines(text))
+
+
+_SPANS: Memo[str, frozenset[tuple[str, str]]] = Memo(_spans_of, 4096, 32_000_000)
+_LINES: Memo[tuple[str, str | None, str], frozenset[tuple[str, str]]] = Memo(
+    _lines_of, 4096, 32_000_000
+)
 
 
 def clear_caches() -> None:
-    """Forget the cached spans and lines of every text."""
-    _SPANS.data.clear()
-    _LINES.data.clear()
+    """Forget the cached spans, lines and line shapes of every text."""
+    _SPANS.cache_clear()
+    _LINES.cache_clear()
     line_shape.cache_clear()
 
 
 def protected_spans(text: str) -> frozenset[tuple[str, str]]:
     """(kind, token) pairs that must survive in the message or its stash."""
-    key = ("s", text)
-    cached = _SPANS.get(key)
-    if cached is None:
-        cached = frozenset(_iter_spans(text))
-        _SPANS.put(key, cached)
-    return cached
+    return _SPANS(text)
 
 
 def critical_lines(text: str, kind: str, command: str | None = None) -> frozenset[tuple[str, str]]:
@@ -453,13 +443,7 @@ def critical_lines(text: str, kind: str, command: str | None = None) -> frozense
     every match line; for ``git status`` the short format's lines count.
     """
     family = command_family(command) if kind == "tool_result" else None
-    key = (f"{kind}:{family}", text)
-    cached = _LINES.get(key)
-    if cached is None:
-        lines = _tool_lines(text, family) if kind == "tool_result" else _prose_lines(text)
-        cached = frozenset(lines)
-        _LINES.put(key, cached)
-    return cached
+    return _LINES((kind, family, text))
 
 
 def visible_lines(text: str) -> frozenset[str]:

@@ -15,12 +15,11 @@ __all__ = ["clear_content_caches"]
 
 def clear_content_caches() -> None:
     """Forget everything derived from text contents (compiled rules stay)."""
+    # importing the modules registers their memos with workers.core.memo
+    import workers.engines._filters.commands
     import workers.engines._shell
+    import workers.fidelity.facts
     import workers.markers  # noqa: F401
     from workers.core.memo import clear_all
-    from workers.engines._filters.commands import command_segments_cache_clear
-    from workers.fidelity import facts
 
-    clear_all()  # every workers.core.memo memo: marker decoders, parsed shell commands, ...
-    facts.clear_caches()
-    command_segments_cache_clear()
+    clear_all()

@@ -12,6 +12,8 @@ from __future__ import annotations
 import re
 from functools import lru_cache
 
+from workers.core.memo import register
+
 __all__ = ["MAX_COMMAND", "command_segments", "command_segments_cache_clear"]
 
 MAX_COMMAND = 4096
@@ -102,6 +104,7 @@ def command_segments(command: str) -> tuple[str, ...]:
     return _segments(command[:MAX_COMMAND])
 
 
+@register  # emptied with every content cache
 @lru_cache(maxsize=1024)  # pure; parsing is slow and the same commands come back
 def _segments(command: str) -> tuple[str, ...]:
     return tuple(s for s in (_normalise(x) for x in _split(command)) if s)
