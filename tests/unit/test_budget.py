@@ -126,13 +126,14 @@ def test_last_run_is_cut_to_what_is_needed() -> None:
     assert expanded(out.texts[tool], out.stash) == units[tool].text
 
 
-def test_engine_option_and_constructor_budget() -> None:
+def test_record_budget_wins_over_the_constructor_budget() -> None:
     tokens = TokenCounter()
     units = parse_record(session()).units
     out = BudgetEngine(budget_tokens=200).apply(units, EngineContext(tokens=tokens))
     assert out.details["budget_tokens"] == 200
-    out = BudgetEngine().apply(units, EngineContext(tokens=tokens, options={"budget_tokens": 300}))
-    assert out.details["budget_tokens"] == 300
+    ctx = EngineContext(tokens=tokens, budget_tokens=300)
+    assert BudgetEngine(budget_tokens=200).apply(units, ctx).details["budget_tokens"] == 300
+    assert "budget_tokens" not in BudgetEngine().apply(units, EngineContext(tokens=tokens)).details
 
 
 @pytest.mark.slow

@@ -66,7 +66,6 @@ __all__ = [
     "inline_spans",
     "language_pack",
     "layout",
-    "option",
     "sentence_starts",
     "stash_runs",
     "term_weights",
@@ -186,18 +185,6 @@ def language_pack(language: str = "en") -> LanguagePack:
         decision=_phrase_regex(data.get("decision_words", ())),
         stopwords=frozenset(w.lower() for w in data.get("stopwords", ())),
     )
-
-
-def option(options: dict[str, Any], name: str, default: Any) -> Any:
-    """An engine option from ``EngineContext.options`` (same type as the default)."""
-    value = options.get(name, default) if options else default
-    if isinstance(default, bool):
-        return bool(value)
-    if isinstance(default, int) and not isinstance(value, bool) and isinstance(value, int | float):
-        return int(value)
-    if isinstance(default, float) and isinstance(value, int | float):
-        return float(value)
-    return value if type(value) is type(default) else default
 
 
 # --- where a unit sits ------------------------------------------------------------

@@ -34,11 +34,8 @@ run of lines at a time, into the stash behind ``… N lines omitted
 joined.  The tool-output tiers keep facts visible and drop context: the
 full output is one ``expand`` away.
 
-Options (``EngineContext.options`` or constructor): ``aging_prose_verbatim_turns``,
-``aging_prose_summary_turns``, ``aging_assistant_condense_steps``,
-``aging_assistant_summary_steps``, ``aging_tool_verbatim_steps``,
-``aging_tool_recent_steps``, ``aging_head_lines``, ``aging_tail_lines``,
-``aging_relevant_lines``.
+Configuration is typed and passed to the constructor: ``AgingEngine(language,
+AgingPolicy(prose_verbatim_turns=..., tool_recent_steps=..., head_lines=...))``.
 """
 
 from __future__ import annotations
@@ -46,7 +43,7 @@ from __future__ import annotations
 import re
 from bisect import bisect_right
 from collections.abc import Sequence
-from dataclasses import dataclass, fields
+from dataclasses import dataclass
 
 from workers.engines._prose import (
     LanguagePack,
@@ -58,7 +55,6 @@ from workers.engines._prose import (
     language_pack,
     layout,
     line_starts,
-    option,
     stash_runs,
     terms,
 )
@@ -93,12 +89,6 @@ class AgingPolicy:
     head_lines: int = 3
     tail_lines: int = 2
     relevant_lines: int = 3
-
-    def with_options(self, options: dict[str, object]) -> AgingPolicy:
-        values = {
-            f.name: option(options, f"aging_{f.name}", getattr(self, f.name)) for f in fields(self)
-        }
-        return AgingPolicy(**values)
 
     def tier(self, unit: Unit, pos: Position) -> int:
         if unit.kind == "tool_result":
@@ -177,8 +167,8 @@ class AgingEngine(Engine):
         self.policy = policy or AgingPolicy()
 
     def apply(self, units: Sequence[Unit], ctx: EngineContext) -> EngineOutput:
-        pack = language_pack(str(option(ctx.options, "aging_language", self.language)))
-        policy = self.policy.with_options(ctx.options) if ctx.options else self.policy
+        pack = language_pack(self.language)
+        policy = self.policy
         positions = layout(units)
         query = terms(ctx.latest_user_text, pack)
         texts = [u.text for u in units]

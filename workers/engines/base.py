@@ -38,7 +38,6 @@ class EngineContext:
     latest_user_text: str = ""
     budget_tokens: int | None = None
     allow_lossy_structure: bool = False
-    options: dict[str, Any] = field(default_factory=dict)
     filters: FilterSet | None = None  # toolfilter's, loaded with the pipeline; None: built-in
 
 

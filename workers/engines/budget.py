@@ -40,7 +40,6 @@ from workers.engines._prose import (
     fence_mask,
     language_pack,
     layout,
-    option,
     stash_runs,
 )
 from workers.engines.base import Engine, EngineContext, EngineOutput
@@ -117,15 +116,11 @@ class BudgetEngine(Engine):
 
     def apply(self, units: Sequence[Unit], ctx: EngineContext) -> EngineOutput:
         texts = [u.text for u in units]
-        budget = ctx.budget_tokens
-        if budget is None:
-            budget = option(ctx.options, "budget_tokens", -1) if ctx.options else -1
-            if budget is None or budget < 0:
-                budget = self.budget_tokens
+        budget = ctx.budget_tokens if ctx.budget_tokens is not None else self.budget_tokens
         if budget is None:
             return EngineOutput(texts=texts)
         tokens = ctx.tokens
-        pack = language_pack(str(option(ctx.options, "budget_language", self.language)))
+        pack = language_pack(self.language)
         counts = [tokens.count(t) for t in texts]
         before = total = sum(counts)
         positions = layout(units)

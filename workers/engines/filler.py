@@ -55,7 +55,6 @@ from workers.engines._prose import (
     layout,
     make_marker,
     normalise_sentence,
-    option,
     overlaps,
     sentence_starts,
 )
@@ -289,8 +288,8 @@ class FillerEngine(Engine):
         self.recoverable = recoverable
 
     def apply(self, units: Sequence[Unit], ctx: EngineContext) -> EngineOutput:
-        pack = language_pack(str(option(ctx.options, "filler_language", self.language)))
-        recoverable = bool(option(ctx.options, "filler_recoverable", self.recoverable))
+        pack = language_pack(self.language)
+        recoverable = self.recoverable
         positions = layout(units)
         stats = FillerStats()
         stash: dict[str, str] = {}

@@ -52,7 +52,6 @@ from workers.engines._prose import (
     language_pack,
     layout,
     make_marker,
-    option,
     sentence_starts,
     stash_runs,
     term_weights,
@@ -161,9 +160,9 @@ class RelevanceEngine(Engine):
 
     def apply(self, units: Sequence[Unit], ctx: EngineContext) -> EngineOutput:
         texts = [u.text for u in units]
-        pack = language_pack(str(option(ctx.options, "relevance_language", self.language)))
-        keep_turns = int(option(ctx.options, "relevance_keep_turns", self.keep_turns))
-        min_share = float(option(ctx.options, "relevance_min_share", self.min_share))
+        pack = language_pack(self.language)
+        keep_turns = self.keep_turns
+        min_share = self.min_share
         positions = layout(units)
         targets = [
             i

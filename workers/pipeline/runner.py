@@ -143,7 +143,6 @@ class Pipeline:
             self.settings.encoding, backend=self.settings.token_backend
         )
         self._engines: dict[str, list[Engine]] = {k: list(v) for k, v in (engines or {}).items()}
-        self._options: dict[str, Any] = {}
         # Fail at start-up for the default mode, with the list of valid names,
         # and for user filter files that do not load (bad regex, bad shape).
         self.engines_for(self.settings.mode)
@@ -207,7 +206,6 @@ class Pipeline:
                 if record.allow_lossy_structure is not None
                 else self.settings.allow_lossy_structure
             ),
-            options=self._options,
             filters=self._filters,
         )
         stash: dict[str, str] = {}
