@@ -306,16 +306,11 @@ def main(
     try:
         results = run_bench(settings, sizes, records, mode)
     except Exception as exc:
-        from aiokafka.errors import KafkaError
-
-        if isinstance(exc, KafkaError | OSError):
-            print(
-                f"ctxpress bench-kafka: Kafka error: {type(exc).__name__}: {exc}. Is the broker "
-                "running ('ctxpress kafka start')?",
-                file=sys.stderr,
-            )
-            return 1
-        raise
+        hint = clients.kafka_error_hint(exc, "bench-kafka", settings_hint=False)
+        if hint is None:
+            raise
+        print(hint, file=sys.stderr)
+        return 1
     print(render(results))
     if as_json:
         print(json.dumps([{**asdict(r), "rate": r.rate, "mb_s": r.mb_s} for r in results]))

@@ -57,13 +57,10 @@ def run_async(func: Any, args: argparse.Namespace, name: str) -> int:
         print(f"ctxpress {name}: {exc}", file=sys.stderr)
         return 2
     except Exception as exc:
-        from aiokafka.errors import KafkaError
+        from workers.service.kafka.clients import kafka_error_hint
 
-        if isinstance(exc, KafkaError | OSError):
-            print(
-                f"ctxpress {name}: Kafka error: {type(exc).__name__}: {exc}. Is the broker "
-                "running ('ctxpress kafka start') and CTXPRESS_KAFKA_BOOTSTRAP right?",
-                file=sys.stderr,
-            )
-            return 1
-        raise
+        hint = kafka_error_hint(exc, name)
+        if hint is None:
+            raise
+        print(hint, file=sys.stderr)
+        return 1

@@ -22,6 +22,8 @@ import re
 from collections.abc import Mapping, Sequence
 from typing import Any
 
+import orjson
+
 from workers.core.offload import MemoryStore
 from workers.markers import dup, superseded
 from workers.markers.stash import LITERAL as STASH_LITERAL
@@ -33,6 +35,7 @@ __all__ = [
     "PointedAt",
     "dup_sources",
     "expanded",
+    "is_json_document",
     "newer_copy_indexes",
     "nonzero",
     "restores",
@@ -101,3 +104,15 @@ class PointedAt:
 
     def __contains__(self, unit: Unit) -> bool:
         return unit.uid in self.sources or (unit.index >= 0 and unit.index in self.newer)
+
+
+def is_json_document(text: str) -> bool:
+    """Whether the whole text (whitespace around it aside) is one JSON object or array."""
+    stripped = text.strip()
+    if not stripped or stripped[0] not in "{[" or stripped[-1] not in "}]":
+        return False
+    try:
+        orjson.loads(stripped)
+    except orjson.JSONDecodeError:
+        return False
+    return True

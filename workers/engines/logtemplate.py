@@ -35,14 +35,12 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-import orjson
-
 from workers.core.ansi import ANSI
 from workers.core.offload import stash_key
 from workers.core.tokens import TokenCounter
 from workers.engines._logs import Field, Masked, is_log_line, mask
 from workers.engines._shell import is_file_read
-from workers.engines._text import PointedAt, nonzero, restores
+from workers.engines._text import PointedAt, is_json_document, nonzero, restores
 from workers.engines.base import Engine, EngineContext, EngineOutput
 from workers.fidelity.facts import SHAPED_KINDS, critical_lines, is_error_line, line_shape
 from workers.fidelity.lossy import hidden_critical
@@ -298,17 +296,6 @@ def _magnitude(kind: str, value: str) -> float:
     return float(match.group(0)) if match else 0.0
 
 
-def _is_json_document(text: str) -> bool:
-    stripped = text.strip()
-    if not stripped or stripped[0] not in "{[" or stripped[-1] not in "}]":
-        return False
-    try:
-        orjson.loads(stripped)
-    except orjson.JSONDecodeError:
-        return False
-    return True
-
-
 @dataclass(slots=True)
 class FoldResult:
     text: str
@@ -319,7 +306,7 @@ class FoldResult:
 
 def fold_log(text: str, tokens: TokenCounter, command: str | None = None) -> FoldResult | None:
     """Fold the template runs of one tool output; None when nothing was worth folding."""
-    if len(text) < MIN_CHARS or _OTHER_BREAKS.search(text) or _is_json_document(text):
+    if len(text) < MIN_CHARS or _OTHER_BREAKS.search(text) or is_json_document(text):
         return None
     lines = text.split("\n")
     ansi = "\x1b" in text

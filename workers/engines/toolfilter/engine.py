@@ -7,9 +7,8 @@ from collections import Counter
 from collections.abc import Sequence
 from typing import Any
 
-import orjson
-
 from workers.engines._filters import builtin_filters
+from workers.engines._text import is_json_document
 from workers.engines.base import Engine, EngineContext, EngineOutput
 from workers.engines.toolfilter.render import filter_text
 from workers.messages.model import Unit
@@ -18,17 +17,6 @@ __all__ = ["MIN_CHARS", "ToolFilterEngine"]
 
 MIN_CHARS = 400  # outputs shorter than this are left alone
 _JSON_BLOCK = re.compile(r"\[\[(?:json-table|json-min):")
-
-
-def _is_json(text: str) -> bool:
-    stripped = text.strip()
-    if not stripped or stripped[0] not in "{[" or stripped[-1] not in "}]":
-        return False
-    try:
-        orjson.loads(stripped)
-    except orjson.JSONDecodeError:
-        return False
-    return True
 
 
 class ToolFilterEngine(Engine):
@@ -48,7 +36,7 @@ class ToolFilterEngine(Engine):
                 or unit.kind != "tool_result"
                 or len(text) < MIN_CHARS
                 or _JSON_BLOCK.search(text)
-                or _is_json(text)
+                or is_json_document(text)
             ):
                 texts.append(text)
                 continue

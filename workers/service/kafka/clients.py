@@ -17,7 +17,15 @@ from typing import Any
 from workers.core.settings import Settings
 from workers.service.kafka.options import bootstrap_list, client_options
 
-__all__ = ["admin", "connection", "consumer", "partitions_of", "producer", "refresh_metadata"]
+__all__ = [
+    "admin",
+    "connection",
+    "consumer",
+    "kafka_error_hint",
+    "partitions_of",
+    "producer",
+    "refresh_metadata",
+]
 
 
 def connection(
@@ -75,3 +83,16 @@ async def partitions_of(client: Any, topic: str) -> set[int] | None:
         await refresh_metadata(client)
         partitions = lookup(topic)
     return set(partitions) if partitions is not None else None
+
+
+def kafka_error_hint(exc: BaseException, command: str, settings_hint: bool = True) -> str | None:
+    """The one-line message for a Kafka or network error of ``command``; None for others."""
+    from aiokafka.errors import KafkaError
+
+    if not isinstance(exc, KafkaError | OSError):
+        return None
+    where = " and CTXPRESS_KAFKA_BOOTSTRAP right" if settings_hint else ""
+    return (
+        f"ctxpress {command}: Kafka error: {type(exc).__name__}: {exc}. Is the broker "
+        f"running ('ctxpress kafka start'){where}?"
+    )
