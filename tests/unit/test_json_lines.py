@@ -298,3 +298,8 @@ def test_layout_detection_skips_only_layouts_that_cannot_match(value: Any) -> No
             full_order = ("compact", "python", "python-utf8")
         first = next(n for n in full_order if LAYOUTS[n](value) == line)
         assert detect_layout(line, value) == first, name
+
+
+def test_an_escaped_del_in_upper_case_hex_is_recognised() -> None:
+    # found by the whole-line suite: only ensure_ascii escapes DEL, in either hex case
+    assert spelling_of("\x7f", b'"\\u007F"') == "ascii+upper"

@@ -157,6 +157,7 @@ def encode_string(text: str, style: str = "utf8") -> bytes:
 
 
 _UPPER_HEX = re.compile(rb"\\u(?=[0-9a-fA-F]{0,3}[A-F])[0-9a-fA-F]{4}")
+_DEL_ESCAPE = re.compile(rb"\\u007[fF]")
 _HTML_ESCAPE = re.compile(rb"\\u00(?:3[ce]|26)|\\u202[89]", re.IGNORECASE)
 
 
@@ -165,7 +166,7 @@ def spelling_of(text: str, token: bytes) -> str | None:
     if orjson.dumps(text) == token:
         return "utf8"
     ascii_only = token.isascii() and not text.isascii()
-    if not ascii_only and b"\\u007f" in token:
+    if not ascii_only and _DEL_ESCAPE.search(token):
         ascii_only = True  # only ensure_ascii escapes DEL
     mods = [
         name

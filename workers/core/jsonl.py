@@ -1,9 +1,11 @@
-"""JSONL reading and writing for the batch CLI, with exact line layouts.
+"""JSONL reading and writing for the CLI and the worker, with exact line layouts.
 
 ``decode_line`` turns one input line into a JSON value or a :class:`BadLine`
-with a reason a person can act on.  ``detect_layout`` names how the line was
+with a reason a person can act on; it is the one JSON rule of every path (CLI
+compress, CLI expand, the worker).  ``detect_layout`` names how the line was
 serialised (orjson compact, Python ``json.dumps`` defaults, with or without
-``ensure_ascii``) so that ``expand`` can write the record back byte for byte.
+``ensure_ascii``) so that ``expand`` can write the record back byte for byte;
+any other line keeps its own bytes (:mod:`workers.messages.wire`).
 """
 
 from __future__ import annotations
