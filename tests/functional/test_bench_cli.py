@@ -39,7 +39,7 @@ def test_bench_defaults_to_the_generated_corpus_and_takes_any_other_with_i(
     corpus: Corpus, capsys: pytest.CaptureFixture[str]
 ) -> None:
     argv = ["bench", "--repeat", "1", "--modes", "lossless", "--json"]
-    if corpus.name != "generated":  # ../shared's corpus only when asked for
+    if corpus.name != "generated":  # the outside corpus only when asked for
         argv += ["-i", str(corpus.path)]
     assert main(argv) == 0
     captured = capsys.readouterr()
