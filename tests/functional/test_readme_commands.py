@@ -47,3 +47,16 @@ def test_compress_with_the_o200k_encoding(tmp_path: Path) -> None:
     records = [orjson.loads(line) for line in out.read_bytes().splitlines()]
     assert records and all(r["compression"]["tokens_before"] > 0 for r in records)
     assert {r["compression"]["encoding"] for r in records} == {"o200k_base"}
+
+
+def test_version_names_the_installed_package() -> None:
+    from importlib.metadata import version
+
+    result = subprocess.run(
+        [sys.executable, "-m", "workers.cli", "--version"],
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
+    assert result.returncode == 0
+    assert result.stdout.strip() == f"ctxpress {version('ctxpress')}"
