@@ -35,7 +35,10 @@ def broker_home() -> Path:
 
 
 def broker_bootstrap() -> str:
-    return f"127.0.0.1:{os.environ.get('CTXPRESS_KAFKA_PORT', '19092')}"
+    """The bootstrap every ctxpress command uses (the rule of workers.core.localkafka)."""
+    from workers.core.localkafka import bootstrap_from_env
+
+    return bootstrap_from_env()
 
 
 def kafka_sh(action: str, timeout: float = 600) -> subprocess.CompletedProcess[str]:

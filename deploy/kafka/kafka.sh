@@ -11,7 +11,11 @@
 #
 # Environment:
 #   CTXPRESS_KAFKA_HOME             cache folder (default: <repo>/.cache/kafka)
-#   CTXPRESS_KAFKA_PORT             client port (default: 19092)
+#   CTXPRESS_KAFKA_PORT             client port (default: the port of CTXPRESS_KAFKA_BOOTSTRAP when
+#                                   that is one 127.0.0.1/localhost address, else the port of the
+#                                   broker already running from this cache, else 19092)
+#   CTXPRESS_KAFKA_BOOTSTRAP        what every ctxpress command talks to; start refuses to start a
+#                                   broker the commands would not reach (workers/core/localkafka.py)
 #   CTXPRESS_KAFKA_CONTROLLER_PORT  KRaft controller port (default: 19093)
 #   CTXPRESS_KAFKA_HEAP_OPTS        JVM heap flags (default: -Xmx512m -Xms256m)
 #   CTXPRESS_KAFKA_START_TIMEOUT    seconds start waits for readiness (default: 90)
@@ -24,7 +28,8 @@ POM="$SCRIPT_DIR/pom.xml"
 LOG4J_CONFIG="$SCRIPT_DIR/log4j2.properties"
 
 CACHE="${CTXPRESS_KAFKA_HOME:-$REPO/.cache/kafka}"
-PORT="${CTXPRESS_KAFKA_PORT:-19092}"
+PORT="${CTXPRESS_KAFKA_PORT:-}"
+ENV_BOOTSTRAP="${CTXPRESS_KAFKA_BOOTSTRAP:-}"
 CPORT="${CTXPRESS_KAFKA_CONTROLLER_PORT:-19093}"
 HEAP_OPTS="${CTXPRESS_KAFKA_HEAP_OPTS:--Xmx512m -Xms256m}"
 START_TIMEOUT="${CTXPRESS_KAFKA_START_TIMEOUT:-90}"
@@ -43,7 +48,6 @@ CLUSTER_ID_FILE="$CACHE/cluster.id"
 PID_FILE="$CACHE/kafka.pid"
 BOOTSTRAP_FILE="$CACHE/kafka.bootstrap"  # bootstrap of the running broker (ports may differ from env)
 LOCK_FILE="$CACHE/.lock"
-BOOTSTRAP="127.0.0.1:$PORT"
 
 say() { printf 'kafka.sh: %s\n' "$*"; }
 die() { printf 'kafka.sh: error: %s\n' "$*" >&2; exit 1; }
@@ -97,6 +101,28 @@ running_bootstrap() {
     else
         printf '%s' "$BOOTSTRAP"
     fi
+}
+
+# The one bootstrap rule (the same as workers/core/localkafka.py): CTXPRESS_KAFKA_PORT, else the
+# port of a loopback CTXPRESS_KAFKA_BOOTSTRAP, else the running broker's, else 19092.
+resolve_port() {
+    local pid running
+    if [[ -n "$PORT" ]]; then
+        return 0
+    fi
+    if [[ -n "$ENV_BOOTSTRAP" ]]; then
+        if [[ "$ENV_BOOTSTRAP" =~ ^(127\.0\.0\.1|localhost):([0-9]+)$ ]]; then
+            PORT="${BASH_REMATCH[2]}"
+            return 0
+        fi
+        return 1  # another cluster: nothing local to start
+    fi
+    if pid="$(read_pid)" && pid_is_broker "$pid" && [[ -s "$BOOTSTRAP_FILE" ]]; then
+        running="$(tr -d '[:space:]' <"$BOOTSTRAP_FILE")"
+        PORT="${running##*:}"
+        return 0
+    fi
+    PORT=19092
 }
 
 pom_hash() {
@@ -334,11 +360,21 @@ do_logs() {
 }
 
 usage() {
-    sed -n '2,18p' "${BASH_SOURCE[0]}" | sed 's/^# \{0,1\}//'
+    sed -n '2,22p' "${BASH_SOURCE[0]}" | sed 's/^# \{0,1\}//'
 }
 
 cmd="${1:-}"
 [[ $# -gt 0 ]] && shift
+if ! resolve_port; then
+    if [[ "$cmd" == start ]]; then
+        die "CTXPRESS_KAFKA_BOOTSTRAP=$ENV_BOOTSTRAP names another cluster, so the ctxpress commands would not talk to a local broker; unset it (or set CTXPRESS_KAFKA_PORT) to start the local one"
+    fi
+    PORT=19092
+fi
+if [[ -n "$ENV_BOOTSTRAP" && "$cmd" == start && "$ENV_BOOTSTRAP" != "127.0.0.1:$PORT" && "$ENV_BOOTSTRAP" != "localhost:$PORT" ]]; then
+    die "CTXPRESS_KAFKA_BOOTSTRAP=$ENV_BOOTSTRAP but CTXPRESS_KAFKA_PORT=$PORT: the commands would not reach this broker; make them agree (or unset one)"
+fi
+BOOTSTRAP="127.0.0.1:$PORT"
 case "$cmd" in
     fetch) take_lock; t_fetch="$(now_ms)"; do_fetch; say "fetch: total $(elapsed "$t_fetch")" ;;
     start) take_lock; do_start ;;

@@ -36,7 +36,9 @@ def kafka_arguments(p: argparse.ArgumentParser) -> None:
         "--bootstrap",
         default=None,
         metavar="B",
-        help="bootstrap servers (default: CTXPRESS_KAFKA_BOOTSTRAP, 127.0.0.1:19092)",
+        help="bootstrap servers (default: CTXPRESS_KAFKA_BOOTSTRAP; unset: the local broker, "
+        "127.0.0.1:$CTXPRESS_KAFKA_PORT or the one 'ctxpress kafka start' runs, else "
+        "127.0.0.1:19092)",
     )
     p.add_argument(
         "--prefix",

@@ -86,9 +86,7 @@ def _say(text: str) -> None:
 
 def _settings(mode: str | None) -> Settings:
     overrides: dict[str, Any] = {"mode": mode}
-    # Follow kafka.sh's port when only CTXPRESS_KAFKA_PORT is set.
-    if "CTXPRESS_KAFKA_BOOTSTRAP" not in os.environ and "CTXPRESS_KAFKA_PORT" in os.environ:
-        overrides["kafka_bootstrap"] = f"127.0.0.1:{os.environ['CTXPRESS_KAFKA_PORT']}"
+    # the bootstrap follows kafka.sh's broker by the one rule of workers.core.localkafka
     return Settings.from_env(**overrides)
 
 

@@ -185,8 +185,10 @@ def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) ->
         help="run the local single-node Apache Kafka broker (deploy/kafka/kafka.sh)",
         description=(
             "Run a real single-node Apache Kafka (KRaft) on 127.0.0.1 from Maven Central jars; "
-            "no Docker. Ports: CTXPRESS_KAFKA_PORT (19092), CTXPRESS_KAFKA_CONTROLLER_PORT "
-            "(19093); cache: CTXPRESS_KAFKA_HOME (.cache/kafka). The exit code is kafka.sh's."
+            "no Docker. Ports: CTXPRESS_KAFKA_PORT (default: the port of a 127.0.0.1 "
+            "CTXPRESS_KAFKA_BOOTSTRAP, else 19092), CTXPRESS_KAFKA_CONTROLLER_PORT (19093); "
+            "cache: CTXPRESS_KAFKA_HOME (.cache/kafka). Every ctxpress command then finds the "
+            "running broker without CTXPRESS_KAFKA_BOOTSTRAP. The exit code is kafka.sh's."
         ),
     )
     kafka_sub = kafka.add_subparsers(dest="kafka_action", metavar="ACTION", required=True)
@@ -251,8 +253,9 @@ def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) ->
         "--bootstrap",
         default=None,
         metavar="B",
-        help="bootstrap servers host:port[,host:port] (default: CTXPRESS_KAFKA_BOOTSTRAP, "
-        "127.0.0.1:19092)",
+        help="bootstrap servers host:port[,host:port] (default: CTXPRESS_KAFKA_BOOTSTRAP; unset: "
+        "the local broker, 127.0.0.1:$CTXPRESS_KAFKA_PORT or the one 'ctxpress kafka start' "
+        "runs, else 127.0.0.1:19092)",
     )
     create.add_argument(
         "--replication-factor",

@@ -83,7 +83,8 @@ SETTINGS: tuple[Setting, ...] = (
         "kafka_bootstrap",
         "CTXPRESS_KAFKA_BOOTSTRAP",
         "127.0.0.1:19092",
-        "Kafka bootstrap servers (host:port[,host:port])",
+        "Kafka bootstrap servers (host:port[,host:port]); unset: 127.0.0.1:$CTXPRESS_KAFKA_PORT, "
+        "else the broker 'ctxpress kafka start' left running (.cache/kafka/kafka.bootstrap)",
     ),
     Setting(
         "kafka_security_protocol",
@@ -272,6 +273,10 @@ class Settings:
         for setting in SETTINGS:
             if setting.env in env:
                 values[setting.name] = _convert(setting, env[setting.env])
+        if "kafka_bootstrap" not in values:  # the local broker's rule (core/localkafka)
+            from workers.core.localkafka import bootstrap_from_env
+
+            values["kafka_bootstrap"] = bootstrap_from_env(env)
         values.update({k: v for k, v in overrides.items() if v is not None})
         settings = cls(**values)
         settings.validate()
