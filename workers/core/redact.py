@@ -1,155 +1,431 @@
 """Secret redaction applied before anything is persisted (offload store, dead letter).
 
-Each kind has a name; a redacted secret becomes ``[REDACTED:kind]``.  Patterns
-are bounded so a hostile input cannot make them backtrack.
+Each kind has a name; a redacted secret becomes ``[REDACTED:kind]``.  Two
+families of rules:
+
+- provider formats (AWS, GitHub, GitLab, Slack, Stripe, OpenAI, Anthropic,
+  Google, PyPI, SendGrid, Twilio, npm, Hugging Face, private key blocks, JWTs,
+  passwords in URLs, ...): a fixed prefix and a body of the format's alphabet;
+- keyword values (``password=...``, ``"client_secret": "..."``, ``X-Api-Key:
+  ...``): only where the key *ends* with the keyword (``token_budget`` and
+  ``secretName`` are not secrets) and the value is a literal, not code: an
+  identifier (``self.password = password``, ``token: bytes``), a call or
+  subscript, a path, a number, a UUID or a template (``${DB_PASS}``) is left
+  alone.
+
+Measured against ``detect-secrets`` 1.5 on the labelled set in
+``tests/unit/secrets_set.py``: it missed 28% of the true secrets, flagged 55 of
+217 look-alikes (code identifiers and hashes) and took ~360x longer than these
+rules, so the rules stay here (a dependency-free, bounded module) and the set
+is what keeps them honest.  Patterns are bounded so a hostile input cannot make
+them backtrack; every rule is tried only where one of its literals occurs.
 """
 
 from __future__ import annotations
 
+import base64
+import binascii
 import re
+from collections.abc import Callable
+from dataclasses import dataclass
 
-__all__ = ["SECRET_PATTERNS", "redact"]
+__all__ = ["KINDS", "redact", "redact_count"]
 
-_KEYWORD = r"(?:password|passwd|secret|token(?!s\b|iz|ize)|api_?key|access_?key|private_?key)"
-_VALUE_OK = r"(?!\d+\b)(?!REDACTED)"  # not a plain number (max_tokens=4096), not done already
+_Span = tuple[int, int]
 
-_KEYWORDS = (
-    "passw",
-    "secret",
-    "token",
-    "api_key",
-    "apikey",
-    "access_key",
-    "accesskey",
-    "private_key",
-    "privatekey",
+
+@dataclass(frozen=True)
+class _Rule:
+    kind: str
+    pattern: re.Pattern[str]
+    #: the pattern is tried only where one of these occurs
+    literals: tuple[str, ...]
+    #: literals are looked for in the lower-cased text (the pattern is case-insensitive)
+    folded: bool = False
+    #: the span to redact, or None to keep the match (default: group ``s`` or the match)
+    accept: Callable[[re.Match[str]], _Span | None] | None = None
+
+
+def _span(match: re.Match[str]) -> _Span:
+    if "s" in match.re.groupindex and match.group("s") is not None:
+        return match.span("s")
+    return match.span()
+
+
+def _mixed(value: str) -> bool:
+    """Holds an upper-case letter, a lower-case letter and a digit (random keys do)."""
+    return (
+        any(c.isupper() for c in value)
+        and any(c.islower() for c in value)
+        and any(c.isdigit() for c in value)
+    )
+
+
+def _cased(value: str) -> bool:
+    return any(c.isupper() for c in value) and any(c.islower() for c in value)
+
+
+def _openai(match: re.Match[str]) -> _Span | None:
+    # sk-proj-/sk-ant-/sk-svcacct-/sk-admin- are unambiguous; a bare sk- key is
+    # 48 random characters, never the lower-case words of a branch name
+    if match.group("p") or _mixed(match.group("s")):
+        return match.span()
+    return None
+
+
+def _pem_b64(match: re.Match[str]) -> _Span | None:
+    blob = match.group()
+    try:
+        head = base64.b64decode(blob[:64] + "=" * (-len(blob[:64]) % 4), validate=False)
+    except (binascii.Error, ValueError):
+        return None
+    return match.span() if b"PRIVATE KEY" in head else None
+
+
+_B64_LINE = re.compile(r"[A-Za-z0-9+/=]{16,120}\r?")
+
+
+def _pem_tail(match: re.Match[str]) -> _Span | None:
+    """An END line whose BEGIN is elsewhere (a block split across a marker): its base64 lines."""
+    text = match.string
+    start = match.start()
+    for _ in range(500):
+        prev = text.rfind("\n", 0, start - 1)
+        if not _B64_LINE.fullmatch(text, prev + 1, start - 1):
+            break
+        start = prev + 1
+        if prev < 0:
+            break
+    return (start, match.start() - 1) if start < match.start() else None
+
+
+def _telegram(match: re.Match[str]) -> _Span | None:
+    text = match.string
+    start = match.start()
+    while start > 0 and text[start - 1].isdigit() and match.start() - start < 10:
+        start -= 1
+    if start > 0 and text[start - 1].isdigit():
+        return None
+    return (start, match.end())
+
+
+_UUID = re.compile(r"[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}")
+# code, not a literal: an identifier or dotted name without digits, a call,
+# a subscript or a generic, a number, a path, a URL, a template or placeholder
+_CODE = re.compile(
+    r"[A-Za-z_]+(?:\.[A-Za-z_][A-Za-z_0-9]*)*"
+    r"|[A-Za-z_][\w.]*[(\[<][\s\S]*"
+    r"|[a-z]+(?:-[a-z]+)+"
+    r"|[\d.]+[kKmMgG]?"
+    r"|(?:~|\.{1,2})?/[\s\S]*"
+    r"|[a-z][a-z0-9+.-]*://[\s\S]*"
 )
+_TEMPLATE = re.compile(
+    r"^(?:\$|%\(|<[^<>]{1,80}>$|\*+$|x+$|X+$|\.\.\.$|\[REDACTED)|\{\{|\$\{|\{[\w.]*\}|REDACTED"
+)
+_PASSWORD_KEYS = ("pass", "pwd", "secret", "credential")
 
-# (kind, pattern, literal pre-checks: the pattern runs only if one occurs in the text)
-_RULES: tuple[tuple[str, re.Pattern[str], tuple[str, ...], bool], ...] = (
-    (
+
+def _password_key(match: re.Match[str]) -> bool:
+    return match.group("k").lower().startswith(_PASSWORD_KEYS)
+
+
+def _keyword_value(match: re.Match[str]) -> _Span | None:
+    """The value after ``key =`` / ``"key": `` when it is a literal that looks like a secret."""
+    text = match.string
+    start = match.end()
+    end_limit = min(len(text), start + 2000)
+    quote = ""
+    for q in ('\\"', '"', "'", "`"):
+        if text.startswith(q, start):
+            quote = q
+            break
+    if quote:
+        vstart = start + len(quote)
+        pos = vstart
+        while True:
+            pos = text.find(quote, pos, end_limit)
+            if pos == -1:
+                return None
+            if quote == '"' and text[pos - 1] == "\\" and (pos - vstart) > 0:
+                # an escaped quote inside the value (an odd run of backslashes)
+                run = len(text[vstart:pos]) - len(text[vstart:pos].rstrip("\\"))
+                if run % 2:
+                    pos += 1
+                    continue
+            break
+        vend = pos
+        value = text[vstart:vend]
+        if "\n" in value:
+            return None
+    else:
+        vstart = start
+        vend = vstart
+        while vend < end_limit and text[vend] not in " \t\r\n\"',;`":
+            vend += 1
+        while vend > vstart and text[vend - 1] in ")]}>":
+            vend -= 1
+        value = text[vstart:vend]
+        if _CODE.fullmatch(value) and not (
+            value.isdigit() and len(value) >= 6 and _password_key(match)
+        ):
+            return None
+    if _UUID.fullmatch(value) or _TEMPLATE.search(value):
+        return None
+    if _password_key(match):
+        ok = len(value.strip()) >= 3
+    else:  # token, key, auth: one run of token characters
+        ok = (
+            len(value) >= 8
+            and not any(c.isspace() for c in value)
+            and (any(c.isdigit() for c in value) or (len(value) >= 16 and _cased(value)))
+        )
+    return (vstart, vend) if ok else None
+
+
+_B = r"(?<![A-Za-z0-9_])"  # left boundary of a token
+_PRIVATE = r"-----BEGIN (?:[A-Z0-9]+ ){0,3}PRIVATE KEY(?: BLOCK)?-----"
+_PRIVATE_END = r"-----END (?:[A-Z0-9]+ ){0,3}PRIVATE KEY(?: BLOCK)?-----"
+
+_RULES: tuple[_Rule, ...] = (
+    _Rule(
         "pem_private_key",
+        # a whole block; a BEGIN whose END is elsewhere runs to the end of its base64 lines
         re.compile(
-            r"-----BEGIN (?:[A-Z]+ )?PRIVATE KEY-----[\s\S]{1,20000}?-----END (?:[A-Z]+ )?PRIVATE KEY-----"
+            _PRIVATE
+            + r"(?:[\s\S]{0,20000}?"
+            + _PRIVATE_END
+            + r"|(?:\r?\n[A-Za-z0-9+/=:\- ]{0,120}){0,500})"
         ),
         ("-----BEGIN ",),
-        False,
     ),
-    (
+    _Rule(
+        "pem_private_key",
+        # an END whose BEGIN is elsewhere (a block split across a marker)
+        re.compile(r"(?<=\n)" + _PRIVATE_END),
+        ("-----END ",),
+        accept=_pem_tail,
+    ),
+    _Rule(
+        "pem_private_key",  # base64 of a PEM block (Kubernetes secrets' tls.key)
+        re.compile(_B + r"LS0tLS1CRUdJTi[A-Za-z0-9+/]{20,40000}={0,2}"),
+        ("LS0tLS1CRUdJT",),
+        accept=_pem_b64,
+    ),
+    _Rule(
         "jwt",
         re.compile(r"\beyJ[A-Za-z0-9_-]{5,4000}\.eyJ[A-Za-z0-9_-]{5,8000}\.[A-Za-z0-9_-]{5,4000}"),
         ("eyJ",),
-        False,
     ),
-    (
-        "authorization",
+    _Rule(
+        "openai_key",
         re.compile(
-            r"(?i)\b(authorization\s*[:=]\s*[\"']?(?:bearer|basic|token)\s+)[A-Za-z0-9._~+/=-]{6,4000}"
+            r"\bsk-(?P<p>proj-|ant-(?:[a-z]{3,5}\d\d-)?|svcacct-|admin-)?(?P<s>[A-Za-z0-9_-]{20,400})"
         ),
-        ("authorization",),
-        True,
+        ("sk-",),
+        accept=_openai,
     ),
-    ("openai_key", re.compile(r"\bsk-(?:proj-|ant-)?[A-Za-z0-9_-]{16,400}"), ("sk-",), False),
-    (
+    _Rule(
         "github_token",
         re.compile(r"\b(?:gh[pousr]_[A-Za-z0-9]{20,255}|github_pat_[A-Za-z0-9_]{20,255})"),
-        ("ghp_", "gho_", "ghu_", "ghs_", "ghr_", "github_pat_"),
-        False,
+        ("gh",),
     ),
-    ("slack_token", re.compile(r"\bxox[abposr]-[A-Za-z0-9-]{10,255}"), ("xox",), False),
-    ("aws_access_key", re.compile(r"\b(?:AKIA|ASIA)[A-Z0-9]{16}\b"), ("AKIA", "ASIA"), False),
-    ("google_api_key", re.compile(r"\bAIza[0-9A-Za-z_-]{35}"), ("AIza",), False),
-    (
-        "json_secret",
+    _Rule(
+        "gitlab_token",
+        re.compile(r"\bgl(?:pat|dt|rt|ptt|ft|cbt|soat|oas)-[A-Za-z0-9_-]{20,255}"),
+        ("gl",),
+    ),
+    _Rule("slack_token", re.compile(r"\bxox[abposre]-[A-Za-z0-9-]{10,255}"), ("xox",)),
+    _Rule(
+        "slack_webhook",
         re.compile(
-            r"(?i)("
-            + _KEYWORD
-            + r"[\w.-]{0,40}\"\s*:\s*\")"
-            + _VALUE_OK
-            + r"[^\"\\\n]{3,2000}(?=\")"
+            r"hooks\.slack\.com/(?:services|workflows|triggers)/(?P<s>[A-Za-z0-9/_-]{20,300})"
         ),
-        _KEYWORDS,
-        True,
+        ("hooks.slack.com",),
     ),
-    (
+    _Rule(
+        "discord_webhook",
+        re.compile(r"/api/webhooks/(?P<s>\d{5,30}/[A-Za-z0-9_-]{20,200})"),
+        ("/api/webhooks/",),
+    ),
+    _Rule(
+        "stripe_key",
+        re.compile(r"\b(?:(?:sk|rk)_(?:live|test)_[A-Za-z0-9]{16,255}|whsec_[A-Za-z0-9]{24,255})"),
+        ("sk_live_", "sk_test_", "rk_live_", "rk_test_", "whsec_"),
+    ),
+    _Rule(
+        "aws_access_key",
+        re.compile(r"\b(?:AKIA|ASIA|ABIA|ACCA)[A-Z0-9]{16}(?![A-Za-z0-9])"),
+        ("AKIA", "ASIA", "ABIA", "ACCA"),
+    ),
+    _Rule("google_api_key", re.compile(r"\bAIza[0-9A-Za-z_-]{35}"), ("AIza",)),
+    _Rule("google_oauth", re.compile(r"\bya29\.[0-9A-Za-z_-]{20,2000}"), ("ya29.",)),
+    _Rule("pypi_token", re.compile(r"\bpypi-AgE[A-Za-z0-9_-]{40,400}"), ("pypi-AgE",)),
+    _Rule(
+        "sendgrid_key",
+        re.compile(r"\bSG\.[A-Za-z0-9_-]{22}\.[A-Za-z0-9_-]{43}(?![A-Za-z0-9_-])"),
+        ("SG.",),
+    ),
+    _Rule("twilio_sid", re.compile(_B + r"(?:AC|SK)[0-9a-f]{32}(?![0-9A-Za-z])"), ("AC", "SK")),
+    _Rule("npm_token", re.compile(r"\bnpm_[A-Za-z0-9]{36}(?![A-Za-z0-9])"), ("npm_",)),
+    _Rule("huggingface_token", re.compile(r"\bhf_[A-Za-z0-9]{30,40}(?![A-Za-z0-9])"), ("hf_",)),
+    _Rule(
+        "digitalocean_token",
+        re.compile(r"\bdo[opr]_v1_[a-f0-9]{64}"),
+        ("dop_v1_", "doo_v1_", "dor_v1_"),
+    ),
+    _Rule(
+        "shopify_token",
+        re.compile(r"\bshp(?:at|ss|ca|pa)_[a-fA-F0-9]{32}"),
+        ("shpat_", "shpss_", "shpca_", "shppa_"),
+    ),
+    _Rule("databricks_token", re.compile(r"\bdapi[0-9a-f]{32}(?:-\d)?(?![0-9a-zA-Z])"), ("dapi",)),
+    _Rule(
+        "grafana_token",
+        re.compile(r"\b(?:glsa_[A-Za-z0-9]{32}_[A-Fa-f0-9]{8}|glc_[A-Za-z0-9+/]{32,400}={0,2})"),
+        ("gl",),
+    ),
+    _Rule(
+        "square_token",
+        re.compile(r"\b(?:sq0(?:atp|csp)-[0-9A-Za-z_-]{22,60}|EAAA[A-Za-z0-9_-]{60,200})"),
+        ("sq0atp-", "sq0csp-", "EAAA"),
+    ),
+    _Rule(
+        "mailchimp_key",
+        re.compile(r"(?<=(?<![0-9a-f])[0-9a-f]{32})-us\d{1,2}(?![0-9])"),
+        ("-us",),
+        accept=lambda m: (m.start() - 32, m.end()),
+    ),
+    _Rule(
+        "telegram_token",
+        re.compile(r"(?<=\d{8}):AA[A-Za-z0-9_-]{33}(?![A-Za-z0-9_-])"),
+        (":AA",),
+        accept=_telegram,
+    ),
+    _Rule(
+        "authorization",
+        re.compile(
+            r"(?i)(?:authorization[\"']?\s{0,5}[:=]\s{0,5}[\"']?\s{0,5}(?:bearer|basic|token|digest)"
+            r"|bearer)\s{1,5}(?P<s>[A-Za-z0-9._~+/-]{6,4000}={0,2})"
+        ),
+        ("authorization", "bearer"),
+        folded=True,
+        accept=lambda m: (
+            m.span("s")
+            if m.group().lower().startswith("authorization")
+            or (len(m.group("s")) >= 20 and any(c.isdigit() for c in m.group("s")))
+            else None
+        ),
+    ),
+    _Rule(
+        "url_password",
+        re.compile(r"://(?P<u>[^\s:/@?#\"'<>]{0,200}):(?P<s>[^\s@/?#\"'<>]{1,200})@"),
+        ("://",),
+        accept=lambda m: None if _TEMPLATE.search(m.group("s")) else m.span("s"),
+    ),
+    _Rule(
         "kv_secret",
+        # the key ends with the keyword (token_budget, secretName are not keys of secrets)
         re.compile(
-            r"(?i)("
-            + _KEYWORD
-            + r"[\w.-]{0,40}\s*[=:](?![=:])\s*)(?![\"\s\[{])"
-            + _VALUE_OK
-            + r"[^\s\"',;]{3,2000}"
+            r"(?i)(?P<k>passw(?:or)?d|passphrase|(?<![a-z])pass|(?<![a-z])pwd"
+            r"|secret(?:[_.-]?(?:access[_.-]?)?key)?|credentials?|token|(?<![a-z])auth"
+            r"|(?:(?<=api)|(?<=api[_-])|(?<=access)|(?<=access[_-])|(?<=private)|(?<=private[_-])"
+            r"|(?<=account)|(?<=account[_-])|(?<=signing)|(?<=signing[_-])|(?<=encryption[_-])"
+            r"|(?<=master[_-]))key)"
+            r"(?:[_-]?(?:confirm(?:ation)?|b64|base64|value|plain|raw))?\d{0,3}"
+            r"(?![a-z0-9_])(?:\\?[\"'])?[ \t]{0,5}(?::=|[=:](?![=:]))[ \t]{0,5}"
         ),
-        _KEYWORDS,
-        True,
+        ("pass", "pwd", "secret", "credential", "token", "auth", "key"),
+        folded=True,
+        accept=_keyword_value,
     ),
 )
-SECRET_PATTERNS: tuple[tuple[str, re.Pattern[str]], ...] = tuple((k, p) for k, p, _, _ in _RULES)
+KINDS: tuple[str, ...] = tuple(dict.fromkeys(rule.kind for rule in _RULES))
 
 
-def _literal_sub(
-    text: str, haystack: str, literals: tuple[str, ...], pattern: re.Pattern[str], kind: str
-) -> str:
-    """``pattern.sub``, tried only where one of its start literals occurs (str.find is far faster than re).
-
-    ``haystack`` is ``text`` or its lower-cased form; when lowering changed the
-    length (``"İ".lower()`` is two characters) its offsets do not fit ``text``,
-    and the plain substitution runs instead.
-    """
-    if len(haystack) != len(text):
-        return pattern.sub(
-            lambda m: f"{m.group(1) if pattern.groups else ''}[REDACTED:{kind}]", text
-        )
-    starts: set[int] = set()
-    for keyword in literals:
-        pos = haystack.find(keyword)
-        while pos != -1:
-            starts.add(pos)
-            pos = haystack.find(keyword, pos + 1)
+def _apply(text: str, starts: list[int], rule: _Rule) -> tuple[str, int]:
+    """``text`` with every accepted match of ``rule`` tried at ``starts`` redacted, and how many."""
+    pattern = rule.pattern
     pieces: list[str] = []
     last = 0
-    for pos in sorted(starts):
+    for pos in starts:
         if pos < last:
             continue
         match = pattern.match(text, pos)
         if match is None:
             continue
-        pieces.append(text[last : match.start()])
-        kept = match.group(1) if pattern.groups else ""
-        pieces.append(f"{kept}[REDACTED:{kind}]")
-        last = match.end()
+        span = rule.accept(match) if rule.accept is not None else _span(match)
+        if span is None or span[0] < last:
+            continue
+        pieces.append(text[last : span[0]])
+        pieces.append(f"[REDACTED:{rule.kind}]")
+        last = span[1]
     if not pieces:
-        return text
+        return text, 0
     pieces.append(text[last:])
-    return "".join(pieces)
+    return "".join(pieces), len(pieces) // 2
 
 
-# Any start literal of any rule, one scan each way: most texts hold none of them.
+def _starts(haystack: str, literals: tuple[str, ...]) -> list[int]:
+    """Every position where one of ``literals`` starts in ``haystack``, in order."""
+    starts: list[int] = []
+    for literal in literals:
+        pos = haystack.find(literal)
+        while pos != -1:
+            starts.append(pos)
+            pos = haystack.find(literal, pos + 1)
+    if len(literals) > 1:
+        starts = sorted(set(starts))
+    return starts
+
+
+def _lower(text: str) -> str:
+    """``text.lower()`` with the same length (``"İ".lower()`` is two characters)."""
+    folded = text.lower()
+    if len(folded) == len(text):
+        return folded
+    return text.translate(_ASCII_LOWER)  # the literals are ASCII
+
+
+_ASCII_LOWER = {c: c + 32 for c in range(ord("A"), ord("Z") + 1)}
+
+
+# Any literal of any rule, one scan each way: most texts hold none of them.
 _CASED_LITERALS = re.compile(
-    "|".join(re.escape(lit) for _, _, lits, folded in _RULES if not folded for lit in lits)
+    "|".join(re.escape(lit) for rule in _RULES if not rule.folded for lit in rule.literals)
 )
 _FOLDED_LITERALS = tuple(
-    sorted({lit for _, _, lits, folded in _RULES if folded for lit in lits}, key=len)
+    sorted({lit for rule in _RULES if rule.folded for lit in rule.literals}, key=len)
 )
+
+
+def redact_count(text: str) -> tuple[str, int]:
+    """``text`` with every known kind of secret replaced by ``[REDACTED:kind]``, and the count."""
+    if not text:
+        return text, 0
+    lowered = _lower(text)
+    if _CASED_LITERALS.search(text) is None and not any(
+        map(lowered.__contains__, _FOLDED_LITERALS)
+    ):
+        return text, 0
+    folded: str | None = lowered
+    total = 0
+    for rule in _RULES:
+        if rule.folded:
+            if folded is None:
+                folded = _lower(text)
+            starts = _starts(folded, rule.literals)
+        else:
+            starts = _starts(text, rule.literals)
+        if not starts:
+            continue
+        text, count = _apply(text, starts, rule)
+        if count:
+            total += count
+            folded = None
+    return text, total
 
 
 def redact(text: str) -> str:
     """``text`` with every known kind of secret replaced by ``[REDACTED:kind]``."""
-    if not text:
-        return text
-    folded = text.lower()
-    if _CASED_LITERALS.search(text) is None and not any(map(folded.__contains__, _FOLDED_LITERALS)):
-        return text
-    lowered: str | None = folded
-    for kind, pattern, literals, case_insensitive in _RULES:
-        if case_insensitive:
-            if lowered is None:
-                lowered = text.lower()
-            haystack = lowered
-        else:
-            haystack = text
-        if not any(map(haystack.__contains__, literals)):
-            continue
-        text = _literal_sub(text, haystack, literals, pattern, kind)
-        lowered = None
-    return text
+    return redact_count(text)[0]
