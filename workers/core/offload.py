@@ -1,8 +1,9 @@
 """Content-addressed store for the originals that lossy engines stash.
 
-A stashed text lives under ``stash_key(text)`` (sha256 prefix, 16 hex
-digits); the compressed text carries ``<<cx:KEY>>`` after a short note that
-says what was dropped.  Stores: in-memory (tests, one-shot runs), a
+A stashed text lives under ``stash_key(text)``: the sha256 prefix (16 hex
+digits) of what is stored, the *redacted* text, so a key never tells whether a
+guessed secret was in the original (no hash oracle); the compressed text
+carries ``<<cx:KEY>>`` after a short note that says what was dropped.  Stores: in-memory (tests, one-shot runs), a
 directory (batch CLI ``--offload DIR``), and a compacted Kafka topic (the
 worker).  ``put`` is idempotent: the same text always has the same key.
 """
@@ -13,15 +14,26 @@ import hashlib
 import os
 import tempfile
 from abc import ABC, abstractmethod
+from functools import lru_cache
 from pathlib import Path
 
-__all__ = ["DirectoryStore", "MemoryStore", "OffloadStore", "stash_key"]
+from workers.core.redact import redact
+
+__all__ = ["DirectoryStore", "MemoryStore", "OffloadStore", "stash_key", "stored_text"]
 
 KEY_HEX = 16
 
 
+@lru_cache(maxsize=256)
+def stored_text(text: str) -> str:
+    """What the store keeps for ``text``: ``text`` with its secrets redacted."""
+    return redact(text)
+
+
 def stash_key(text: str) -> str:
-    return hashlib.sha256(text.encode("utf-8", "surrogatepass")).hexdigest()[:KEY_HEX]
+    """The key of ``text`` in a store: the sha256 prefix of :func:`stored_text` (not of ``text``)."""
+    stored = stored_text(text)
+    return hashlib.sha256(stored.encode("utf-8", "surrogatepass")).hexdigest()[:KEY_HEX]
 
 
 class OffloadStore(ABC):

@@ -15,7 +15,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from workers.core.jsonl import BadLine, decode_line, dump_layout
-from workers.core.offload import OffloadStore
+from workers.core.offload import OffloadStore, stored_text
 from workers.core.redact import redact
 from workers.messages.wire import compressed_line
 from workers.pipeline.runner import Outcome, Pipeline, RecordError
@@ -128,7 +128,7 @@ def compress_lines(
             )
             continue
         if store is not None and outcome.stash:
-            store.put_many({k: redact(v) for k, v in outcome.stash.items()})
+            store.put_many({k: stored_text(v) for k, v in outcome.stash.items()})
         yield LineResult(line_no, len(raw), outcome=outcome, output=output)
 
 

@@ -47,6 +47,7 @@ from typing import Any
 import orjson
 
 from workers.core.jsonl import BadLine, decode_line, detect_layout, dump_layout
+from workers.core.offload import stored_text
 from workers.core.redact import redact
 from workers.messages import RESERVED_KEY, record_id
 from workers.pipeline.batch import dead_letter_for_line
@@ -248,7 +249,7 @@ class Processor:
         for rejection in outcome.rejections:
             outputs.append(self._rejection_letter(msg, rejection, key, now_ms))
         created = _utc_iso(now)
-        offloaded = {digest: redact(text) for digest, text in sorted(outcome.stash.items())}
+        offloaded = {digest: stored_text(text) for digest, text in sorted(outcome.stash.items())}
         for digest, text in offloaded.items():
             body = {"hash": digest, "text": text, "created_at": created, "record_id": rid}
             outputs.append(
