@@ -19,6 +19,7 @@ EXPECTED_TOPICS = {
     "stats": ("delete", 4),
     "dead-letter": ("delete", 4),
     "offload": ("compact", 4),
+    "savings-changelog": ("compact,delete", 4),
 }
 
 
@@ -96,6 +97,7 @@ def test_schema_is_valid_2020_12_and_examples_pass(path: Path) -> None:
             "offload.schema.json",
             {"hash": "NOT-HEX", "text": "x", "created_at": "2025-01-01T00:00:00Z"},
         ),
+        ("savings-changelog.schema.json", [1, -5, 0]),
     ],
 )
 def test_schemas_reject_bad_records(schema: str, record: dict[str, Any]) -> None:

@@ -83,12 +83,15 @@ class ExitWatchdog:
 
 EPILOG = """\
 The worker reads {prefix}transcripts and {prefix}tool-outputs and writes
-{prefix}compressed, {prefix}stats, {prefix}dead-letter and {prefix}offload
-(create them first: ctxpress topics create). Metrics: http://WEB_HOST:WEB_PORT/metrics;
+{prefix}compressed, {prefix}stats, {prefix}dead-letter, {prefix}offload and its
+savings table's changelog {prefix}savings-changelog. Create them first with
+'ctxpress topics create' (the worker creates no topic; it exits with code 2 and
+that command when one is missing). Metrics: http://WEB_HOST:WEB_PORT/metrics;
 originals: GET /expand/{{hash}}.
 
 Also startable the usual Faust way (same settings):
   faust -A workers.app:app worker -l info
+  faust -A workers.app:app agents            # the agent and the topics it reads
 
 """
 
@@ -129,6 +132,33 @@ def run(args: argparse.Namespace) -> int:
     return run_worker(settings, args.loglevel)
 
 
+def _check_topics(app: Any) -> int:
+    """0 when every topic exists; else print the command that creates them and return 2."""
+    import asyncio
+    from concurrent.futures import ThreadPoolExecutor
+
+    from workers.service.kafka.clients import kafka_error_hint
+    from workers.service.topics import MissingTopicsError, require_topics
+
+    parts = app.ctxpress
+    # its own loop in a thread: the Faust worker owns this thread's event loop
+    with ThreadPoolExecutor(1) as pool:
+        future = pool.submit(asyncio.run, require_topics(parts.settings, parts.names))
+        try:
+            future.result()
+        except MissingTopicsError as exc:
+            print(f"ctxpress worker: {exc}", file=sys.stderr)
+            return 2
+        except Exception as exc:
+            hint = kafka_error_hint(exc, "worker")
+            if hint is None:
+                raise
+            print(hint, file=sys.stderr)
+            return 1
+    parts.topics_checked = True
+    return 0
+
+
 def run_worker(settings: Settings, loglevel: str = "info") -> int:
     """Build the app and run a Faust worker until it stops; returns the exit code."""
     import faust
@@ -141,6 +171,9 @@ def run_worker(settings: Settings, loglevel: str = "info") -> int:
     except (SettingsError, UnknownEngine) as exc:
         print(f"ctxpress worker: {exc}", file=sys.stderr)
         return 2
+    refused = _check_topics(app)
+    if refused:
+        return refused
     watchdog = ExitWatchdog()
     timeout = settings.shutdown_timeout
     health = app.ctxpress.health

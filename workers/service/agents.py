@@ -6,7 +6,8 @@ timeout from the settings), turns Faust events into
 and publishes the batch (pipelined: starts its publication, which the next
 batch awaits).  Then it adds the batch's savings to the windowed
 ``savings`` table (tumbling one-minute windows per mode, engine and input
-partition; its changelog is the topic ``<app id>-savings-changelog``).
+partition; its changelog is the topic ``<prefix>savings-changelog`` from topics/, created by
+``ctxpress topics create``: the worker declares no topic itself).
 
 If publishing fails for good, the agent blocks input commits and crashes the
 app: the batch was not published, its offsets never move, and the next worker
@@ -23,7 +24,7 @@ from typing import Any
 
 import faust
 
-from workers.service.faust_compat import current_event
+from workers.service.faust_compat import current_event, input_topics
 from workers.service.handler import BatchHandler, Savings, savings_of
 from workers.service.publish import PublishError
 from workers.service.records import InMessage, Processed
@@ -106,27 +107,49 @@ def install_agents(
     app: Any,
     handler: BatchHandler,
     *,
-    input_topics: Sequence[str],
+    inputs: Sequence[str],
     partitions: int,
     batch_size: int,
     batch_timeout: float,
     concurrency: int = 1,
     on_fatal: Callable[[BaseException], None] | None = None,
+    changelog_topic: str | None = None,
 ) -> tuple[Any, Any]:
-    """Register the ``compress`` agent and the ``savings`` table; returns both."""
-    topic = app.topic(
-        *input_topics,
+    """Register the ``compress`` agent and the ``savings`` table; returns both.
+
+    ``changelog_topic``: the table's changelog (default: Faust's ``<app id>-savings-changelog``).
+    """
+    topic = input_topics(
+        app,
+        inputs,
         key_serializer="raw",
         value_serializer="raw",
         allow_empty=True,
     )
+    schema: Any = faust.Schema(key_serializer="json", value_serializer="json")
+    changelog = None
+    if changelog_topic is not None:
+        changelog = app.topic(
+            changelog_topic,
+            schema=schema,
+            partitions=partitions,
+            retention=SAVINGS_EXPIRES,
+            compacting=True,
+            deleting=True,
+            acks=False,
+            internal=True,
+            maxsize=131_072,  # as Faust's own changelog topics: a large buffer
+            allow_empty=True,
+        )
     table = app.Table(
         "savings",
         default=_zero,
         partitions=partitions,
-        schema=faust.Schema(key_serializer="json", value_serializer="json"),
+        schema=schema,
         help="savings per mode/engine/partition, one-minute tumbling windows",
     ).tumbling(SAVINGS_WINDOW_S, expires=SAVINGS_EXPIRES)
+    if changelog is not None:  # after tumbling(), which forgets a changelog given before
+        table.table.changelog_topic = changelog
 
     async def compress(stream: Any) -> None:
         async for events in stream.take_events(batch_size, batch_timeout):

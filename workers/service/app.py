@@ -61,7 +61,7 @@ from workers.service.offload_topic import KafkaOffloadStore
 from workers.service.process import Processor
 from workers.service.publish import IdempotentPublisher, Publisher, TransactionalPublisher
 from workers.service.source import KafkaSource, RecordSource
-from workers.service.topics import TopicNames, load_topics
+from workers.service.topics import TopicNames, load_topics, require_topics
 from workers.service.web import check_web_security, install_views
 
 __all__ = ["CommitGuard", "Health", "WorkerParts", "create_app"]
@@ -121,6 +121,8 @@ class WorkerParts:
     agent: Any
     table: Any
     health: Health
+    #: the topics were found on the broker (``ctxpress worker`` checks before Faust starts)
+    topics_checked: bool = False
 
 
 class CommitGuard:
@@ -200,8 +202,11 @@ def create_app(
 
     Every collaborator can be passed in (tests pass a ListPublisher, a MemoryStore and
     ``source=None``); by default each is the Kafka one.  ``source``: where the handler
-    re-reads records it missed (``"kafka"``: the input topics; None: nowhere).
+    re-reads records it missed (``"kafka"``: the input topics; None: nowhere).  With the
+    Kafka source the app refuses to start when one of its topics is missing
+    (:func:`~workers.service.topics.require_topics`, before Faust subscribes).
     """
+    check_topics = source == "kafka"
     settings = settings or Settings.from_env()
     check_web_security(settings)
     if settings.processing_guarantee == "exactly_once" and settings.concurrency != 1:
@@ -241,6 +246,9 @@ def create_app(
         web_port=settings.web_port,
         web_in_thread=False,
         autodiscover=False,
+        # every topic comes from topics/ via 'ctxpress topics create' (the broker does not
+        # create topics); a missing one stops the start with that command (require_topics)
+        topic_allow_declare=False,
     )
     registry = registry if registry is not None else CollectorRegistry()
     metrics = Metrics(registry)
@@ -297,7 +305,8 @@ def create_app(
     agent, table = install_agents(
         app,
         handler,
-        input_topics=names.inputs,
+        inputs=names.inputs,
+        changelog_topic=names.savings_changelog,
         partitions=partitions,
         batch_size=settings.batch_size,
         batch_timeout=settings.batch_timeout,
@@ -308,6 +317,8 @@ def create_app(
         app, handler, publisher, store, guard, names, source, settings.app_id, on_publish_error
     )
     _install_web(app, registry, store, settings, table, health)
+    if check_topics:
+        _install_topic_check(app, settings, names)
     app.ctxpress = WorkerParts(
         settings=settings,
         names=names,
@@ -405,6 +416,19 @@ def _install_lifecycle(
 
     if source is not None:
         app.timer(SWEEP_INTERVAL_S)(_sweep)
+
+
+def _install_topic_check(app: Any, settings: Settings, names: TopicNames) -> None:
+    """``faust -A workers.app:app worker``: the topics must exist before Faust starts."""
+    first_start = app.on_first_start
+
+    async def on_first_start() -> None:
+        if not app.ctxpress.topics_checked:
+            await require_topics(settings, names)  # MissingTopicsError names the command
+            app.ctxpress.topics_checked = True
+        await first_start()
+
+    app.on_first_start = on_first_start
 
 
 def _install_web(

@@ -7,7 +7,10 @@ One file per topic, named after the topic's short name::
 
 The full Kafka name is the prefix (setting ``CTXPRESS_TOPIC_PREFIX``, default ``ctxpress.``)
 followed by the short name. ``value_schema`` names a JSON Schema file under ``schemas/``.
-Faust's own topics (table changelogs, repartition topics) are not listed: Faust creates them.
+Faust's one internal topic, the ``savings`` table's changelog, is defined here too
+(``topics/savings-changelog.json``, name ``<prefix>savings-changelog``): the broker does not
+create topics, so ``ctxpress topics create`` does, and the worker refuses to start without it
+(:func:`missing_topics`).
 """
 
 from __future__ import annotations
@@ -29,11 +32,14 @@ __all__ = [
     "SCHEMAS_DIR",
     "SHORT_NAMES",
     "TOPICS_DIR",
+    "MissingTopicsError",
     "TopicNames",
     "TopicSpec",
     "TopicSpecError",
     "create_topics",
     "load_topics",
+    "missing_topics",
+    "require_topics",
 ]
 
 # The package is installed editable from the repository: topics/ and schemas/ sit next to workers/.
@@ -312,6 +318,52 @@ async def _wait_until_ready(admin: Any, want: dict[str, int], timeout_s: float, 
 
 
 SHORT_NAMES = ("transcripts", "tool-outputs", "compressed", "stats", "dead-letter", "offload")
+#: the savings table's changelog (written and read by Faust, created by ``topics create``)
+CHANGELOG_SHORT = "savings-changelog"
+
+
+class MissingTopicsError(CtxpressError, RuntimeError):
+    """Topics the worker needs do not exist; the message says what command creates them."""
+
+
+async def missing_topics(
+    bootstrap: str,
+    wanted: Iterable[str],
+    *,
+    client_options: Mapping[str, Any] | None = None,
+    timeout_ms: int = 15000,
+) -> list[str]:
+    """The names in ``wanted`` the cluster does not have (one metadata request)."""
+    from workers.service.kafka import clients
+
+    admin = clients.admin(
+        clients.connection(bootstrap=bootstrap, options=client_options),
+        client_id="ctxpress-topics-check",
+        request_timeout_ms=timeout_ms,
+    )
+    await admin.start()
+    try:
+        existing = set(await admin.list_topics())
+    finally:
+        await admin.close()
+    return [name for name in wanted if name not in existing]
+
+
+async def require_topics(settings: Settings, names: TopicNames) -> None:
+    """Raise :class:`MissingTopicsError` naming the command to run when a topic is missing."""
+    from workers.service.kafka.options import bootstrap_list, client_options
+
+    bootstrap = ",".join(bootstrap_list(settings))
+    absent = await missing_topics(bootstrap, names.all(), client_options=client_options(settings))
+    if absent:
+        prefix = (
+            "" if settings.topic_prefix == "ctxpress." else f" --prefix {settings.topic_prefix}"
+        )
+        raise MissingTopicsError(
+            f"{len(absent)} topic(s) missing on {bootstrap}: {', '.join(absent)}. The broker does "
+            f"not create topics; create them first with: ctxpress topics create{prefix} "
+            f"--bootstrap {bootstrap}"
+        )
 
 
 @dataclass(frozen=True, slots=True)
@@ -324,10 +376,17 @@ class TopicNames:
     stats: str
     dead_letter: str
     offload: str
+    savings_changelog: str = ""
 
     @classmethod
     def from_prefix(cls, prefix: str) -> TopicNames:
-        return cls(*(f"{prefix}{name}" for name in SHORT_NAMES))
+        t, o, c, s, d, f = (f"{prefix}{name}" for name in SHORT_NAMES)
+        return cls(t, o, c, s, d, f, savings_changelog=f"{prefix}{CHANGELOG_SHORT}")
+
+    def all(self) -> tuple[str, ...]:
+        """Every topic the worker reads or writes, its table's changelog included."""
+        six = tuple(getattr(self, short.replace("-", "_")) for short in SHORT_NAMES)
+        return (*six, self.savings_changelog) if self.savings_changelog else six
 
     @classmethod
     def from_settings(cls, settings: Settings) -> TopicNames:
