@@ -102,3 +102,21 @@ def test_lone_surrogates_next_to_a_huge_whitespace_run_are_still_counted() -> No
     cleaned = "\ufffd" + " " * 1_000_000 + "a"
     assert TokenCounter().count(text) == TokenCounter().count(cleaned)
     assert TokenCounter(backend="tiktoken").count(text) == TokenCounter().count(cleaned)
+
+
+@pytest.mark.parametrize("backend", ["bpe-openai", "tiktoken"])
+def test_a_long_text_is_counted_in_pieces_with_either_backend(backend: str) -> None:
+    from workers.core.tokens import PIECE_THRESHOLD
+
+    text = "".join(f"row {i}: ok \ud800 {'x' * (i % 300)}\n  indented\n" for i in range(200))
+    assert len(text) > PIECE_THRESHOLD
+    counter = TokenCounter(backend=backend)
+    expected = len(get_encoding("cl100k_base").encode_ordinary(text))
+    assert counter.count(text) == expected
+    assert counter.piece_misses > 100  # it was cut, lone surrogates and all
+    assert (counter.calls, counter.misses) == (1, 1)
+    again = counter.piece_misses
+    assert counter.count(text + "tail\n") == len(
+        get_encoding("cl100k_base").encode_ordinary(text + "tail\n")
+    )
+    assert counter.piece_misses == again + 1  # only the new line was counted
