@@ -13,7 +13,7 @@ from workers.core.catalog import MODES
 from workers.core.offload import DirectoryStore, OffloadStore
 from workers.core.settings import Settings, SettingsError
 from workers.engines import UnknownEngine
-from workers.pipeline.batch import Summary, compress_lines
+from workers.pipeline.batch import Summary, compress_lines, redact_letter
 from workers.pipeline.runner import Pipeline
 
 __all__ = ["register"]
@@ -145,7 +145,8 @@ def _run(args: argparse.Namespace) -> int:
                 stats_out.write(orjson.dumps({"id": outcome.record_id, **outcome.stats}) + b"\n")
             if dlq is not None:
                 for rejection in outcome.rejections:
-                    dlq.write(orjson.dumps(rejection.as_dict()) + b"\n")
+                    letter = redact_letter(rejection.as_dict(), done=("before", "after"))
+                    dlq.write(orjson.dumps(letter) + b"\n")
     progress.close()
     if not args.quiet:
         print(

@@ -20,7 +20,14 @@ from workers.core.redact import redact
 from workers.messages.wire import compressed_line
 from workers.pipeline.runner import Outcome, Pipeline, RecordError
 
-__all__ = ["LineResult", "Summary", "compress_lines", "dead_letter_for_line"]
+__all__ = [
+    "LineResult",
+    "Summary",
+    "compress_lines",
+    "dead_letter_for_line",
+    "redact_bytes",
+    "redact_letter",
+]
 
 
 @dataclass(slots=True)
@@ -39,26 +46,57 @@ class LineResult:
         return dump_layout(self.outcome.record, None)
 
 
+def redact_bytes(raw: bytes) -> bytes:
+    """``raw`` with its secrets redacted (bytes that are not UTF-8 pass through unchanged)."""
+    text = raw.decode("utf-8", "surrogateescape")
+    redacted = redact(text)
+    return raw if redacted == text else redacted.encode("utf-8", "surrogateescape")
+
+
+def _redact_strings(value: Any) -> Any:
+    if isinstance(value, str):
+        return redact(value)
+    if isinstance(value, dict):
+        return {k: _redact_strings(v) for k, v in value.items()}
+    if isinstance(value, list):
+        return [_redact_strings(v) for v in value]
+    return value
+
+
+def redact_letter(body: dict[str, Any], done: tuple[str, ...] = ()) -> dict[str, Any]:
+    """The dead letter with every string redacted (reason, record id, ...), except the keys in ``done``."""
+    return {k: v if k in done else _redact_strings(v) for k, v in body.items()}
+
+
+ORIGINALS = ("original_value", "original_value_b64")
+#: a dead letter keeps at most this many characters of the original line
+KEPT_CHARS = 65536
+
+
 def dead_letter_for_line(
     line_no: int, reason: str, raw: bytes, record_id: str | None, stage: str, error_class: str
 ) -> dict[str, Any]:
+    """A dead letter for one input line: every field redacted, the original redacted before it is cut."""
+    # a window past the cut, so a secret across the cut is redacted whole
+    redacted = redact_bytes(raw[: KEPT_CHARS * 4 + 4096])
     try:
-        original = raw.decode("utf-8")
+        original = redacted.decode("utf-8")[:KEPT_CHARS]
         key = "original_value"
     except UnicodeDecodeError:
         import base64
 
-        original = base64.b64encode(raw).decode("ascii")
+        original = base64.b64encode(redacted[: KEPT_CHARS * 3 // 4]).decode("ascii")
         key = "original_value_b64"
-    return {
+    body = {
         "record_id": record_id,
         "reason": reason,
         "stage": stage,
         "error_class": error_class,
         "error_message": reason,
-        key: redact(original[:65536]) if key == "original_value" else original[:65536],
+        key: original,
         "source": {"line": line_no},
     }
+    return redact_letter(body, done=ORIGINALS)
 
 
 def compress_lines(
@@ -77,7 +115,13 @@ def compress_lines(
                 line_no,
                 len(raw),
                 dead_letter=dead_letter_for_line(
-                    line_no, value.reason, value.raw, None, "decode", "InvalidJSON"
+                    # the whole line, not the decoder's cut prefix: redaction comes before the cut
+                    line_no,
+                    value.reason,
+                    stripped,
+                    None,
+                    "decode",
+                    "InvalidJSON",
                 ),
             )
             continue

@@ -11,7 +11,10 @@ the records to publish.  Every input message ends as exactly one of:
 - or exactly one dead letter on ``dead-letter`` that carries the original key
   and the original value bytes unchanged (``original_value`` or, for bytes
   that are not UTF-8, ``original_value_b64``), so ``ctxpress dlq replay`` can
-  re-publish it byte for byte.
+  re-publish it byte for byte.  Every field of a dead letter is redacted like
+  everything else (reason, record id, key, copied headers); an input that holds
+  a secret keeps only its redacted value (``original_redacted: true``) and is
+  not replayable: the dead-letter topic never holds a credential.
 
 Dead letters carry headers in the style of Kafka Connect / Kafka Streams
 (``ctxpress.dlq.original.topic`` ... see ``DLQ_HEADERS``) and the input's own
@@ -50,7 +53,7 @@ from workers.core.jsonl import BadLine, decode_line, detect_layout, dump_layout
 from workers.core.offload import stored_text
 from workers.core.redact import redact
 from workers.messages import RESERVED_KEY, record_id
-from workers.pipeline.batch import dead_letter_for_line
+from workers.pipeline.batch import dead_letter_for_line, redact_bytes, redact_letter
 from workers.pipeline.runner import Outcome, Pipeline, RecordError, Rejection
 from workers.service.dead_letters import (
     COPIED_HEADERS_BYTES,
@@ -337,7 +340,7 @@ class Processor:
                 body["dropped_headers"] = dropped
             body["source"] = self._source(msg)
             headers = self._headers(
-                msg, error_class, reason, stage, None, record_id, now_ms, replayable, theirs
+                msg, error_class, reason, stage, None, record_id, now_ms, replayable, red_theirs
             )
             # Key: the original key bytes, unchanged (the replay key).
             return OutMessage(self.names.dead_letter, key, orjson.dumps(body), headers)
@@ -348,15 +351,25 @@ class Processor:
             body = dead_letter_for_line(0, reason, b"", record_id, stage, error_class)
             body.pop("original_value", None)
             try:
-                body["original_value"] = raw.decode("utf-8")
+        # Redacted like everything else: reason, record id, value, key and copied headers.
+        # A letter whose original held a secret is not replayable (its bytes are not kept).
+        reason = redact(reason)
+        record_id = redact(record_id) if record_id else record_id
+                body["original_value"] = red_raw.decode("utf-8")
+        red_theirs = tuple((name, redact_bytes(value)) for name, value in theirs)
+        red_raw = redact_bytes(raw)
+        red_key = None if msg.key is None else redact_bytes(msg.key)
+        clean = red_raw == raw and red_theirs == theirs and red_key == msg.key
             except UnicodeDecodeError:
-                body["original_value_b64"] = base64.b64encode(raw).decode("ascii")
-            body["original_key"] = _key_text(msg.key)
-            out = letter(body, msg.key, True)
+                body["original_value_b64"] = base64.b64encode(red_raw).decode("ascii")
+            body["original_key"] = _key_text(red_key)
+            out = letter(body, red_key, clean)
             if not self._fits(out):
+            if not clean:
+                body["original_redacted"] = True
                 out = None
         if out is None:
-            out = self._cut_reject(msg, raw, reason, record_id, stage, error_class, letter)
+            out = self._cut_reject(msg, red_raw, reason, record_id, stage, error_class, letter)
         return Processed(
             msg,
             [out],
@@ -377,10 +390,8 @@ class Processor:
         error_class: str,
         letter: Callable[[dict[str, Any], bytes | None, bool], OutMessage],
     ) -> OutMessage:
-        """A dead letter with a bounded, redacted prefix of the original (not replayable)."""
-        key = (
-            msg.key if msg.key is None or len(msg.key) <= MAX_KEY_BYTES else msg.key[:MAX_KEY_BYTES]
-        )
+        """A dead letter with a bounded prefix of the (redacted) original (not replayable)."""
+        key = None if msg.key is None else redact_bytes(msg.key)[:MAX_KEY_BYTES]
         text: str | None
         try:
             text = raw.decode("utf-8")
@@ -391,7 +402,7 @@ class Processor:
             body = dead_letter_for_line(0, reason, b"", record_id, stage, error_class)
             body.pop("original_value", None)
             if text is not None:
-                body["original_value"] = redact(text[:chars])
+                body["original_value"] = text[:chars]
             else:
                 body["original_value_b64"] = base64.b64encode(raw[: chars * 3 // 4]).decode("ascii")
             body["original_truncated"] = True
@@ -406,7 +417,7 @@ class Processor:
     def _rejection_letter(
         self, msg: InMessage, rejection: Rejection, key: bytes | None, now_ms: int
     ) -> OutMessage:
-        body = rejection.as_dict()
+        body = redact_letter(rejection.as_dict(), done=("before", "after"))
         body["source"] = self._source(msg)
         headers = self._headers(
             msg,
@@ -414,7 +425,7 @@ class Processor:
             body["reason"],
             rejection.stage,
             rejection.engine,
-            rejection.record_id,
+            body["record_id"],
             now_ms,
             False,
         )
