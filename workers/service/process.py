@@ -333,12 +333,22 @@ class Processor:
     ) -> Processed:
         now_ms = int(self.clock() * 1000)
         raw = msg.value or b""
+        # Redacted like everything else: reason, record id, value, key and copied headers.
+        # A letter whose original held a secret is not replayable (its bytes are not kept).
+        reason = redact(reason)
+        record_id = redact(record_id) if record_id else record_id
         theirs, dropped = self._copied_headers(msg)
+        red_theirs = tuple((name, redact_bytes(value)) for name, value in theirs)
+        red_raw = redact_bytes(raw)
+        red_key = None if msg.key is None else redact_bytes(msg.key)
+        clean = red_raw == raw and red_theirs == theirs and red_key == msg.key
 
         def letter(body: dict[str, Any], key: bytes | None, replayable: bool) -> OutMessage:
             if dropped:
                 body["dropped_headers"] = dropped
             body["source"] = self._source(msg)
+            if not clean:
+                body["original_redacted"] = True
             headers = self._headers(
                 msg, error_class, reason, stage, None, record_id, now_ms, replayable, red_theirs
             )
@@ -351,22 +361,12 @@ class Processor:
             body = dead_letter_for_line(0, reason, b"", record_id, stage, error_class)
             body.pop("original_value", None)
             try:
-        # Redacted like everything else: reason, record id, value, key and copied headers.
-        # A letter whose original held a secret is not replayable (its bytes are not kept).
-        reason = redact(reason)
-        record_id = redact(record_id) if record_id else record_id
                 body["original_value"] = red_raw.decode("utf-8")
-        red_theirs = tuple((name, redact_bytes(value)) for name, value in theirs)
-        red_raw = redact_bytes(raw)
-        red_key = None if msg.key is None else redact_bytes(msg.key)
-        clean = red_raw == raw and red_theirs == theirs and red_key == msg.key
             except UnicodeDecodeError:
                 body["original_value_b64"] = base64.b64encode(red_raw).decode("ascii")
             body["original_key"] = _key_text(red_key)
             out = letter(body, red_key, clean)
             if not self._fits(out):
-            if not clean:
-                body["original_redacted"] = True
                 out = None
         if out is None:
             out = self._cut_reject(msg, red_raw, reason, record_id, stage, error_class, letter)
