@@ -9,6 +9,7 @@ from typing import Any
 import orjson
 
 from workers.cli._common import Progress, UserError, open_in, open_out
+from workers.cli._inputs import Lines, ratio, verdict
 from workers.core.catalog import MODES
 from workers.core.offload import DirectoryStore, OffloadStore
 from workers.core.settings import Settings, SettingsError
@@ -85,6 +86,14 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
         default="auto",
         help="progress bar on stderr (auto: only when stderr is a terminal)",
     )
+    p.add_argument(
+        "--max-dead-letter-ratio",
+        type=ratio,
+        default=None,
+        metavar="R",
+        help="exit 1 when more than this share of the input lines (0 to 1) became dead letters "
+        "(a run in which no record came out exits 1 anyway)",
+    )
     p.add_argument("--quiet", action="store_true", help="do not print the summary table")
     p.set_defaults(func=run)
 
@@ -129,7 +138,8 @@ def _run(args: argparse.Namespace) -> int:
         open_out(args.stats) as stats_out,
         open_out(args.dead_letter) as dlq,
     ):
-        lines = source if budget is None else _with_budget(source, budget)
+        head = Lines(source)
+        lines = head if budget is None else _with_budget(head, budget)
         for result in compress_lines(lines, pipeline, store):
             summary.add(result)
             progress.update(result.size)
@@ -157,7 +167,10 @@ def _run(args: argparse.Namespace) -> int:
                 f"{summary.dead_letters} line(s) were dead-lettered; pass --dead-letter FILE to see why",
                 file=sys.stderr,
             )
-    return 0
+    done = verdict(summary.records, summary.dead_letters, head.head, args.max_dead_letter_ratio)
+    if done.message:
+        print(f"ctxpress compress: error: {done.message}", file=sys.stderr)
+    return done.status
 
 
 def _with_budget(source: Any, budget: int) -> Any:
