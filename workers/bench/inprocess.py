@@ -4,7 +4,9 @@ Prints, per mode: MB/s and records/s of input (the median of ``--repeat``
 passes, each with empty caches), p50/p99 per-record latency,
 peak memory (max RSS), tokens saved, and the ratio to one tokenizer pass over
 the same text (the floor for exact token accounting).  Targets live here, not
-in timed tests.
+in timed tests.  ``families`` holds the same savings per output family (the
+filter a tool output was recognised as, :mod:`workers.pipeline.explain`):
+outputs, tokens before/after and critical facts kept.
 """
 
 from __future__ import annotations
@@ -22,8 +24,8 @@ from workers.core.tokens import TokenCounter
 from workers.messages import InvalidRecord, parse_record
 from workers.pipeline.batch import Summary, compress_lines
 from workers.pipeline.caches import clear_content_caches
+from workers.pipeline.explain import UnitReport, explain_record, family_rows
 from workers.pipeline.runner import Pipeline
-from workers.pipeline.visibility import count_facts, lost_facts
 
 __all__ = ["BenchResult", "bench_mode", "tokenizer_floor_seconds", "unit_texts"]
 
@@ -58,17 +60,20 @@ def tokenizer_floor_seconds(texts: list[str], counter: TokenCounter) -> float:
     return time.process_time() - started
 
 
-def _facts(lines: list[bytes], outputs: dict[int, dict[str, Any]]) -> tuple[int, int]:
-    """(critical tool-output facts in the input, how many are no longer visible)."""
-    total = lost = 0
+def _reports(
+    lines: list[bytes], outputs: dict[int, dict[str, Any]], pipeline: Pipeline
+) -> list[UnitReport]:
+    """Per tool output of the input (and a ``(messages)`` row per record): family, tokens, facts."""
+    filters = getattr(pipeline, "_filters", None)  # the set the pipeline's toolfilter uses
+    reports: list[UnitReport] = []
     for line_no, raw in enumerate(lines, start=1):
         output = outputs.get(line_no)
         if output is None:
             continue
-        data = orjson.loads(raw)
-        total += count_facts(data)
-        lost += len(lost_facts(data, output))
-    return total, lost
+        reports.extend(
+            explain_record(orjson.loads(raw), output, {}, pipeline.tokens, filters, lines=False)
+        )
+    return reports
 
 
 def bench_mode(lines: list[bytes], mode: str, repeat: int = 1) -> BenchResult:
@@ -100,7 +105,9 @@ def bench_mode(lines: list[bytes], mode: str, repeat: int = 1) -> BenchResult:
     seconds = statistics.median(wall)
     cpu_seconds = statistics.median(cpu)
     floor = tokenizer_floor_seconds(unit_texts(lines), pipeline.tokens)
-    facts, lost = _facts(lines, outputs)
+    reports = _reports(lines, outputs, pipeline)
+    facts = sum(r.facts for r in reports)
+    lost = facts - sum(r.facts_kept for r in reports)
     return BenchResult(
         mode=mode,
         mb_per_s=round(summary.bytes_in / seconds / 1e6, 2),
@@ -120,4 +127,5 @@ def bench_mode(lines: list[bytes], mode: str, repeat: int = 1) -> BenchResult:
         tokenizer=f"{pipeline.tokens.encoding_name} ({pipeline.tokens.backend})",
         facts=facts,
         facts_visible=facts - lost,
+        families=family_rows(reports),
     )

@@ -3,15 +3,21 @@
 Prints, per mode: MB/s and records/s of input (the median of ``--repeat``
 passes, each with empty caches), p50/p99 per-record latency,
 peak memory (max RSS), tokens saved, and the ratio to one tokenizer pass over
-the same text (the floor for exact token accounting).  Targets live here, not
-in timed tests.  The measuring is :mod:`workers.bench.inprocess`.
+the same text (the floor for exact token accounting).  Then, unless
+``--no-families``, the savings per output family (the filter each tool output
+was recognised as: pytest, git-diff, cargo, log, file read, json, unknown
+...): outputs, tokens before, and per mode tokens after, saved % and critical
+facts kept.  Targets live here, not in timed tests.  The measuring is
+:mod:`workers.bench.inprocess`.
 """
 
 from __future__ import annotations
 
 import argparse
 import sys
+from collections.abc import Mapping, Sequence
 from pathlib import Path
+from typing import Any
 
 from workers.cli._common import UserError
 
@@ -51,6 +57,15 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     p.add_argument(
         "--json", action="store_true", help="print one JSON object per mode instead of a table"
     )
+    p.add_argument(
+        "--families",
+        action=argparse.BooleanOptionalAction,
+        default=True,
+        help="after the mode table, print the savings per output family (the filter a tool "
+        "output was recognised as; '(messages)' is every other text): outputs, tokens before, "
+        "and per mode tokens after, saved %% and critical facts kept (default: on; in --json "
+        "output the 'families' field)",
+    )
     p.set_defaults(func=run)
 
 
@@ -85,14 +100,17 @@ def run(args: argparse.Namespace) -> int:
         header = f"{'mode':<11}{'MB/s':>8}{'CPU MB/s':>10}{'rec/s':>9}{'p50 ms':>9}{'p99 ms':>9}{'peak MB':>9}{'saved %':>9}{'facts kept':>16}{'x tokenizer':>13}"
         if not args.json:
             print(header)
+        results = []
         for mode in modes:
             try:
                 result = bench_mode(lines, mode, args.repeat)
             except UnknownEngine as exc:
                 print(f"{mode:<11} not available: {exc}")
                 continue
+            results.append(result)
             if args.json:
-                print(orjson.dumps(result).decode())
+                shown = {k: v for k, v in result.items() if args.families or k != "families"}
+                print(orjson.dumps(shown).decode())
             else:
                 print(
                     f"{mode:<11}{result['mb_per_s']:>8.2f}{result['cpu_mb_per_s']:>10.2f}"
@@ -102,6 +120,9 @@ def run(args: argparse.Namespace) -> int:
                     f"{str(result['facts_visible']) + '/' + str(result['facts']):>16}"
                     f"{result['tokenizer_ratio']:>13.2f}"
                 )
+        if args.families and not args.json and results:
+            print()
+            print("\n".join(family_table(results)))
         texts = unit_texts(lines)
         text_mb = sum(len(t.encode("utf-8", "surrogatepass")) for t in texts) / 1e6
         speeds = [
@@ -117,3 +138,27 @@ def run(args: argparse.Namespace) -> int:
     except UserError as exc:
         print(f"ctxpress bench: {exc}", file=sys.stderr)
         return 2
+
+
+def family_table(results: Sequence[Mapping[str, Any]]) -> list[str]:
+    """Savings per output family: one row per family, one block of columns per mode."""
+    first = results[0]["families"]
+    head = f"{'family':<18}{'outputs':>8}{'tokens':>10}"
+    sub = f"{'':<18}{'':>8}{'before':>10}"
+    for result in results:
+        head += f" | {result['mode']:^29}"
+        sub += f" | {'after':>9}{'saved %':>9}{'facts':>11}"
+    out = ["savings per output family", head, sub]
+    for family, row in first.items():
+        line = f"{family[:17]:<18}{row['outputs']:>8}{row['tokens_before']:>10,}"
+        for result in results:
+            r = result["families"].get(family)
+            if r is None:
+                line += f" | {'-':>29}"
+                continue
+            before, after = r["tokens_before"], r["tokens_after"]
+            pct = 100.0 * (before - after) / before if before else 0.0
+            facts = f"{r['facts_kept']}/{r['facts']}" if r["facts"] else "-"
+            line += f" | {after:>9,}{pct:>9.1f}{facts:>11}"
+        out.append(line)
+    return out

@@ -19,6 +19,12 @@ from the ``filters_dir`` setting and, when trusted, the project's
     match.command regexes, ``re.match``-ed against each normalised command segment
     match.output  regexes (multiline) searched in the first 32 KB of the output
     match.tool    regexes matched against the tool name when no command is known
+    match.lines   single-line regexes of what most lines of this output look like: when
+                  the command names no filter (or only a shell tool is known) and no
+                  output signature occurs, the filter whose ``lines`` (and single-line
+                  ``output`` signatures) match the largest share of the first 120
+                  non-blank lines wins, if at least half and 3 lines (``by_content``);
+                  when several output signatures occur, the one covering most lines wins
     defer_to_output  bool: an output signature of another filter wins over this one
     keep          rules: lines always kept visible
     header        regexes of header/legend lines: kept, and not counted as table rows
@@ -73,13 +79,14 @@ from workers.engines._filters.model import (
     Sample,
 )
 from workers.engines._filters.safety import check_pattern, probe_patterns
-from workers.engines._filters.select import FilterSet
+from workers.engines._filters.select import Detection, FilterSet
 
 __all__ = [
     "ANSI",
     "BUILTIN_DIR",
     "LINE_CAP",
     "Block",
+    "Detection",
     "Filter",
     "FilterError",
     "FilterSet",

@@ -136,6 +136,7 @@ class Filter:
     rows: bool = False
     min_lines: int = 0
     verify: tuple[Sample, ...] = ()
+    lines: Matcher | None = None  # line signatures: what most lines of this output look like
 
 
 def _top_level_alternation(body: str) -> bool:

@@ -5,6 +5,16 @@ commands, tool names and output signatures; :meth:`FilterSet.select` picks
 the filter from the command's segments, else the tool name, else the output.
 A set is immutable: built once (when the pipeline is built), shared by every
 record and thread, and never reads a file.
+
+Content before fallback: when the command names no filter (``python3 x.py``,
+``./deploy.sh``, ``bash -c ./run.sh``), when a filter defers to the output
+(``make test && ./run``) or when only a shell tool name is known, the output
+itself decides: first the filters' output signatures (:meth:`FilterSet.by_output`),
+then :meth:`FilterSet.by_content`, which scores the first ``CONTENT_LINES``
+non-blank lines against each filter's line signatures (``match.lines``, plus
+its single-line ``match.output`` signatures).  Only then does the ``generic``
+fallback apply.  :meth:`FilterSet.detect` says which of these decided (the
+family that ``ctxpress bench`` and ``compress --explain`` report).
 """
 
 from __future__ import annotations
@@ -14,12 +24,23 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 
 from workers.engines._filters.commands import command_segments
-from workers.engines._filters.model import ANSI, Filter, signature_kind
+from workers.engines._filters.model import ANSI, LINE_CAP, Filter, Matcher, signature_kind
 
-__all__ = ["OUTPUT_SCAN", "SIGNATURE_LINES", "FilterSet"]
+__all__ = [
+    "CONTENT_LINES",
+    "CONTENT_MIN_HITS",
+    "CONTENT_SHARE",
+    "OUTPUT_SCAN",
+    "SIGNATURE_LINES",
+    "Detection",
+    "FilterSet",
+]
 
 OUTPUT_SCAN = 32768  # output signatures are searched in this prefix
 SIGNATURE_LINES = 400  # ... and line signatures in its first lines
+CONTENT_LINES = 120  # content scoring reads this many non-blank lines ...
+CONTENT_SHARE = 0.5  # ... and a filter wins when its line signatures match this share of them
+CONTENT_MIN_HITS = 3  # ... and at least this many lines
 
 _NEUTRAL = re.compile(
     r"(?:cd|pushd|popd|export|set|source|\.|true|:|echo|printf|clear|sleep|wait|unset|alias|"
@@ -27,6 +48,24 @@ _NEUTRAL = re.compile(
     r"cat|jq|sed|awk|xargs)\b"
 )
 _READ_ONLY_IN_PIPE = re.compile(r"(?:head|tail|tee|less|more|cat|sort|uniq|cut|tr|column)\b")
+
+
+@dataclass(frozen=True, slots=True)
+class Detection:
+    """What handles one output and what decided it.
+
+    ``source``: ``command``, ``tool``, ``output`` (an output signature),
+    ``content`` (line-signature scoring), ``fallback`` (the ``generic``
+    filter), ``skip`` (a filter that leaves the output alone, e.g. a file
+    read; ``family`` names it) or ``none``.
+    """
+
+    filter: Filter | None
+    source: str
+    family: str
+
+
+_NONE = Detection(None, "none", "unknown")
 
 
 @dataclass(frozen=True, slots=True, eq=False)
@@ -45,6 +84,7 @@ class FilterSet:
     _out_start: re.Pattern[str] | None = field(init=False)
     _out_line: re.Pattern[str] | None = field(init=False)
     _out_text: re.Pattern[str] | None = field(init=False)
+    _content: tuple[tuple[Filter, tuple[Matcher, ...]], ...] = field(init=False)
 
     @classmethod
     def of(cls, filters: Iterable[Filter]) -> FilterSet:
@@ -62,6 +102,18 @@ class FilterSet:
         derive(self, "_out_start", self._signatures("start"))
         derive(self, "_out_line", self._signatures("line", re.M))
         derive(self, "_out_text", self._signatures("text", re.M))
+        derive(self, "_content", self._content_signatures())
+
+    def _content_signatures(self) -> tuple[tuple[Filter, tuple[Matcher, ...]], ...]:
+        out: list[tuple[Filter, tuple[Matcher, ...]]] = []
+        for filt in self._order:
+            if filt.action != "filter":
+                continue
+            single = [p for p in filt.outputs if signature_kind(p) == "line" and "\\n" not in p]
+            matchers = tuple(m for m in (filt.lines, Matcher.build(single)) if m is not None)
+            if matchers:
+                out.append((filt, matchers))
+        return tuple(out)
 
     def _signatures(self, kind: str, flags: int = 0) -> re.Pattern[str] | None:
         groups = [tuple(p for p in f.outputs if signature_kind(p) == kind) for f in self._order]
@@ -84,18 +136,25 @@ class FilterSet:
         single-line signatures anchored at a line start (``^``) are matched
         line by line (one combined regex), the rest are searched.
         """
+        best: Filter | None = None
+        for filt in self._output_hits(text):
+            if best is None or filt.priority > best.priority:
+                best = filt
+        return best
+
+    def _output_hits(self, text: str) -> list[Filter]:
+        """Filters whose output signatures occur near the top, distinct, in the order found."""
         if self._out_start is None and self._out_line is None and self._out_text is None:
-            return None
+            return []
         head = text[:OUTPUT_SCAN]
         if "\x1b" in head:
             head = ANSI.sub("", head)
-        best: Filter | None = None
+        found: list[Filter] = []
 
         def consider(match: re.Match[str] | None) -> None:
-            nonlocal best
             filt = self._hit(match)
-            if filt is not None and (best is None or filt.priority > best.priority):
-                best = filt
+            if filt is not None and filt not in found:
+                found.append(filt)
 
         if self._out_start is not None:
             consider(self._out_start.match(head))
@@ -112,7 +171,7 @@ class FilterSet:
                 consider(match)
                 if seen >= 64:
                     break
-        return best
+        return found
 
     def by_command(self, command: str) -> tuple[Filter | None, bool]:
         """(best filter for the command, whether some segment is not neutral/skip)."""
@@ -140,27 +199,117 @@ class FilterSet:
             return best_skip, False
         return best, active
 
-    def select(self, command: str | None, tool: str | None, text: str) -> Filter | None:
-        """The filter for one tool output, or None when the output is left alone."""
+    @staticmethod
+    def _content_lines(text: str) -> list[str]:
+        """The first ``CONTENT_LINES`` non-blank lines, ANSI colour stripped."""
+        head = text[:OUTPUT_SCAN]
+        if "\x1b" in head:
+            head = ANSI.sub("", head)
+        lines: list[str] = []
+        for raw in head.split("\n"):
+            if raw.strip():
+                lines.append(raw[:LINE_CAP].rstrip("\r"))
+                if len(lines) >= CONTENT_LINES:
+                    break
+        return lines
+
+    def _score(self, filt: Filter, lines: list[str]) -> int:
+        """How many of ``lines`` match one of the filter's line signatures."""
+        for cand, matchers in self._content:
+            if cand is filt:
+                return sum(1 for line in lines if any(m.find(line) >= 0 for m in matchers))
+        return 0
+
+    def by_content(self, text: str) -> Filter | None:
+        """The filter whose line signatures match most of the first non-blank lines.
+
+        Each of the first ``CONTENT_LINES`` non-blank lines (ANSI colour
+        stripped) is tried against each filter's ``match.lines`` and
+        single-line ``match.output`` patterns; the filter matching the largest
+        share wins when that share is at least ``CONTENT_SHARE`` and at least
+        ``CONTENT_MIN_HITS`` lines (ties: higher priority, then load order).
+        """
+        if not self._content:
+            return None
+        lines = self._content_lines(text)
+        if len(lines) < CONTENT_MIN_HITS:
+            return None
+        need = max(CONTENT_MIN_HITS, int(len(lines) * CONTENT_SHARE + 0.999999))
+        best: Filter | None = None
+        best_hits = need - 1
+        for filt, matchers in self._content:
+            hits = 0
+            misses_left = len(lines) - best_hits  # more misses: cannot beat the best
+            for line in lines:
+                if any(m.find(line) >= 0 for m in matchers):
+                    hits += 1
+                else:
+                    misses_left -= 1
+                    if misses_left <= 0:
+                        break
+            if hits > best_hits:  # ``_order``: the first of equal scores has priority
+                best, best_hits = filt, hits
+        return best
+
+    def _from_output(self, text: str) -> Detection | None:
+        hits = [f for f in self._output_hits(text) if f.action == "filter"]
+        if len(hits) > 1:
+            # several signatures (make's and gcc's in a make log): the filter whose
+            # line signatures cover most of the lines wins, then priority
+            lines = self._content_lines(text)
+            best = max(
+                enumerate(hits), key=lambda it: (self._score(it[1], lines), it[1].priority, -it[0])
+            )[1]
+            return Detection(best, "output", best.name)
+        sig = self.by_output(text)
+        if sig is not None:
+            return Detection(sig, "output", sig.name)
+        sig = self.by_content(text)
+        if sig is not None:
+            return Detection(sig, "content", sig.name)
+        return None
+
+    def detect(self, command: str | None, tool: str | None, text: str) -> Detection:
+        """The filter for one tool output and what decided it (see :class:`Detection`)."""
         if command:
             filt, active = self.by_command(command)
             if filt is not None and filt.action == "skip":
-                return None
+                return Detection(None, "skip", filt.name)
             if filt is not None and filt.defer_to_output:
-                sig = self.by_output(text)
-                if sig is not None and sig.action != "skip" and sig is not filt:
-                    return sig
+                found = self._from_output(text)
+                if found is not None and found.filter is not None:
+                    sig = found.filter
+                    if sig.action != "skip" and sig is not filt:
+                        return found
             if filt is not None:
-                return filt
+                return Detection(filt, "command", filt.name)
             if not active:
-                return None
-            sig = self.by_output(text)
-            return sig if sig is not None else self.by_name.get("generic")
+                return _NONE
+            found = self._from_output(text)
+            if found is not None:
+                return found
+            generic = self.by_name.get("generic")
+            return Detection(generic, "fallback", "unknown") if generic is not None else _NONE
         if tool and self._tool is not None:
             filt = self._hit(self._tool.match(tool))
             if filt is not None:
-                return None if filt.action == "skip" else filt
-        sig = self.by_output(text)
-        if sig is not None and sig.action != "skip":
-            return sig
-        return None
+                if filt.action == "skip":
+                    return Detection(None, "skip", filt.name)
+                if filt is self.by_name.get("generic"):  # a shell tool: the output decides
+                    found = self._from_output(text)
+                    if (
+                        found is not None
+                        and found.filter is not None
+                        and found.filter.action != "skip"
+                    ):
+                        return found
+                    return Detection(filt, "fallback", "unknown")
+                return Detection(filt, "tool", filt.name)
+        found = self._from_output(text)
+        if found is not None and found.filter is not None and found.filter.action != "skip":
+            return found
+        return _NONE
+
+    def select(self, command: str | None, tool: str | None, text: str) -> Filter | None:
+        """The filter for one tool output, or None when the output is left alone."""
+        return self.detect(command, tool, text).filter

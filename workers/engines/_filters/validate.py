@@ -183,11 +183,14 @@ class FilterBuilder:
         if not isinstance(name, str) or not _NAME.fullmatch(name):
             raise self.fail("'name' must match [a-z0-9][a-z0-9_.-]*")
         match = doc.get("match")
-        if not isinstance(match, dict) or not set(match) <= {"command", "output", "tool"}:
-            raise self.fail("'match' must be an object with 'command', 'output' and/or 'tool'")
+        if not isinstance(match, dict) or not set(match) <= {"command", "output", "tool", "lines"}:
+            raise self.fail(
+                "'match' must be an object with 'command', 'output', 'tool' and/or 'lines'"
+            )
         commands = self.patterns(match.get("command"), "match.command", anchored=True)
         outputs = self.patterns(match.get("output"), "match.output")
         tools = self.patterns(match.get("tool"), "match.tool", anchored=True)
+        lines = self.patterns(match.get("lines"), "match.lines")
         if not (commands or outputs or tools):
             raise self.fail("'match' needs at least one command, output or tool regex")
         action = doc.get("action", "filter")
@@ -233,6 +236,7 @@ class FilterBuilder:
             rows=self.boolean(doc.get("rows"), "rows", False),
             min_lines=self.integer(doc.get("min_lines"), "min_lines", 0),
             verify=self.samples(doc.get("verify")),
+            lines=Matcher.build(lines),
         )
 
     def blocks(self, value: Any) -> list[tuple[str, Block]]:

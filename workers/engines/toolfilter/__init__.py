@@ -31,6 +31,7 @@ protects a fence as one span).  Plain file reads (``cat``, ``head``,
 
 The package: :mod:`.engine` (the engine), :mod:`.plan` (per-line classes
 and budgets), :mod:`.render` (runs of dropped lines -> markers),
+:mod:`.family` (the family an output is reported as: bench, ``--explain``),
 :mod:`.verify` (filter-author tooling: a filter's ``verify`` samples).  The
 filters themselves (model, regex safety, loading, selection) are the shared
 helper :mod:`workers.engines._filters`: the pipeline loads a
@@ -42,7 +43,16 @@ no file and spawns nothing.
 from __future__ import annotations
 
 from workers.engines.toolfilter.engine import ToolFilterEngine
+from workers.engines.toolfilter.family import Family, output_family
 from workers.engines.toolfilter.render import FilterResult, filter_text
 from workers.engines.toolfilter.verify import sample_unit, verify_filter
 
-__all__ = ["FilterResult", "ToolFilterEngine", "filter_text", "sample_unit", "verify_filter"]
+__all__ = [
+    "Family",
+    "FilterResult",
+    "ToolFilterEngine",
+    "filter_text",
+    "output_family",
+    "sample_unit",
+    "verify_filter",
+]
