@@ -95,6 +95,17 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
         "(a run in which no record came out exits 1 anyway)",
     )
     p.add_argument("--quiet", action="store_true", help="do not print the summary table")
+    p.add_argument(
+        "--explain",
+        default=None,
+        metavar="FILE",
+        help="write one JSON line per tool output to FILE: the family it was recognised as "
+        "(pytest, git-diff, log, file read, json, unknown...) and by what (command, tool, "
+        "output signature, content, fallback), tokens before/after, and its non-blank lines "
+        "counted as kept (visible), collapsed (stashed, a line of the same shape still "
+        "visible), stashed, rewritten (re-encoded), plus markers and critical facts kept; the "
+        "summary then adds the totals per family. The other outputs are unchanged",
+    )
     p.set_defaults(func=run)
 
 
@@ -137,9 +148,16 @@ def _run(args: argparse.Namespace) -> int:
         open_out(args.output) as out,
         open_out(args.stats) as stats_out,
         open_out(args.dead_letter) as dlq,
+        open_out(args.explain) as explain_out,
     ):
-        head = Lines(source)
+        head = Lines(read_lines(source, pipeline.settings.max_record_bytes))
         lines = head if budget is None else _with_budget(head, budget)
+        explainer = None
+        if explain_out is not None:
+            from workers.cli.explain import Explainer
+
+            explainer = Explainer(explain_out, pipeline)
+            lines = explainer.watch(lines)
         for result in compress_lines(lines, pipeline, store):
             summary.add(result)
             progress.update(result.size)
@@ -151,6 +169,8 @@ def _run(args: argparse.Namespace) -> int:
             outcome = result.outcome
             assert out is not None
             out.write(result.encoded() + b"\n")
+            if explainer is not None:
+                explainer.add(result)
             if stats_out is not None:
                 stats_out.write(orjson.dumps({"id": outcome.record_id, **outcome.stats}) + b"\n")
             if dlq is not None:
@@ -162,6 +182,8 @@ def _run(args: argparse.Namespace) -> int:
         print(
             f"ctxpress compress: mode {pipeline.settings.mode}" + summary.render(), file=sys.stderr
         )
+        if explainer is not None:
+            print(explainer.render(), file=sys.stderr)
         if summary.dead_letters and args.dead_letter is None:
             print(
                 f"{summary.dead_letters} line(s) were dead-lettered; pass --dead-letter FILE to see why",
