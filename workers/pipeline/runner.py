@@ -169,12 +169,17 @@ class Pipeline:
 
     # -- entry points ------------------------------------------------------
 
-    def run_raw(self, data: Any) -> Outcome:
-        """Validate a decoded JSON value and run it; raises :class:`RecordError`."""
+    def run_raw(self, data: Any, mode: str | None = None) -> Outcome:
+        """Validate a decoded JSON value and run it; raises :class:`RecordError`.
+
+        ``mode`` overrides the record's own ``mode`` field (the worker's mode header).
+        """
         try:
             record = parse_record(data)
         except InvalidRecord as exc:
             raise RecordError(exc.reason, exc.record_id) from exc
+        if mode is not None:
+            record.mode = mode
         return self.run(record)
 
     def run(self, record: Record) -> Outcome:

@@ -63,7 +63,14 @@ from workers.service.dead_letters import (
     MAX_KEY_BYTES,
     PREFIX_CHARS,
 )
-from workers.service.records import HEADER_OVERHEAD, InMessage, OutMessage, Processed, wire_size
+from workers.service.records import (
+    HEADER_OVERHEAD,
+    InMessage,
+    OutMessage,
+    Processed,
+    header_mode,
+    wire_size,
+)
 from workers.service.topics import TopicNames
 from workers.service.validate import EdgeValidator
 
@@ -211,7 +218,7 @@ class Processor:
                 msg, "validate", "SchemaValidationError", schema_error, record_id(value)
             )
         try:
-            outcome = self.pipeline.run_raw(value)
+            outcome = self.pipeline.run_raw(value, mode=header_mode(msg.headers))
         except RecordError as exc:
             return self._reject(
                 msg, exc.stage, "InvalidRecord", exc.reason, exc.record_id or record_id(value)

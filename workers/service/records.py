@@ -11,7 +11,29 @@ from dataclasses import dataclass, field
 
 from workers.pipeline.runner import Outcome
 
-__all__ = ["HEADER_OVERHEAD", "InMessage", "OutMessage", "Processed", "wire_size"]
+__all__ = [
+    "HEADER_OVERHEAD",
+    "MODE_HEADER",
+    "InMessage",
+    "OutMessage",
+    "Processed",
+    "header_mode",
+    "wire_size",
+]
+
+#: a record's mode set by its producer (``ctxpress produce --mode``); it wins over the
+#: record's own ``mode`` field, which wins over CTXPRESS_MODE
+MODE_HEADER = "ctxpress.mode"
+
+
+def header_mode(headers: Iterable[tuple[str, bytes]]) -> str | None:
+    """The mode named by the last ``ctxpress.mode`` header (None: no such header)."""
+    mode = None
+    for name, value in headers:
+        if name == MODE_HEADER:
+            mode = value.decode("utf-8", "replace").strip()
+    return mode or None
+
 
 # Record overhead of the Kafka v2 format, upper bounds: batch header, then the
 # record's length, attributes, timestamp and offset deltas, key and value lengths

@@ -15,7 +15,7 @@ from __future__ import annotations
 
 import asyncio
 import time
-from collections.abc import AsyncIterator, Iterable, Mapping
+from collections.abc import AsyncIterator, Collection, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -31,15 +31,26 @@ __all__ = ["ProduceReport", "end_offsets", "produce_lines", "read_topic", "route
 MAX_REQUEST_SIZE = 8 * 1024 * 1024
 
 
-def route(line: bytes) -> tuple[str, bytes | None]:
-    """``(short topic name, key)`` for one input line."""
+def _field(value: dict[str, Any], path: str) -> Any:
+    """``value[a][b]`` for ``path`` ``a.b`` (None when a step is missing)."""
+    current: Any = value
+    for step in path.split("."):
+        if not isinstance(current, dict) or step not in current:
+            return None
+        current = current[step]
+    return current
+
+
+def route(line: bytes, key_field: str = "id") -> tuple[str, bytes | None]:
+    """``(short topic name, key)`` for one input line; the key is the value of ``key_field``
+    (a dotted path such as ``metadata.user``) when it is a string or an integer."""
     try:
         value = orjson.loads(line)
     except orjson.JSONDecodeError:
         return "transcripts", None
     if not isinstance(value, dict):
         return "transcripts", None
-    rid = value.get("id")
+    rid = _field(value, key_field)
     key = (
         str(rid).encode("utf-8")
         if isinstance(rid, str | int) and not isinstance(rid, bool)
@@ -77,10 +88,14 @@ async def produce_lines(
     lines: Iterable[bytes],
     settings: Settings,
     topic: str | None = None,
+    *,
+    key_field: str = "id",
+    headers: Sequence[tuple[str, bytes]] = (),
 ) -> ProduceReport:
     """Send each non-empty line (its bytes unchanged, without the line break).
 
-    ``topic``: a short name from topics/ (or None to route each line).
+    ``topic``: a short name from topics/ (or None to route each line); ``key_field``: the
+    field whose value is the key; ``headers``: sent with every record.
     """
     from aiokafka.errors import KafkaError
 
@@ -105,10 +120,10 @@ async def produce_lines(
             line = raw.rstrip(b"\r\n")
             if not line.strip():
                 continue
-            short, key = route(line)
+            short, key = route(line, key_field)
             full = forced or names.by_short(short)
             try:
-                fut = await producer.send(full, line, key=key)
+                fut = await producer.send(full, line, key=key, headers=list(headers) or None)
             except KafkaError as exc:
                 report.failed.append((line_no, f"{type(exc).__name__}: {exc}"))
                 continue
@@ -132,19 +147,26 @@ async def read_topic(
     topic: str,
     *,
     count: int | None = None,
-    idle_timeout: float = 10.0,
+    idle_timeout: float | None = 10.0,
     deadline: float | None = None,
     until_end: bool = False,
     isolation_level: str = "read_committed",
     start_offsets: Mapping[int, int] | None = None,
+    partitions: Collection[int] | None = None,
+    offset: int | str | None = None,
+    from_time_ms: int | None = None,
 ) -> AsyncIterator[Any]:
     """Yield aiokafka ``ConsumerRecord``s of ``topic`` (a full name), oldest first per partition.
 
-    Reading starts at the beginning, or at ``start_offsets`` (partition -> offset).
+    Reads every partition, or only ``partitions``. Reading starts at the beginning, or at
+    ``offset`` in each partition (``"beginning"``, ``"end"``, N >= 0: that offset, clamped to
+    what the partition holds, -N: N records before the end), or at the first record at or
+    after ``from_time_ms`` (epoch ms; the end where there is none), or at ``start_offsets``
+    (partition -> offset).
 
     Stops after ``count`` records, after ``idle_timeout`` seconds without a new
-    record, at ``deadline`` (``time.monotonic()``), or with ``until_end`` once
-    every partition reached its end offset as of the start.
+    record (None: never, i.e. follow), at ``deadline`` (``time.monotonic()``), or with
+    ``until_end`` once every partition reached its end offset as of the start.
     """
     from aiokafka.structs import TopicPartition
 
@@ -158,15 +180,25 @@ async def read_topic(
     )
     await consumer.start()
     try:
-        partitions = await clients.partitions_of(consumer, topic)
-        if not partitions:
+        available = await clients.partitions_of(consumer, topic)
+        if not available:
             raise LookupError(
                 f"topic {topic!r} does not exist on {settings.kafka_bootstrap}; "
                 "create the topics first (ctxpress topics create)"
             )
-        tps = [TopicPartition(topic, p) for p in sorted(partitions)]
+        chosen = sorted(available)
+        if partitions is not None:
+            unknown = sorted(set(partitions) - available)
+            if unknown:
+                raise LookupError(
+                    f"topic {topic!r} has no partition {', '.join(map(str, unknown))}; "
+                    f"its partitions are 0-{max(available)}"
+                )
+            chosen = sorted(set(partitions))
+        tps = [TopicPartition(topic, p) for p in chosen]
         consumer.assign(tps)
         await consumer.seek_to_beginning(*tps)
+        await _seek(consumer, tps, offset, from_time_ms)
         for tp in tps:
             if start_offsets and tp.partition in start_offsets:
                 consumer.seek(tp, start_offsets[tp.partition])
@@ -181,7 +213,7 @@ async def read_topic(
             now = time.monotonic()
             if deadline is not None and now >= deadline:
                 return
-            if now - last >= idle_timeout:
+            if idle_timeout is not None and now - last >= idle_timeout:
                 return
             batches = await consumer.getmany(timeout_ms=200, max_records=1000)
             for records in batches.values():
@@ -194,6 +226,31 @@ async def read_topic(
                 last = time.monotonic()
     finally:
         await consumer.stop()
+
+
+async def _seek(
+    consumer: Any, tps: Sequence[Any], offset: int | str | None, from_time_ms: int | None
+) -> None:
+    """Move each partition to ``offset`` or ``from_time_ms`` (see :func:`read_topic`)."""
+    if from_time_ms is not None:
+        found = await consumer.offsets_for_times({tp: from_time_ms for tp in tps})
+        ends = await consumer.end_offsets(list(tps))
+        for tp in tps:
+            hit = found.get(tp)
+            consumer.seek(tp, hit.offset if hit is not None else ends[tp])
+        return
+    if offset is None or offset == "beginning":
+        return
+    if offset == "end":
+        await consumer.seek_to_end(*tps)
+        return
+    if not isinstance(offset, int):
+        raise ValueError(f"offset must be beginning, end or an integer, got {offset!r}")
+    begins = await consumer.beginning_offsets(list(tps))
+    ends = await consumer.end_offsets(list(tps))
+    for tp in tps:
+        want = offset if offset >= 0 else ends[tp] + offset
+        consumer.seek(tp, min(max(want, begins[tp]), ends[tp]))
 
 
 async def end_offsets(settings: Settings, topics: Iterable[str]) -> dict[str, dict[int, int]]:

@@ -1,0 +1,151 @@
+"""``ctxpress produce`` and ``consume`` the way Kafka users work (issue 14), on the real broker."""
+
+from __future__ import annotations
+
+import subprocess
+import time
+from pathlib import Path
+from typing import Any
+
+import orjson
+import pytest
+
+from tests.e2e._support import Run
+from tests.kafka_broker import kafka_bootstrap  # noqa: F401
+from workers.cli import main
+from workers.service.supervise import ctxpress_argv
+
+pytestmark = [pytest.mark.kafka, pytest.mark.timeout(300)]
+
+
+def _records(n: int, start: int = 0) -> bytes:
+    return b"".join(
+        orjson.dumps(
+            {
+                "id": f"r{i}",
+                "meta": {"user": f"user-{i % 3}"},
+                "messages": [{"role": "user", "content": f"hello {i}"}],
+            }
+        )
+        + b"\n"
+        for i in range(start, start + n)
+    )
+
+
+def _consume(run: Run, tmp: Path, *extra: str) -> tuple[int, list[Any], float]:
+    out = tmp / f"out-{time.monotonic_ns()}.jsonl"
+    started = time.monotonic()
+    code = main(
+        ["consume", "--topic", "transcripts", "--prefix", run.prefix, "-o", str(out), *extra]
+    )
+    took = time.monotonic() - started
+    return code, [orjson.loads(line) for line in out.read_bytes().splitlines()], took
+
+
+def test_produce_and_consume_like_kcat(kafka_bootstrap: str, tmp_path: Path) -> None:  # noqa: F811
+    run = Run(kafka_bootstrap, tmp_path)
+    run.create_topics()
+    source = tmp_path / "in.jsonl"
+    source.write_bytes(_records(12))
+    before_ms = int(time.time() * 1000) - 1000
+    code = main(
+        [
+            "produce",
+            "-i",
+            str(source),
+            "--prefix",
+            run.prefix,
+            "--key-field",
+            "meta.user",
+            "--header",
+            "tenant=acme",
+            "--mode",
+            "off",
+        ]
+    )
+    assert code == 0
+
+    # keys and headers on request; --until-end stops at the end instead of an idle timeout
+    code, rows, took = _consume(run, tmp_path, "--keys", "--headers", "-e", "--timeout", "30")
+    assert code == 0
+    assert took < 10, took
+    assert len(rows) == 12
+    assert {r["value"]["id"] for r in rows} == {f"r{i}" for i in range(12)}
+    for r in rows:
+        assert r["key"] == r["value"]["meta"]["user"]
+        assert r["headers"] == {"tenant": "acme", "ctxpress.mode": "off"}
+
+    _, everything, _ = _consume(run, tmp_path, "--envelope", "-e")
+    by_partition: dict[int, list[dict[str, Any]]] = {}
+    for r in everything:
+        by_partition.setdefault(r["partition"], []).append(r)
+    # three keys: at most three partitions hold records
+    used = sorted(by_partition)
+    one = used[0]
+    _, only, _ = _consume(run, tmp_path, "-p", str(one), "--envelope", "-e")
+    assert [r["offset"] for r in only] == [r["offset"] for r in by_partition[one]]
+    assert {r["partition"] for r in only} == {one}
+
+    # offsets: the last record of each partition; from offset 1; from the end: nothing
+    _, last, _ = _consume(run, tmp_path, "--from-offset", "-1", "--envelope", "-e")
+    assert sorted((r["partition"], r["offset"]) for r in last) == sorted(
+        (p, rs[-1]["offset"]) for p, rs in by_partition.items()
+    )
+    _, later, _ = _consume(run, tmp_path, "-p", str(one), "--from-offset", "1", "-e")
+    assert len(later) == len(by_partition[one]) - 1
+    code, none, took = _consume(run, tmp_path, "--from-offset", "end", "-e", "--timeout", "30")
+    assert (code, none) == (0, [])
+    assert took < 10
+
+    # time: everything was produced after before_ms; nothing after now + 1 h
+    _, since, _ = _consume(run, tmp_path, "--from-time", str(before_ms), "-e")
+    assert len(since) == 12
+    _, future, _ = _consume(run, tmp_path, "--from-time", str(before_ms + 3_600_000), "-e")
+    assert future == []
+
+    # --follow waits past the idle timeout for the next record
+    out = tmp_path / "follow.jsonl"
+    follower = subprocess.Popen(
+        [
+            *ctxpress_argv(),
+            "consume",
+            "--topic",
+            "transcripts",
+            "--prefix",
+            run.prefix,
+            "--bootstrap",
+            kafka_bootstrap,
+            "--follow",
+            "--timeout",
+            "1",
+            "--count",
+            "13",
+            "-o",
+            str(out),
+        ],
+        stderr=subprocess.PIPE,
+    )
+    try:
+        time.sleep(4.0)  # past --timeout: only --follow keeps it waiting
+        assert follower.poll() is None, follower.stderr.read() if follower.stderr else ""
+        more = tmp_path / "more.jsonl"
+        more.write_bytes(_records(1, start=12))
+        assert main(["produce", "-i", str(more), "--prefix", run.prefix]) == 0
+        assert follower.wait(timeout=30) == 0
+    finally:
+        if follower.poll() is None:
+            follower.kill()
+            follower.wait()
+    assert len(out.read_bytes().splitlines()) == 13
+
+
+def test_consume_refuses_a_partition_the_topic_lacks(
+    kafka_bootstrap: str,  # noqa: F811
+    tmp_path: Path,
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    run = Run(kafka_bootstrap, tmp_path)
+    run.create_topics()
+    code = main(["consume", "--topic", "transcripts", "--prefix", run.prefix, "-p", "9", "-e"])
+    assert code == 2
+    assert "no partition 9" in capsys.readouterr().err
