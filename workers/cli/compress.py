@@ -150,7 +150,7 @@ def _run(args: argparse.Namespace) -> int:
         open_out(args.dead_letter) as dlq,
         open_out(args.explain) as explain_out,
     ):
-        head = Lines(read_lines(source, pipeline.settings.max_record_bytes))
+        head = Lines(source)
         lines = head if budget is None else _with_budget(head, budget)
         explainer = None
         if explain_out is not None:
