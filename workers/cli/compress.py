@@ -8,7 +8,15 @@ from typing import Any
 
 import orjson
 
-from workers.cli._common import Progress, UserError, open_in, open_out
+from workers.cli._common import (
+    Progress,
+    UserError,
+    offload_dir,
+    open_in,
+    open_out,
+    read_lines,
+    refuse_overwrite,
+)
 from workers.cli._inputs import Lines, ratio, verdict
 from workers.core.catalog import MODES
 from workers.core.offload import DirectoryStore, OffloadStore
@@ -120,7 +128,12 @@ def _build(args: argparse.Namespace) -> tuple[Pipeline, OffloadStore | None]:
         pipeline = Pipeline(settings)
     except (SettingsError, UnknownEngine, ValueError) as exc:  # ValueError: bad filter files
         raise UserError(str(exc)) from exc
-    store = DirectoryStore(settings.offload_dir) if settings.offload_dir else None
+    store = None
+    if settings.offload_dir:
+        try:
+            store = DirectoryStore(offload_dir(settings.offload_dir, create=True))
+        except OSError as exc:
+            raise UserError(f"--offload {settings.offload_dir!r}: {exc.strerror or exc}") from exc
     return pipeline, store
 
 
@@ -141,6 +154,8 @@ def _run(args: argparse.Namespace) -> int:
             file=sys.stderr,
         )
     source, size = open_in(args.input)
+    outputs = (("-o", args.output), ("--stats", args.stats), ("--dead-letter", args.dead_letter))
+    refuse_overwrite(source, outputs)
     progress = Progress(size, enabled={"always": True, "never": False}.get(args.progress))
     summary = Summary()
     budget = args.budget_tokens
@@ -150,7 +165,7 @@ def _run(args: argparse.Namespace) -> int:
         open_out(args.dead_letter) as dlq,
         open_out(args.explain) as explain_out,
     ):
-        head = Lines(source)
+        head = Lines(read_lines(source, pipeline.settings.max_record_bytes))
         lines = head if budget is None else _with_budget(head, budget)
         explainer = None
         if explain_out is not None:

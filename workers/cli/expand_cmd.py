@@ -5,7 +5,7 @@ from __future__ import annotations
 import argparse
 import sys
 
-from workers.cli._common import UserError, open_in, open_out
+from workers.cli._common import UserError, offload_dir, open_in, open_out, refuse_overwrite
 from workers.core.jsonl import BadLine, decode_line
 from workers.core.offload import DirectoryStore
 from workers.messages import InvalidRecord
@@ -47,8 +47,10 @@ def run(args: argparse.Namespace) -> int:
 
 
 def _run(args: argparse.Namespace) -> int:
-    store = DirectoryStore(args.offload) if args.offload else None
+    # a typo must not create a folder: expand only reads the store
+    store = DirectoryStore(offload_dir(args.offload, create=False)) if args.offload else None
     source, _ = open_in(args.input)
+    refuse_overwrite(source, (("-o", args.output),))
     errors = 0
     with open_out(args.output) as out:
         assert out is not None

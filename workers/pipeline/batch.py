@@ -22,12 +22,24 @@ from workers.pipeline.runner import Outcome, Pipeline, RecordError
 
 __all__ = [
     "LineResult",
+    "LongLine",
     "Summary",
     "compress_lines",
     "dead_letter_for_line",
     "redact_bytes",
     "redact_letter",
 ]
+
+
+class LongLine(bytes):
+    """The first bytes of an input line over the record limit, and its whole ``size``."""
+
+    size: int
+
+    def __new__(cls, head: bytes, size: int) -> LongLine:
+        line = super().__new__(cls, head)
+        line.size = size
+        return line
 
 
 @dataclass(slots=True)
@@ -106,6 +118,19 @@ def compress_lines(
 ) -> Iterator[LineResult]:
     max_bytes = pipeline.settings.max_record_bytes
     for line_no, raw in enumerate(lines, start=1):
+        if isinstance(raw, LongLine):  # read bounded: only its head was kept
+            reason = (
+                f"line {line_no}: record is {raw.size:,} bytes, over the limit of {max_bytes:,}; "
+                "split it or raise CTXPRESS_MAX_RECORD_BYTES"
+            )
+            yield LineResult(
+                line_no,
+                raw.size,
+                dead_letter=dead_letter_for_line(
+                    line_no, reason, raw, None, "decode", "InvalidJSON"
+                ),
+            )
+            continue
         stripped = raw.strip()
         if not stripped:
             continue
