@@ -202,6 +202,12 @@ class Pipeline:
         # text that already reads like one of our markers is never touched: expand
         # can then never mistake input for a marker
         locked = [u.frozen or has_marker(u.text) for u in units]
+        # engines see locked units as frozen, so what they plan (a budget, a summary)
+        # counts only what they can change
+        units = tuple(
+            replace(u, frozen=True) if lock and not u.frozen else u
+            for u, lock in zip(units, locked, strict=True)
+        )
         ctx = EngineContext(
             tokens=self.tokens,
             latest_user_text=record.latest_user_text(),
