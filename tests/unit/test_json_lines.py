@@ -303,3 +303,31 @@ def test_layout_detection_skips_only_layouts_that_cannot_match(value: Any) -> No
 def test_an_escaped_del_in_upper_case_hex_is_recognised() -> None:
     # found by the whole-line suite: only ensure_ascii escapes DEL, in either hex case
     assert spelling_of("\x7f", b'"\\u007F"') == "ascii+upper"
+
+
+def test_the_worker_writes_any_valid_line_back_byte_for_byte() -> None:
+    """The compressed topic keeps the input's bytes (only changed strings spliced in)."""
+    from workers.core.offload import MemoryStore
+    from workers.core.settings import Settings
+    from workers.pipeline.expand import expand_line
+    from workers.pipeline.factory import build_pipeline
+    from workers.service.process import Processor
+    from workers.service.records import InMessage
+    from workers.service.topics import TopicNames
+
+    settings = Settings(mode="lossless")
+    names = TopicNames.from_settings(settings)
+    processor = Processor(build_pipeline(settings), names, "test", deterministic=True)
+    table = ",\n".join(
+        f'  {{"id": {i}, "name": "caf\\u00e9 {i}", "price": 1.50}}' for i in range(12)
+    )
+    content = "[\n" + table + "\n]"
+    line = (
+        '{"id": "w1",  "messages": [{"role":"user","content":"caf\\u00e9"},'
+        '{"role": "tool", "tool_call_id": "c", "content": ' + orjson.dumps(content).decode() + "}]}"
+    ).encode()
+    result = processor.process(InMessage(names.transcripts, 0, 0, None, None, line))
+    assert result.ok, result.reason
+    out = result.outputs[0].value
+    assert b'"layout":"bytes"' in out and b'"id": "w1",  "messages"' in out
+    assert expand_line(out, decode_line(out, 1, 1 << 62), MemoryStore()) == line

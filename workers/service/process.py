@@ -49,10 +49,11 @@ from typing import Any
 
 import orjson
 
-from workers.core.jsonl import BadLine, decode_line, detect_layout, dump_layout
+from workers.core.jsonl import BadLine, decode_line, dump_layout
 from workers.core.offload import stored_text
 from workers.core.redact import redact
 from workers.messages import RESERVED_KEY, record_id
+from workers.messages.wire import compressed_line
 from workers.pipeline.batch import dead_letter_for_line, redact_bytes, redact_letter
 from workers.pipeline.runner import Outcome, Pipeline, RecordError, Rejection
 from workers.service.dead_letters import (
@@ -231,14 +232,11 @@ class Processor:
                 "record nested too deeply to process",
                 record_id(value),
             )
-        layout = detect_layout(raw, value)
-        if layout is not None:
-            outcome.record[RESERVED_KEY]["layout"] = layout
-        return self._accept(msg, outcome)
+        return self._accept(msg, outcome, raw, value)
 
     # -- outputs -----------------------------------------------------------
 
-    def _accept(self, msg: InMessage, outcome: Outcome) -> Processed:
+    def _accept(self, msg: InMessage, outcome: Outcome, raw: bytes, value: Any) -> Processed:
         now = self.clock()
         now_ms = int(now * 1000)
         rid = outcome.record_id
@@ -246,7 +244,20 @@ class Processor:
         record = outcome.record
         if self.deterministic:
             record = _without_timings(record)
-        outputs = [OutMessage(self.names.compressed, key, dump_layout(record, None))]
+        try:
+            # the input's own bytes with only the changed strings spliced in (layout "bytes"),
+            # or None when a known serialiser reproduces the input (layout named, compact out)
+            line = compressed_line(raw, value, record)
+        except (KeyError, ValueError, TypeError) as exc:  # one record never stops the stream
+            return self._reject(
+                msg,
+                "pipeline",
+                type(exc).__name__,
+                f"the record cannot be written back byte for byte ({exc!r})",
+                rid,
+            )
+        compressed = line if line is not None else dump_layout(record, None)
+        outputs = [OutMessage(self.names.compressed, key, compressed)]
         encoding = outcome.stats.get("encoding")
         savings: dict[str, tuple[int, int]] = {
             "_record": (outcome.stats["tokens_before"], outcome.stats["tokens_after"])
