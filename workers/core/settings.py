@@ -62,6 +62,13 @@ SETTINGS: tuple[Setting, ...] = (
         "records larger than this go to the dead letter instead of being compressed",
     ),
     Setting(
+        "redact_output",
+        "CTXPRESS_REDACT_OUTPUT",
+        False,
+        "redact secrets in the compressed output too (training and eval feeds); the record's "
+        "stats count them (secrets_redacted) and expand cannot restore them",
+    ),
+    Setting(
         "offload_dir",
         "CTXPRESS_OFFLOAD_DIR",
         "",
@@ -236,6 +243,7 @@ class Settings:
     token_backend: str = "auto"
     allow_lossy_structure: bool = False
     max_record_bytes: int = 16 * 1024 * 1024
+    redact_output: bool = False
     offload_dir: str = ""
     filters_dir: str = ""
     trust_project_filters: bool = False

@@ -26,7 +26,7 @@ from typing import TYPE_CHECKING, Any
 
 from workers.core.catalog import MODES
 from workers.core.errors import CtxpressError
-from workers.core.redact import redact
+from workers.core.redact import redact, redact_count
 from workers.core.settings import Settings
 from workers.core.tokens import TokenCounter, TokenizerFailed
 from workers.engines import Engine, EngineContext, UnknownEngine, resolve
@@ -188,6 +188,18 @@ class Pipeline:
         except TokenizerFailed as exc:
             raise RecordError(str(exc), record.record_id, stage="tokenize") from exc
 
+    def _redact_output(self, texts: list[str], tokens: int) -> tuple[list[str], int, int]:
+        """``texts`` with their secrets redacted, how many, and the token total after."""
+        out: list[str] = []
+        found = 0
+        for text in texts:
+            redacted, n = redact_count(text)
+            if n:
+                found += n
+                tokens += self.tokens.count(redacted) - self.tokens.count(text)
+            out.append(redacted)
+        return out, found, tokens
+
     def _run(self, record: Record) -> Outcome:
         started = time.perf_counter()
         mode = record.mode or self.settings.mode
@@ -237,6 +249,9 @@ class Pipeline:
             texts = [u.text for u in units]
             tokens_after = tokens_before
             stash = {}
+        secrets = 0
+        if self.settings.redact_output:  # no credential in the output either
+            texts, secrets, tokens_after = self._redact_output(texts, tokens_after)
         changes = {u.path: t for u, t in zip(units, texts, strict=True) if t != u.text}
         out = apply_texts(record.data, changes) if changes else dict(record.data)
         chars_before = sum(len(u.text) for u in units)
@@ -258,6 +273,8 @@ class Pipeline:
             "changed": [u.uid for u, t in zip(units, texts, strict=True) if t != u.text],
             "rejections": len(rejections),
         }
+        if self.settings.redact_output:
+            stats_obj["secrets_redacted"] = secrets
         out[RESERVED_KEY] = stats_obj
         return Outcome(
             record=out,
