@@ -7,7 +7,7 @@ import os
 import stat
 import sys
 import time
-from collections.abc import Iterable, Iterator
+from collections.abc import Callable, Iterable, Iterator
 from contextlib import contextmanager
 from typing import IO, Any, BinaryIO, cast
 
@@ -170,8 +170,15 @@ class Progress:
     """A one-line progress bar on stderr (only when stderr is a terminal or forced)."""
 
     def __init__(
-        self, total_bytes: int | None, stream: IO[str] | None = None, enabled: bool | None = None
+        self,
+        total_bytes: int | None,
+        stream: IO[str] | None = None,
+        enabled: bool | None = None,
+        position: Callable[[], int] | None = None,
     ) -> None:
+        """``position``: bytes of the input read so far (compressed input: its compressed
+        bytes, to go with ``total_bytes``); a negative answer means "count the lines' sizes"."""
+        self.position = position
         self.total = total_bytes
         self.stream = stream or sys.stderr
         self.enabled = self.stream.isatty() if enabled is None else enabled
@@ -181,7 +188,8 @@ class Progress:
         self._last = 0.0
 
     def update(self, size: int, records: int = 1) -> None:
-        self.done += size
+        at = self.position() if self.position is not None else -1
+        self.done = at if at >= 0 else self.done + size
         self.records += records
         now = time.perf_counter()
         if self.enabled and now - self._last >= 0.2:

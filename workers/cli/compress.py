@@ -12,12 +12,11 @@ from workers.cli._common import (
     Progress,
     UserError,
     offload_dir,
-    open_in,
     open_out,
     read_lines,
     refuse_overwrite,
 )
-from workers.cli._inputs import Lines, ratio, verdict
+from workers.cli._inputs import INPUT_FORMATS, Lines, open_input, open_output, ratio, verdict
 from workers.core.catalog import MODES
 from workers.core.offload import DirectoryStore, OffloadStore
 from workers.core.settings import Settings, SettingsError
@@ -54,10 +53,25 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
         help="engine chain for records without a 'mode' field (default: CTXPRESS_MODE or lossless)",
     )
     p.add_argument(
-        "-i", "--input", default="-", help="input JSONL file, or - for stdin (default: -)"
+        "-i",
+        "--input",
+        default="-",
+        help="input JSONL file, or - for stdin (default: -); gzip and zstd input is "
+        "decompressed (recognised by its first bytes, on stdin too)",
     )
     p.add_argument(
-        "-o", "--output", default="-", help="output JSONL file, or - for stdout (default: -)"
+        "--input-format",
+        choices=INPUT_FORMATS,
+        default="jsonl",
+        help="jsonl: one record per line (default); json-array: one JSON array of records, "
+        "read as a stream (each element becomes one output line, compact)",
+    )
+    p.add_argument(
+        "-o",
+        "--output",
+        default="-",
+        help="output JSONL file, or - for stdout (default: -); a name ending in .gz or .zst "
+        "is written compressed (so are --stats and --dead-letter files)",
     )
     p.add_argument(
         "--stats", default=None, help="write per-record statistics as JSONL to this file"
@@ -153,16 +167,17 @@ def _run(args: argparse.Namespace) -> int:
             "so 'expand' cannot restore what lossy engines dropped",
             file=sys.stderr,
         )
-    source, size = open_in(args.input)
+    source, size, position = open_input(args.input, args.input_format)
     outputs = (("-o", args.output), ("--stats", args.stats), ("--dead-letter", args.dead_letter))
     refuse_overwrite(source, outputs)
-    progress = Progress(size, enabled={"always": True, "never": False}.get(args.progress))
+    enabled = {"always": True, "never": False}.get(args.progress)
+    progress = Progress(size, enabled=enabled, position=position)
     summary = Summary()
     budget = args.budget_tokens
     with (
-        open_out(args.output) as out,
-        open_out(args.stats) as stats_out,
-        open_out(args.dead_letter) as dlq,
+        open_output(args.output) as out,
+        open_output(args.stats) as stats_out,
+        open_output(args.dead_letter) as dlq,
         open_out(args.explain) as explain_out,
     ):
         head = Lines(read_lines(source, pipeline.settings.max_record_bytes))

@@ -5,7 +5,8 @@ from __future__ import annotations
 import argparse
 import sys
 
-from workers.cli._common import UserError, offload_dir, open_in, open_out, refuse_overwrite
+from workers.cli._common import UserError, offload_dir, refuse_overwrite
+from workers.cli._inputs import open_input, open_output
 from workers.core.jsonl import BadLine, decode_line
 from workers.core.offload import DirectoryStore
 from workers.messages import InvalidRecord
@@ -22,10 +23,18 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
         "byte for byte; lossy modes need the --offload store they were compressed with.",
     )
     p.add_argument(
-        "-i", "--input", default="-", help="compressed JSONL file, or - for stdin (default: -)"
+        "-i",
+        "--input",
+        default="-",
+        help="compressed JSONL file, or - for stdin (default: -); .gz and .zst input is "
+        "decompressed",
     )
     p.add_argument(
-        "-o", "--output", default="-", help="output JSONL file, or - for stdout (default: -)"
+        "-o",
+        "--output",
+        default="-",
+        help="output JSONL file, or - for stdout (default: -); *.gz and *.zst are written "
+        "compressed",
     )
     p.add_argument(
         "--offload", default=None, metavar="DIR", help="offload directory used by compress"
@@ -49,10 +58,10 @@ def run(args: argparse.Namespace) -> int:
 def _run(args: argparse.Namespace) -> int:
     # a typo must not create a folder: expand only reads the store
     store = DirectoryStore(offload_dir(args.offload, create=False)) if args.offload else None
-    source, _ = open_in(args.input)
+    source, _, _ = open_input(args.input)
     refuse_overwrite(source, (("-o", args.output),))
     errors = 0
-    with open_out(args.output) as out:
+    with open_output(args.output) as out:
         assert out is not None
         for line_no, raw in enumerate(source, start=1):
             stripped = raw.strip()
