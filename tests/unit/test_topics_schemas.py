@@ -20,6 +20,7 @@ EXPECTED_TOPICS = {
     "dead-letter": ("delete", 4),
     "offload": ("compact", 4),
     "savings-changelog": ("compact,delete", 4),
+    "dlq-replays": ("compact", 1),
 }
 
 
@@ -98,6 +99,7 @@ def test_schema_is_valid_2020_12_and_examples_pass(path: Path) -> None:
             {"hash": "NOT-HEX", "text": "x", "created_at": "2025-01-01T00:00:00Z"},
         ),
         ("savings-changelog.schema.json", [1, -5, 0]),
+        ("dlq-replays.schema.json", {"dead_letter": "t/0/1", "to": "x"}),
     ],
 )
 def test_schemas_reject_bad_records(schema: str, record: dict[str, Any]) -> None:

@@ -1,4 +1,7 @@
-"""``ctxpress dlq replay [--count N] [--filter-stage S] [--dry-run]``: re-publish dead letters."""
+"""``ctxpress dlq replay [--record-id ID] [--offset-range R] [--stage S] [--engine E] ...``.
+
+Re-publishes dead-lettered inputs; each replay is tracked on ``<prefix>dlq-replays``.
+"""
 
 from __future__ import annotations
 
@@ -6,15 +9,22 @@ import argparse
 import asyncio
 import base64
 import sys
+from dataclasses import dataclass
+from datetime import UTC, datetime
 from typing import Any
 
 import orjson
 
+from workers.cli._common import UserError
 from workers.cli._kafka import kafka_arguments, run_async, settings_of
+from workers.cli.consume_cmd import parse_time
 from workers.service.dead_letters import DLQ_PREFIX
 from workers.service.topics import TopicNames
 
-__all__ = ["register", "replay_plan"]
+__all__ = ["REPLAYS_SHORT", "Filters", "parse_offset_range", "register", "replay_plan"]
+
+#: the compacted topic that records which dead letters were replayed (key: topic/partition/offset)
+REPLAYS_SHORT = "dlq-replays"
 
 
 def replay_plan(record: Any) -> tuple[str, bytes | None, bytes, list[tuple[str, bytes]]] | str:
@@ -44,43 +54,157 @@ def replay_plan(record: Any) -> tuple[str, bytes | None, bytes, list[tuple[str, 
     return topic.decode("utf-8"), record.key, value, kept
 
 
-async def _replay(args: argparse.Namespace) -> int:
+@dataclass(frozen=True, slots=True)
+class Filters:
+    """Which dead letters a replay takes (every given filter must match)."""
 
+    record_ids: frozenset[str] = frozenset()
+    stage: str | None = None
+    engine: str | None = None
+    #: (partition or None for every partition, first offset, last offset), inclusive
+    offsets: tuple[tuple[int | None, int, int], ...] = ()
+    from_ms: int | None = None
+    to_ms: int | None = None
+
+    def take(self, record: Any) -> bool:
+        headers = dict(record.headers)
+        if self.stage and headers.get("ctxpress.dlq.error.stage", b"").decode() != self.stage:
+            return False
+        if self.engine and headers.get("ctxpress.dlq.error.engine", b"").decode() != self.engine:
+            return False
+        if self.record_ids:
+            rid = headers.get("ctxpress.dlq.record.id")
+            if rid is None or rid.decode("utf-8", "replace") not in self.record_ids:
+                return False
+        if self.offsets and not any(
+            (p is None or p == record.partition) and first <= record.offset <= last
+            for p, first, last in self.offsets
+        ):
+            return False
+        if self.from_ms is not None and record.timestamp < self.from_ms:
+            return False
+        return not (self.to_ms is not None and record.timestamp > self.to_ms)
+
+
+def parse_offset_range(text: str) -> tuple[int | None, int, int]:
+    """``A-B``, ``P:A-B`` (partition P only) or ``A`` (one offset), inclusive."""
+    partition: int | None = None
+    spec = text.strip()
+    try:
+        if ":" in spec:
+            head, spec = spec.split(":", 1)
+            partition = int(head)
+        first, sep, last = spec.partition("-")
+        lo = int(first)
+        hi = int(last) if sep else lo
+    except ValueError:
+        raise UserError(
+            f"--offset-range {text!r}: give FIRST-LAST, PARTITION:FIRST-LAST or one OFFSET"
+        ) from None
+    if hi < lo:
+        raise UserError(f"--offset-range {text!r}: the last offset is before the first")
+    return partition, lo, hi
+
+
+def _source(record: Any) -> str:
+    return f"{record.topic}/{record.partition}/{record.offset}"
+
+
+async def _replayed(settings: Any, topic: str, timeout: float) -> set[str]:
+    """The dead letters (``topic/partition/offset``) replays already took (compacted topic)."""
+    from workers.service.kafka.io import read_topic
+
+    done: set[str] = set()
+    async for record in read_topic(settings, topic, idle_timeout=timeout, until_end=True):
+        key = (record.key or b"").decode("utf-8", "replace")
+        if record.value is None:
+            done.discard(key)  # a tombstone: that dead letter may be replayed again
+        else:
+            done.add(key)
+    return done
+
+
+async def _replay(args: argparse.Namespace) -> int:
     from workers.service.kafka import clients
     from workers.service.kafka.io import read_topic
 
     settings = settings_of(args)
     names = TopicNames.from_settings(settings)
-    plans: list[tuple[str, bytes | None, bytes, list[tuple[str, bytes]]]] = []
-    skipped: dict[str, int] = {}
-    async for record in read_topic(
-        settings, names.dead_letter, idle_timeout=args.timeout, until_end=True
-    ):
-        stage = dict(record.headers).get("ctxpress.dlq.error.stage", b"").decode()
-        if args.filter_stage and stage != args.filter_stage:
-            continue
-        plan = replay_plan(record)
-        if isinstance(plan, str):
-            skipped[plan] = skipped.get(plan, 0) + 1
-            continue
-        plans.append(plan)
-        if args.count is not None and len(plans) >= args.count:
-            break
-    if not args.dry_run and plans:
+    tracking = settings.topic(REPLAYS_SHORT)
+    filters = Filters(
+        record_ids=frozenset(args.record_id or ()),
+        stage=args.stage,
+        engine=args.engine,
+        offsets=tuple(parse_offset_range(r) for r in args.offset_range or ()),
+        from_ms=parse_time(args.from_time) if args.from_time else None,
+        to_ms=parse_time(args.to_time) if args.to_time else None,
+    )
+    producer = None
+    if not args.dry_run:
+        # Started first: it fences an earlier replay of this prefix still running, so the
+        # replays read next include every one that committed.
         producer = clients.producer(
-            clients.connection(settings), acks="all", enable_idempotence=True, linger_ms=5
+            clients.connection(settings),
+            acks="all",
+            enable_idempotence=True,
+            linger_ms=5,
+            transactional_id=f"ctxpress-dlq-replay.{settings.topic_prefix}",
         )
         await producer.start()
-        try:
-            futures = [
-                await producer.send(topic, value, key=key, headers=headers)
-                for topic, key, value, headers in plans
-            ]
-            await asyncio.gather(*futures)
-        finally:
+    try:
+        done = set() if args.include_replayed else await _replayed(settings, tracking, 2.0)
+        plans: list[tuple[Any, tuple[str, bytes | None, bytes, list[tuple[str, bytes]]]]] = []
+        skipped: dict[str, int] = {}
+        async for record in read_topic(
+            settings, names.dead_letter, idle_timeout=args.timeout, until_end=True
+        ):
+            if not filters.take(record):
+                continue
+            if _source(record) in done:
+                why = "replayed before (--include-replayed replays it again)"
+                skipped[why] = skipped.get(why, 0) + 1
+                continue
+            plan = replay_plan(record)
+            if isinstance(plan, str):
+                skipped[plan] = skipped.get(plan, 0) + 1
+                continue
+            plans.append((record, plan))
+            if args.count is not None and len(plans) >= args.count:
+                break
+        if args.dry_run:
+            for record, (topic, _key, value, _headers) in plans:
+                seen = dict(record.headers)
+                rid = seen.get("ctxpress.dlq.record.id", b"-").decode("utf-8", "replace")
+                stage = seen.get("ctxpress.dlq.error.stage", b"?").decode()
+                print(
+                    f"{_source(record)}  record {rid}  stage {stage}  -> {topic} "
+                    f"({len(value):,} bytes)"
+                )
+        elif plans:
+            assert producer is not None
+            now = datetime.now(UTC).isoformat(timespec="milliseconds")
+            async with producer.transaction():  # the replays and their tracking, all or none
+                futures = []
+                for record, (topic, key, value, headers) in plans:
+                    futures.append(await producer.send(topic, value, key=key, headers=headers))
+                    rid = dict(record.headers).get("ctxpress.dlq.record.id")
+                    mark = {
+                        "dead_letter": _source(record),
+                        "record_id": rid.decode("utf-8", "replace") if rid else None,
+                        "to": topic,
+                        "replayed_at": now,
+                    }
+                    futures.append(
+                        await producer.send(
+                            tracking, orjson.dumps(mark), key=_source(record).encode()
+                        )
+                    )
+                await asyncio.gather(*futures)
+    finally:
+        if producer is not None:
             await producer.stop()
     by_topic: dict[str, int] = {}
-    for topic, *_ in plans:
+    for _record, (topic, *_rest) in plans:
         by_topic[topic] = by_topic.get(topic, 0) + 1
     verb = "would re-publish" if args.dry_run else "re-published"
     parts = ", ".join(f"{n:,} to {t}" for t, n in sorted(by_topic.items())) or "nothing"
@@ -101,17 +225,66 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
             "dead letter (decode, validate and pipeline stages: invalid inputs, with their "
             "original key, value bytes and headers) to the topic named by its "
             "ctxpress.dlq.original.topic header, with a ctxpress.replay.of header. Gate and "
-            "engine dead letters describe records that were published, so they are skipped."
+            "engine dead letters describe records that were published, so they are skipped. "
+            "Every replay is recorded on the compacted <prefix>dlq-replays topic in the same "
+            "Kafka transaction as the re-published records, and a dead letter replayed once is "
+            "not replayed again. Filters combine (all must match)."
         ),
     )
     r.add_argument("--count", type=int, default=None, metavar="N", help="replay at most N")
     r.add_argument(
-        "--filter-stage",
+        "--record-id",
+        action="append",
         default=None,
-        choices=("decode", "validate", "pipeline", "publish", "gate", "engine"),
+        metavar="ID",
+        help="only the dead letters of record ID (the ctxpress.dlq.record.id header; repeat "
+        "for several)",
+    )
+    r.add_argument(
+        "--offset-range",
+        action="append",
+        default=None,
+        metavar="RANGE",
+        help="only dead letters at these dead-letter topic offsets: FIRST-LAST, "
+        "PARTITION:FIRST-LAST or one OFFSET, inclusive (repeat for several)",
+    )
+    r.add_argument(
+        "--stage",
+        "--filter-stage",
+        dest="stage",
+        default=None,
+        choices=("decode", "validate", "pipeline", "tokenize", "publish", "gate", "engine"),
         help="only dead letters of this stage",
     )
-    r.add_argument("--dry-run", action="store_true", help="count, do not publish")
+    r.add_argument(
+        "--engine",
+        default=None,
+        metavar="NAME",
+        help="only dead letters of this engine (the ctxpress.dlq.error.engine header)",
+    )
+    r.add_argument(
+        "--from-time",
+        default=None,
+        metavar="T",
+        help="only dead letters written at or after T (epoch ms, ISO 8601 or -2h ago)",
+    )
+    r.add_argument(
+        "--to-time",
+        default=None,
+        metavar="T",
+        help="only dead letters written at or before T (epoch ms, ISO 8601 or -2h ago)",
+    )
+    r.add_argument(
+        "--include-replayed",
+        action="store_true",
+        help="also replay dead letters an earlier replay took",
+    )
+    r.add_argument(
+        "--dry-run",
+        action="store_true",
+        help="print one line per dead letter that would be replayed (its position, record "
+        "id, stage and the topic it would go to); publish nothing",
+    )
     r.add_argument(
         "--timeout",
         type=float,
