@@ -16,6 +16,7 @@ import pytest
 
 from workers.cli import main
 from workers.cli._inputs import ArrayToLines
+from workers.testing import anthropic_record
 
 GOOD = {"id": "a", "messages": [{"role": "user", "content": "hello there"}]}
 
@@ -224,3 +225,20 @@ def test_json_array_streams_in_bounded_memory() -> None:
     assert lines == 48_001
     assert src.sent > 64 << 20
     assert peak < 40 << 20  # the 16 MB element came in as one part: about two copies of it
+
+
+def test_an_anthropic_record_without_format_compresses_and_expands_byte_for_byte(
+    tmp_path: Path,
+) -> None:
+    listing = "\n".join(f"src/module_{i}.py" for i in range(60))
+    record = anthropic_record(
+        "a", "be brief", ("user", "list"), ("tool", listing), ("tool", listing)
+    )
+    del record["format"]
+    line = json.dumps(record).encode() + b"\n"
+    assert compress(tmp_path, line, "--quiet", "--stats", str(tmp_path / "stats.jsonl")) == 0
+    stats = json.loads((tmp_path / "stats.jsonl").read_bytes())
+    assert stats["tokens_after"] < stats["tokens_before"]  # the tool results were read (dedup)
+    back = tmp_path / "back.jsonl"
+    assert main(["expand", "-i", str(tmp_path / "out.jsonl"), "-o", str(back)]) == 0
+    assert back.read_bytes() == line

@@ -1,8 +1,11 @@
 """Decode raw records into :class:`Record` and write rewritten texts back.
 
 Three shapes come in (see DESIGN.md): OpenAI chat records, Anthropic message
-records (``"format": "anthropic"``), and single tool outputs
-(``"kind": "tool_output"``).  Anything else is an :class:`InvalidRecord` whose
+records (``"format": "anthropic"``, or no ``format`` and a top-level ``system``
+or Anthropic content blocks: ``tool_use``, ``tool_result``, ...), and single
+tool outputs (``"kind": "tool_output"``).  A role the shape's API does not
+have, or a text the shape would not read, is an :class:`InvalidRecord` too:
+no text is skipped silently.  Anything else is an :class:`InvalidRecord` whose
 message says what is wrong and what shape was expected; it is data for the
 dead letter, never a crash.
 
@@ -113,7 +116,9 @@ def parse_record(data: Any) -> Record:
     if data.get("kind") == "tool_output":
         units = _tool_output_units(data, rid)
         fmt: Format = "tool_output"
-    elif data.get("format") == "anthropic":
+    elif data.get("format") == "anthropic" or (
+        data.get("format") is None and _looks_anthropic(data)
+    ):
         units = _anthropic_units(data, rid)
         fmt = "anthropic"
     elif "format" in data and data["format"] not in (None, "openai"):
@@ -144,6 +149,34 @@ def parse_record(data: Any) -> Record:
         allow_lossy_structure=lossy,
         extra={"disable_engines": _disabled(data, rid)},
     )
+
+
+# Content blocks only the Anthropic Messages API has (OpenAI parts: text, image_url,
+# input_audio, file, refusal).
+ANTHROPIC_BLOCKS = frozenset(
+    {"tool_use", "tool_result", "image", "document", "thinking", "redacted_thinking"}
+)
+OPENAI_ROLES = ("system", "developer", "user", "assistant", "tool", "function")
+ANTHROPIC_ROLES = ("user", "assistant")
+
+
+def _looks_anthropic(data: dict[str, Any]) -> bool:
+    """A record without ``format`` in the Anthropic shape: a top-level ``system`` or Anthropic blocks.
+
+    Read as OpenAI, its tool results would be skipped (they are not ``text`` parts).
+    """
+    if "system" in data:
+        return True
+    messages = data.get("messages")
+    if not isinstance(messages, list):
+        return False
+    for message in messages:
+        content = message.get("content") if isinstance(message, dict) else None
+        if isinstance(content, list) and any(
+            isinstance(b, dict) and b.get("type") in ANTHROPIC_BLOCKS for b in content
+        ):
+            return True
+    return False
 
 
 def _disabled(data: dict[str, Any], rid: str | None) -> frozenset[str]:
@@ -188,7 +221,9 @@ def _tool_output_units(data: dict[str, Any], rid: str | None) -> list[Unit]:
     ]
 
 
-def _messages(data: dict[str, Any], rid: str | None) -> list[Any]:
+def _messages(
+    data: dict[str, Any], rid: str | None, roles: tuple[str, ...] = OPENAI_ROLES
+) -> list[Any]:
     messages = data.get("messages")
     if messages is None:
         raise InvalidRecord(
@@ -204,6 +239,21 @@ def _messages(data: dict[str, Any], rid: str | None) -> list[Any]:
         role = message.get("role")
         if not isinstance(role, str):
             raise InvalidRecord(f"message {i} has no string 'role'", rid)
+        if role not in roles:
+            shape = "Anthropic" if roles == ANTHROPIC_ROLES else "OpenAI"
+            hint = " (the system prompt is the record's top-level 'system')" * (
+                roles == ANTHROPIC_ROLES and role in _SYSTEM_ROLES
+            )
+            if roles == ANTHROPIC_ROLES and data.get("format") is None:
+                hint += (
+                    "; read as Anthropic for its top-level 'system' or Anthropic content "
+                    'blocks (set "format" to say which shape it is)'
+                )
+            raise InvalidRecord(
+                f"message {i} has role {role!r}, which the {shape} API does not have; "
+                f"valid roles: {', '.join(roles)}{hint}",
+                rid,
+            )
     return messages
 
 
@@ -282,7 +332,21 @@ def _openai_units(data: dict[str, Any], rid: str | None) -> list[Unit]:
             for j, part in enumerate(content):
                 if not isinstance(part, dict):
                     raise InvalidRecord(f"message {i}: content part {j} must be an object", rid)
-                if part.get("type") == "text":
+                ptype = part.get("type")
+                if ptype in ANTHROPIC_BLOCKS:
+                    raise InvalidRecord(
+                        f"message {i}: content part {j} is an Anthropic {ptype!r} block, but the "
+                        'record says format \'openai\'; set "format": "anthropic" '
+                        "(or drop 'format': the shape is then detected)",
+                        rid,
+                    )
+                if ptype != "text" and isinstance(part.get("text"), str):
+                    raise InvalidRecord(
+                        f"message {i}: content part {j} of type {ptype!r} carries a 'text' that "
+                        "would not be read; text parts have type 'text'",
+                        rid,
+                    )
+                if ptype == "text":
                     text = part.get("text")
                     if not isinstance(text, str):
                         raise InvalidRecord(
@@ -324,7 +388,7 @@ def _has_cache_control(block: Any) -> bool:
 
 
 def _anthropic_units(data: dict[str, Any], rid: str | None) -> list[Unit]:
-    messages = _messages(data, rid)
+    messages = _messages(data, rid, ANTHROPIC_ROLES)
     frozen = _pinned(data, messages, rid)
     # Everything up to the last cache_control breakpoint is a cached prefix.
     last_breakpoint = -1
