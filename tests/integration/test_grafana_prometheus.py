@@ -38,7 +38,7 @@ import pytest
 import yaml
 
 from tests.kafka_broker import kafka_bootstrap  # noqa: F401  (session fixture)
-from tests.unit.test_dashboards import (
+from tests.unit.service.test_dashboards import (
     DASHBOARDS,
     Query,
     concrete,

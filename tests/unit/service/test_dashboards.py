@@ -23,7 +23,7 @@ from typing import Any
 import pytest
 import yaml
 
-REPO = Path(__file__).resolve().parents[2]
+REPO = Path(__file__).resolve().parents[3]
 DASHBOARDS = REPO / "grafana" / "dashboards"
 PROVISIONING = REPO / "grafana" / "provisioning"
 

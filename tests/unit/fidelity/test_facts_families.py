@@ -1,6 +1,6 @@
 """Critical facts of every output family: found by the rules, visible in standard and aggressive mode.
 
-Each sample of :mod:`tests.unit.family_samples` is a real-looking output of one
+Each sample of :mod:`tests.support.family_samples` is a real-looking output of one
 toolchain or report family.  The rules must find its facts, and a pipeline run
 where the output is an *old* message of a conversation (so aging condenses it)
 with a tight token budget (so budget stashes around it) must leave each fact
@@ -13,7 +13,7 @@ from typing import Any
 
 import pytest
 
-from tests.unit.family_samples import ACCESS_LOG, GO_TEST, SAMPLES, TSC_PRETTY, Sample
+from tests.support.family_samples import ACCESS_LOG, GO_TEST, SAMPLES, TSC_PRETTY, Sample
 from workers.core.settings import Settings
 from workers.fidelity.facts import critical_lines, line_shape
 from workers.pipeline.runner import Outcome, Pipeline

@@ -8,7 +8,7 @@ import orjson
 import pytest
 
 from tests.conftest import SAMPLE
-from tests.unit.test_content_detection import _PYTEST_V
+from tests.unit.engines.test_content_detection import _PYTEST_V
 from workers.cli import main
 from workers.cli.bench import family_table
 

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import pytest
 
-from tests.unit.family_samples import SAMPLES, Sample
+from tests.support.family_samples import SAMPLES, Sample
 from workers.core.settings import Settings
 from workers.engines._filters import builtin_filters
 from workers.pipeline.runner import Pipeline

@@ -1,0 +1,1 @@
+"""Test data and helpers shared by several test modules (not tests themselves)."""
