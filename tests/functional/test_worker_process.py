@@ -392,6 +392,7 @@ def test_every_output_matches_its_topic_schema() -> None:
             format_checker=Draft202012Validator.FORMAT_CHECKER,
         )
         for short, spec in specs.items()
+        if spec.direction != "internal"  # written by Faust and by dlq replay, not the processor
     }
     proc = Processor(gate_rejecting_pipeline(Settings()), NAMES, "g")
     samples = mixed_stream(120, seed=8)
