@@ -22,6 +22,7 @@ from functools import lru_cache
 
 from workers.core.ansi import ANSI
 from workers.core.memo import Memo, register
+from workers.core.shell import command_segments
 
 __all__ = [
     "SHAPED_KINDS",
@@ -261,22 +262,15 @@ _TEST_FAILURE = re.compile(r"^\s*(?:[✕×✗✘]|●) \S")
 _GREP_MATCH = re.compile(r"^([^\s:][^:\n]{0,400}?):(?:\d+[:-])?")
 _SHORT_STATUS = re.compile(r"^(?:[MADRCU?! ][MADRCU?! ]|\?\?) \S")
 _GREP_COMMANDS = frozenset({"grep", "egrep", "fgrep", "rg", "ag", "ack", "git-grep"})
-_WRAPPERS = frozenset(
-    {"sudo", "env", "time", "nice", "npx", "uv", "poetry", "run", "exec", "command"}
-)
 
 
 def command_family(command: str | None) -> str | None:
     """``grep``, ``git-status`` or ``None``: the families whose facts differ."""
     if not command:
         return None
-    for segment in re.split(r"\|\||&&|;|\|", command):
-        words = [w for w in segment.split() if "=" not in w or w.startswith("-")]
-        while words and words[0] in _WRAPPERS:
-            words = words[1:]
-        if not words:
-            continue
-        head = words[0].rsplit("/", 1)[-1]
+    for segment in command_segments(command):  # wrappers, env assignments and paths removed
+        words = segment.split()
+        head = words[0]
         if head == "git" and len(words) > 1:
             sub = next((w for w in words[1:] if not w.startswith("-")), "")
             if sub == "status":

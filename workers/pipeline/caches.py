@@ -16,7 +16,7 @@ __all__ = ["clear_content_caches"]
 def clear_content_caches() -> None:
     """Forget everything derived from text contents (compiled rules stay)."""
     # importing the modules registers their memos with workers.core.memo
-    import workers.engines._filters.commands
+    import workers.core.shell
     import workers.engines._shell
     import workers.fidelity.facts
     import workers.markers  # noqa: F401

@@ -1,6 +1,9 @@
 from __future__ import annotations
 
+import pytest
+
 from workers.core.offload import stash_key
+from workers.fidelity.facts import command_family
 from workers.fidelity.lossy import check_lossy
 from workers.markers.stash import offload_marker
 
@@ -114,3 +117,21 @@ def test_whitespace_fast_path_accepts_blank_edits_and_still_checks_the_rest() ->
     assert ("error_line", "FAILED tests/test_x.py::test_y - assert 1 == 2") in [
         (v.kind, v.token) for v in violations
     ]
+
+
+@pytest.mark.parametrize(
+    ("command", "family"),
+    [
+        ("grep -n 'a|b' src/x.py", "grep"),  # a quoted | is not a pipe
+        ("cd repo\nrg TODO", "grep"),  # a newline separates commands
+        ("sudo -u me git -C repo status --short", "git-status"),
+        ("FOO=1 /usr/bin/git --no-pager grep -n foo", "grep"),
+        ("echo 'grep' | wc -l", None),
+        ("python -m pytest", None),
+        ("", None),
+    ],
+)
+def test_command_family_reads_commands_with_the_one_shell_parser(
+    command: str, family: str | None
+) -> None:
+    assert command_family(command) == family

@@ -4,7 +4,7 @@ A package of its own, beside the engine, because the pipeline builds the
 :class:`FilterSet` (:func:`load_filter_set`, once) and
 :class:`~workers.engines.base.EngineContext` carries it: ``model`` (the
 filter), ``safety`` (regex checks), ``validate`` (a document -> a filter),
-``loader`` (files, directories, the process cache), ``commands`` (shell
+``loader`` (files, directories, the process cache), ``workers.core.shell`` (shell
 command normalisation), ``select`` (the filter for one output).
 
 A filter is one JSON or TOML file (``builtin/*.json`` in this package; more
@@ -58,7 +58,7 @@ first ``LINE_CAP`` characters of a line.
 
 from __future__ import annotations
 
-from workers.engines._filters.commands import command_segments
+from workers.core.shell import command_segments
 from workers.engines._filters.loader import (
     BUILTIN_DIR,
     builtin_filters,

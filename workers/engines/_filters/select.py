@@ -23,7 +23,7 @@ import re
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 
-from workers.engines._filters.commands import command_segments
+from workers.core.shell import command_segments
 from workers.engines._filters.model import ANSI, LINE_CAP, Filter, Matcher, signature_kind
 
 __all__ = [

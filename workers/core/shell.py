@@ -1,4 +1,8 @@
-"""Command normalisation: a shell command -> its segments, wrappers and paths removed.
+"""Shell commands as ctxpress reads them: segments, wrappers and paths removed (pure).
+
+One parser for what a command runs: the tool filters pick a filter by the
+segments, the fact rules pick a command family by them.  (Which files a command
+reads or writes is word-level work on top of shlex: workers.engines._shell.)
 
 ``cd /x && FOO=1 sudo time npx jest | tee o`` -> ``("cd /x", "jest", "tee o")``:
 the command is split at unquoted ``;``, ``&&``, ``||``, ``|``, ``&`` and
