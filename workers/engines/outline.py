@@ -1,0 +1,312 @@
+"""``outline``: source files the model is not working on are shown as an outline.
+
+A tool result that is a read of one file (:func:`workers.engines._shell.parse_access`:
+``cat``, ``sed -n``, ``head``, a read tool...) of source code (Python, Go,
+Rust, TypeScript/JavaScript, Java, C/C++: the path's suffix, else a shebang,
+and the text must parse as that language, see :mod:`workers.engines._code`)
+keeps its imports, top-level constants, class and function signatures,
+decorators, doc comments and docstring first lines; the body of each function
+or method the model is not working on becomes one line::
+
+    def line_total(price: Decimal, quantity: int) -> Decimal:
+        \"\"\"Price times quantity, minus the discount, rounded to cents.\"\"\"
+        … body of line_total (lines 13-19) <<cx:0123456789abcdef>>
+
+with the body stashed (``ctxpress expand --offload DIR`` gives the read back
+byte for byte).  A body line the gate counts as critical (an error word, a
+finding...) stays visible where it was: the body is stashed as the runs of
+lines around it.
+
+Kept whole, because the model is working on them:
+
+- every symbol *named* in the latest user message or in the units from the
+  read's own turn on (the user message that asked for it, and everything
+  after it: diffs, tracebacks, greps, the assistant's words; other file reads
+  do not count): a function or method by its name, a class (impl, namespace)
+  by its name when not written as ``Class.member``, which names the member;
+- the symbol holding a line that a traceback frame or a ``path:line``
+  location of that file points at (``File "src/x.py", line 42``);
+- the whole read when the latest user message names the file (its base
+  name) but none of its symbols, and the newest read of a file that is
+  edited (a write of the same path later, or anywhere when no later read of
+  it follows).
+
+Never touched: frozen units, units other units point at (dedup sources,
+read-lifecycle's newer copies), texts holding marker-like input, failed or
+multi-part reads, and reads shorter than :data:`MIN_LINES` lines.
+"""
+
+from __future__ import annotations
+
+import posixpath
+import re
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import Any
+
+from workers.engines._code import Symbol, language_of, symbols
+from workers.engines._shell import READ_FAILED, Read, parse_access
+from workers.engines._text import PointedAt, nonzero, restores, stash_marker
+from workers.engines.base import Engine, EngineContext, EngineOutput
+from workers.fidelity.facts import critical_lines
+from workers.fidelity.lossy import check_lossy
+from workers.markers import has_marker
+from workers.messages.model import Unit
+
+__all__ = ["MIN_BODY_SAVING", "MIN_LINES", "OutlineEngine"]
+
+MIN_LINES = 80  # shorter reads stay whole (see tests/unit/engines/test_outline.py)
+MIN_BODY_SAVING = 12  # tokens a stashed run must save over its marker line
+_WORD = re.compile(r"[A-Za-z_$][\w$]*")
+_LINE_REF = re.compile(r"([\w.@+-]+\.[A-Za-z]\w{0,9})(?:\", line |:)(\d{1,7})\b")
+_NUMBERED_LINE = re.compile(r"^([ \t]*)(\d{1,9})(→|\t)")
+
+
+@dataclass(slots=True)
+class _Source:
+    pos: int
+    read: Read
+    lang: str
+    lines: list[str]  # the text's lines, as they are
+    code: str  # what is parsed: the text without line-number prefixes
+    numbers: list[int | None]  # the file line of each row, when known
+    symbols: list[Symbol]
+
+
+def _group(unit: Unit) -> tuple[Any, ...]:
+    path = unit.path
+    if len(path) >= 2 and path[-1] == "text" and isinstance(path[-2], int):
+        return tuple(path[:-2])
+    return tuple(path)
+
+
+def _source(pos: int, unit: Unit, read: Read) -> _Source | None:
+    text = unit.text
+    lines = text.split("\n")
+    if len(lines) < MIN_LINES:
+        return None
+    numbered = [_NUMBERED_LINE.match(line) for line in lines]
+    hits = sum(1 for m in numbered if m is not None)
+    numbers: list[int | None]
+    if hits * 10 >= len([ln for ln in lines if ln.strip()]) * 9:  # a line-numbered read
+        code_lines = [
+            line[m.end() :] if m else line for line, m in zip(lines, numbered, strict=True)
+        ]
+        numbers = [int(m.group(2)) if m else None for m in numbered]
+        code = "\n".join(code_lines)
+    else:
+        code = text
+        numbers = [read.first + row if read.tail is None else None for row in range(len(lines))]
+    lang = language_of(read.path, code)
+    if lang is None:
+        return None
+    found = symbols(code, lang)
+    if not found or not any(s.body for s in found):
+        return None
+    return _Source(pos, read, lang, lines, code, numbers, found)
+
+
+def _mentions(text: str, names: set[str]) -> tuple[set[str], set[str]]:
+    """``(named, bare)``: names in ``text`` as words, and those not followed by ``.x``/``::x``."""
+    named: set[str] = set()
+    bare: set[str] = set()
+    if not names:
+        return named, bare
+    for match in _WORD.finditer(text):
+        word = match.group()
+        if word not in names:
+            continue
+        named.add(word)
+        rest = text[match.end() : match.end() + 3]
+        if not (rest[:1] == "." and rest[1:2].isalpha()) and not rest.startswith("::"):
+            bare.add(word)
+    return named, bare
+
+
+def _line_refs(text: str) -> set[tuple[str, int]]:
+    if '", line ' not in text and ":" not in text:
+        return set()
+    return {(posixpath.basename(m.group(1)), int(m.group(2))) for m in _LINE_REF.finditer(text)}
+
+
+class OutlineEngine(Engine):
+    name = "outline"
+    lossless = False
+
+    def apply(self, units: Sequence[Unit], ctx: EngineContext) -> EngineOutput:
+        texts = [u.text for u in units]
+        groups: dict[tuple[Any, ...], int] = {}
+        for unit in units:
+            if unit.kind == "tool_result":
+                key = _group(unit)
+                groups[key] = groups.get(key, 0) + 1
+        reads: dict[int, Read] = {}
+        writes: dict[str, list[int]] = {}
+        for pos, unit in enumerate(units):
+            if unit.kind != "tool_result" or not unit.command:
+                continue
+            access = parse_access(unit.command, unit.tool_name, unit.text)
+            if access is None:
+                continue
+            failed = unit.is_error or READ_FAILED.match(unit.text.lstrip()[:200]) is not None
+            if access.read is not None and not failed:
+                reads[pos] = access.read
+            for path in access.writes:
+                writes.setdefault(path, []).append(pos)
+        sources: list[_Source] = []
+        pointed: PointedAt | None = None
+        for pos, read in reads.items():
+            unit = units[pos]
+            if unit.frozen or groups[_group(unit)] > 1 or has_marker(unit.text):
+                continue
+            if unit.text.count("\n") + 1 < MIN_LINES:
+                continue
+            if pointed is None:
+                pointed = PointedAt(units)
+            if unit in pointed or self._edited(pos, read.path, reads, writes):
+                continue
+            source = _source(pos, unit, read)
+            if source is not None:
+                sources.append(source)
+        if not sources:
+            return EngineOutput(texts=texts)
+        names = {s.name for source in sources for s in source.symbols}
+        latest = ctx.latest_user_text
+        latest_named, latest_bare = _mentions(latest, names)
+        latest_refs = _line_refs(latest)
+        # Per unit, lazily: the names it mentions and the lines it points at.
+        seen: dict[int, tuple[set[str], set[str], set[tuple[str, int]]]] = {}
+        stash: dict[str, str] = {}
+        outlined = bodies = kept = 0
+        for source in sources:
+            named, bare, refs = set(latest_named), set(latest_bare), set(latest_refs)
+            start = source.pos
+            while start > 0 and not (units[start].role == "user" and units[start].kind == "text"):
+                start -= 1
+            for pos in range(start, len(units)):
+                if pos == source.pos or pos in reads:
+                    continue
+                if pos not in seen:
+                    text = units[pos].text
+                    seen[pos] = (*_mentions(text, names), _line_refs(text))
+                n, b, r = seen[pos]
+                named |= n
+                bare |= b
+                refs |= r
+            base = posixpath.basename(source.read.path)
+            own = {s.name for s in source.symbols}
+            if base in latest and not (latest_named & own):
+                continue  # the user asks about this file as a whole
+            lines_here = {line for name, line in refs if name == base}
+            result = self._outline(source, units[source.pos], named, bare, lines_here, ctx)
+            if result is None:
+                continue
+            new_text, new_stash, count, whole = result
+            texts[source.pos] = new_text
+            stash.update(new_stash)
+            outlined += 1
+            bodies += count
+            kept += whole
+        details = nonzero(reads_outlined=outlined, bodies_stashed=bodies, symbols_kept=kept)
+        return EngineOutput(texts=texts, details=details, stash=stash)
+
+    @staticmethod
+    def _edited(pos: int, path: str, reads: dict[int, Read], writes: dict[str, list[int]]) -> bool:
+        """Whether this read is the newest copy of a file that is being edited."""
+        written = writes.get(path)
+        if not written:
+            return False
+        later_reads = [p for p, r in reads.items() if p > pos and r.path == path]
+        if any(w > pos and all(p > w for p in later_reads) for w in written):
+            return True  # no other read between this one and a later write
+        return not later_reads
+
+    @staticmethod
+    def _outline(
+        source: _Source,
+        unit: Unit,
+        named: set[str],
+        bare: set[str],
+        ref_lines: set[int],
+        ctx: EngineContext,
+    ) -> tuple[str, dict[str, str], int, int] | None:
+        text = unit.text
+        lines = source.lines
+        numbers = source.numbers
+        critical = {line for _kind, line in critical_lines(text, unit.kind, unit.command)}
+        whole_containers = [s for s in source.symbols if s.kind == "container" and s.name in bare]
+
+        def pointed_at(sym: Symbol) -> bool:
+            return any(
+                (n := numbers[row]) is not None and n in ref_lines
+                for row in range(sym.start, min(sym.end, len(numbers) - 1) + 1)
+            )
+
+        replaced: dict[int, tuple[int, str]] = {}  # first row -> (last row, marker line)
+        stash: dict[str, str] = {}
+        kept = 0
+        for sym in source.symbols:
+            if sym.kind != "function" or sym.body is None:
+                continue
+            if (
+                sym.name in named
+                or any(c.start <= sym.start and sym.end <= c.end for c in whole_containers)
+                or (ref_lines and pointed_at(sym))
+            ):
+                kept += 1
+                continue
+            first, last = sym.body
+            last = min(last, len(lines) - 1)
+            run_start = first
+            for row in range(first, last + 2):
+                if row <= last and lines[row].strip()[:600] not in critical:
+                    if row == run_start and not lines[row].strip():
+                        run_start += 1  # a run starts on a line of the body's indentation
+                    continue
+                if row - run_start >= 2:
+                    made = _stash_run(lines, numbers, sym.name, run_start, row - 1, ctx)
+                    if made is not None:
+                        marker_line, key, original = made
+                        replaced[run_start] = (row - 1, marker_line)
+                        stash[key] = original
+                run_start = row + 1
+        if not replaced:
+            return None
+        out: list[str] = []
+        row = 0
+        while row < len(lines):
+            hit = replaced.get(row)
+            if hit is None:
+                out.append(lines[row])
+                row += 1
+            else:
+                out.append(hit[1])
+                row = hit[0] + 1
+        new_text = "\n".join(out)
+        if ctx.tokens.count(new_text) >= ctx.tokens.count(text):
+            return None
+        if not restores(text, new_text, stash):
+            return None
+        if check_lossy(text, new_text, unit.kind, stash, (), unit.command):
+            return None
+        return new_text, stash, len(replaced), kept
+
+
+def _stash_run(
+    lines: list[str],
+    numbers: list[int | None],
+    name: str,
+    first: int,
+    last: int,
+    ctx: EngineContext,
+) -> tuple[str, str, str] | None:
+    """``(marker line, key, stashed text)`` for rows ``first..last``, when worth it."""
+    head = lines[first]
+    indent = head[: len(head) - len(head.lstrip(" \t"))]
+    original = "\n".join(lines[first : last + 1])[len(indent) :]
+    a, b = numbers[first], numbers[last]
+    where = f"lines {a}-{b}" if a is not None and b is not None else f"{last - first + 1} lines"
+    marker, key = stash_marker(f"body of {name} ({where})", original)
+    if ctx.tokens.count(original) - ctx.tokens.count(marker) < MIN_BODY_SAVING:
+        return None
+    return indent + marker, key, original
