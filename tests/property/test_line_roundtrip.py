@@ -243,8 +243,10 @@ def messages(draw: st.DrawFn, anthropic: bool) -> Arr:
 @st.composite
 def records(draw: st.DrawFn) -> Obj:
     shape = draw(st.sampled_from(["openai", "openai", "anthropic", "tool_output"]))
-    rid: Any = draw(
-        st.one_of(texts.map(Str), st.sampled_from(["7", "12345678901234567890123"]).map(Raw))
+    rid: Any = draw(  # a record id is a non-empty string or an integer (id_problem)
+        st.one_of(
+            texts.filter(bool).map(Str), st.sampled_from(["7", "12345678901234567890123"]).map(Raw)
+        )
     )
     members: list[tuple[str, Any]] = [("id", rid)]
     if shape == "tool_output":

@@ -24,7 +24,14 @@ from workers.core.catalog import ENGINES
 from workers.core.errors import CtxpressError
 from workers.messages.model import Format, Path, Record, Unit
 
-__all__ = ["RESERVED_KEY", "InvalidRecord", "apply_texts", "parse_record", "record_id"]
+__all__ = [
+    "RESERVED_KEY",
+    "InvalidRecord",
+    "apply_texts",
+    "id_problem",
+    "parse_record",
+    "record_id",
+]
 
 RESERVED_KEY = "compression"
 _SYSTEM_ROLES = frozenset({"system", "developer"})
@@ -46,6 +53,28 @@ def record_id(value: Any) -> str | None:
     rid = value.get("id") if isinstance(value, dict) else None
     if isinstance(rid, str | int) and not isinstance(rid, bool):
         return str(rid)
+    return None
+
+
+def id_problem(value: Any) -> str | None:
+    """Why a decoded record's ``id`` is not valid, or None (also None for a non-object).
+
+    The one id rule of the CLI and the worker (whose JSON Schemas say the same): every
+    record has an ``id``, a non-empty string or an integer; it keys the compressed
+    record, its stats, its stashes and its dead letters.
+    """
+    if not isinstance(value, dict):
+        return None
+    if "id" not in value or value["id"] is None:
+        return (
+            "record has no 'id'; every record needs one (a non-empty string or an integer): "
+            "it keys the output, the stats and the dead letters"
+        )
+    rid = value["id"]
+    if isinstance(rid, bool) or not isinstance(rid, str | int):
+        return f"field 'id' must be a non-empty string or an integer, got {type(rid).__name__}"
+    if rid == "":
+        return "field 'id' is empty; it must be a non-empty string or an integer"
     return None
 
 

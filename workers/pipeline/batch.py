@@ -17,6 +17,7 @@ from typing import Any
 from workers.core.jsonl import BadLine, decode_line, dump_layout
 from workers.core.offload import OffloadStore, stored_text
 from workers.core.redact import redact
+from workers.messages import id_problem
 from workers.messages.wire import compressed_line
 from workers.pipeline.runner import Outcome, Pipeline, RecordError
 
@@ -147,6 +148,21 @@ def compress_lines(
                     None,
                     "decode",
                     "InvalidJSON",
+                ),
+            )
+            continue
+        problem = id_problem(value)
+        if problem is not None:  # the worker's rule too (its schemas and process.py)
+            yield LineResult(
+                line_no,
+                len(raw),
+                dead_letter=dead_letter_for_line(
+                    line_no,
+                    f"line {line_no}: {problem}",
+                    stripped,
+                    None,
+                    "validate",
+                    "InvalidRecord",
                 ),
             )
             continue

@@ -52,7 +52,7 @@ import orjson
 from workers.core.jsonl import BadLine, decode_line, dump_layout
 from workers.core.offload import stored_text
 from workers.core.redact import redact
-from workers.messages import RESERVED_KEY, record_id
+from workers.messages import RESERVED_KEY, id_problem, record_id
 from workers.messages.wire import compressed_line
 from workers.pipeline.batch import dead_letter_for_line, redact_bytes, redact_letter
 from workers.pipeline.runner import Outcome, Pipeline, RecordError, Rejection
@@ -213,7 +213,7 @@ class Processor:
                 )
             reason = value.reason.removeprefix("line 0: ")
             return self._reject(msg, "decode", "JSONDecodeError", f"value is {reason}", None)
-        schema_error = self.validator.error(msg.topic, value)
+        schema_error = self.validator.error(msg.topic, value) or id_problem(value)
         if schema_error is not None:
             return self._reject(
                 msg, "validate", "SchemaValidationError", schema_error, record_id(value)
