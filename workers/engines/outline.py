@@ -46,11 +46,12 @@ from typing import Any
 
 from workers.engines._code import Symbol, language_of, symbols
 from workers.engines._shell import READ_FAILED, Read, parse_access
-from workers.engines._text import PointedAt, nonzero, restores, stash_marker
+from workers.engines._text import PointedAt, nonzero, restores, safe_note, stash_marker
 from workers.engines.base import Engine, EngineContext, EngineOutput
 from workers.fidelity.facts import critical_lines
 from workers.fidelity.lossy import check_lossy
 from workers.markers import has_marker
+from workers.markers.stash import offload_marker
 from workers.messages.model import Unit
 
 __all__ = ["MIN_BODY_SAVING", "MIN_LINES", "OutlineEngine"]
@@ -60,6 +61,10 @@ MIN_BODY_SAVING = 12  # tokens a stashed run must save over its marker line
 _WORD = re.compile(r"[A-Za-z_$][\w$]*")
 _LINE_REF = re.compile(r"([\w.@+-]+\.[A-Za-z]\w{0,9})(?:\", line |:)(\d{1,7})\b")
 _NUMBERED_LINE = re.compile(r"^([ \t]*)(\d{1,9})(→|\t)")
+# A marker line costs about 25 tokens (a 16-hex key is ~10 of them): a run of
+# 400 characters or more (~90 tokens of code) always saves MIN_BODY_SAVING.
+_SURE_CHARS = 400
+_SAMPLE_KEY = "0" * 16
 
 
 @dataclass(slots=True)
@@ -306,7 +311,10 @@ def _stash_run(
     original = "\n".join(lines[first : last + 1])[len(indent) :]
     a, b = numbers[first], numbers[last]
     where = f"lines {a}-{b}" if a is not None and b is not None else f"{last - first + 1} lines"
-    marker, key = stash_marker(f"body of {name} ({where})", original)
-    if ctx.tokens.count(original) - ctx.tokens.count(marker) < MIN_BODY_SAVING:
-        return None
+    note = f"body of {name} ({where})"
+    if len(original) < _SURE_CHARS:  # longer runs always pay; shorter ones are counted
+        cost = ctx.tokens.count(offload_marker(safe_note(note), _SAMPLE_KEY))
+        if ctx.tokens.count(original) - cost < MIN_BODY_SAVING:
+            return None
+    marker, key = stash_marker(note, original)
     return indent + marker, key, original
