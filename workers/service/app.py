@@ -48,6 +48,7 @@ from typing import Any, Literal
 import faust
 from prometheus_client import CollectorRegistry
 
+from workers.core.catalog import MODES
 from workers.core.offload import OffloadStore
 from workers.core.settings import Settings, SettingsError
 from workers.pipeline.factory import build_pipeline
@@ -254,6 +255,7 @@ def create_app(
     metrics = Metrics(registry)
     metrics.info.labels(settings.processing_guarantee, settings.mode).set(1)
     pipeline = pipeline or build_pipeline(settings)
+    metrics.prime({mode: [e.name for e in pipeline.engines_for(mode)] for mode in MODES})
     deterministic = settings.processing_guarantee == "at_least_once"
     processor = Processor(
         pipeline,

@@ -24,17 +24,61 @@ are low-cardinality: mode, engine, topic, outcome, violation kind, stage.
 | ctxpress_redelivered_skipped_total | counter | |
 | ctxpress_gap_records_filled_total | counter | |
 | ctxpress_worker_info | gauge (1) | guarantee, default_mode |
+
+The counters a dashboard reads with ``increase()``/``rate()`` by label start at 0 for every
+known label value (:meth:`Metrics.prime`): dead letters by reason, gate rejections by engine
+and kind, records out by mode and outcome, engine runs by mode, engine and status, tokens and
+latency by mode (and engine).  A series that appeared only with its first event
+would make ``increase()`` miss that event (2 dead letters read as 0).
 """
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections.abc import Iterable, Mapping, Sequence
 
 from prometheus_client import CollectorRegistry, Counter, Gauge, Histogram
 
 from workers.service.records import Processed
 
-__all__ = ["LATENCY_BUCKETS", "Metrics"]
+__all__ = [
+    "DEAD_LETTER_REASONS",
+    "ENGINE_STATUSES",
+    "GATE_KINDS",
+    "LATENCY_BUCKETS",
+    "OUTCOMES",
+    "Metrics",
+]
+
+#: every stage a dead letter can name (workers.service.process, workers.pipeline.runner)
+DEAD_LETTER_REASONS = ("decode", "validate", "tokenize", "pipeline", "publish", "gate", "engine")
+#: what the fidelity gate reports (workers.fidelity: protected spans and critical lines;
+#: ``lossless`` for a lossless engine that does not decode back, ``error`` for one that raised)
+GATE_KINDS = (
+    "url",
+    "fenced_code",
+    "inline_code",
+    "path",
+    "version",
+    "identifier",
+    "json_key",
+    "number",
+    "error_line",
+    "error_detail",
+    "stack_frame",
+    "diff_header",
+    "finding",
+    "test_failure",
+    "test_summary",
+    "git_status_path",
+    "grep_file",
+    "constraint",
+    "negation",
+    "lossless",
+    "error",
+)
+OUTCOMES = ("compressed", "dead_letter")
+#: what an engine run ends as (workers.pipeline.runner)
+ENGINE_STATUSES = ("applied", "unchanged", "inflation", "fidelity", "error", "disabled")
 
 LATENCY_BUCKETS = (
     0.0005,
@@ -142,6 +186,28 @@ class Metrics:
             ["guarantee", "default_mode"],
             registry=registry,
         )
+
+    def prime(self, engines_by_mode: Mapping[str, Sequence[str]]) -> None:
+        """Create the labelled series the dashboards watch at 0 for every known label value:
+        ``engines_by_mode`` is the chain the worker runs for each mode."""
+        for reason in DEAD_LETTER_REASONS:
+            self.dead_letters.labels(reason)
+        for outcome in OUTCOMES:
+            for mode in engines_by_mode:
+                self.records_out.labels(mode, outcome)
+        self.records_out.labels("unknown", "dead_letter")  # rejected before its mode was known
+        for mode, engines in engines_by_mode.items():
+            self.latency.labels(mode)
+            self.record_tokens_before.labels(mode)
+            self.record_tokens_after.labels(mode)
+            for engine in engines:
+                self.engine_tokens_before.labels(mode, engine)
+                self.engine_tokens_after.labels(mode, engine)
+                for status in ENGINE_STATUSES:
+                    self.engine_runs.labels(mode, engine, status)
+        for engine in sorted({e for engines in engines_by_mode.values() for e in engines}):
+            for kind in GATE_KINDS:
+                self.gate_rejections.labels(engine, kind)
 
     def observe(self, results: Iterable[Processed]) -> None:
         count = 0
