@@ -30,8 +30,10 @@ def test_bare_bench_runs_every_mode_on_the_corpus_and_prints_both_tokenizers(
 ) -> None:
     assert main(["bench"]) == 0
     captured = capsys.readouterr()
-    rows = [line.split() for line in captured.out.splitlines()[1:]]
+    mode_table = captured.out.split("\n\n", 1)[0]  # the family table follows a blank line
+    rows = [line.split() for line in mode_table.splitlines()[1:]]
     assert [r[0] for r in rows] == ["lossless", "standard", "aggressive"]
+    assert "savings per output family" in captured.out
     assert all(float(r[1]) > 0 for r in rows)
     assert "median of 5 cold passes" in captured.err
     assert "bpe-openai" in captured.err and "tiktoken" in captured.err

@@ -30,6 +30,7 @@ from pathlib import Path
 from typing import Any
 
 import orjson
+import pytest
 from hypothesis import HealthCheck, event, given, settings
 from hypothesis import strategies as st
 
@@ -360,6 +361,7 @@ def test_line_round_trips_byte_for_byte_or_dead_letters(
     assert restored == line.removesuffix(b"\n")
 
 
+@pytest.mark.slow  # the real CLI, whole files: minutes on a loaded machine
 @given(st.lists(lines(), min_size=1, max_size=8))
 @settings(
     max_examples=max(EXAMPLES // 10, 10),
