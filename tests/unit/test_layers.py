@@ -124,3 +124,15 @@ def test_settings_never_print_secrets() -> None:
     assert "hunter2-secret" not in repr(settings)
     assert "hunter2-secret" not in str(settings)
     assert settings.kafka_sasl_password == "hunter2-secret"
+
+
+def test_every_engine_of_the_catalog_is_in_the_independence_contract() -> None:
+    import tomllib
+
+    from workers.core.catalog import ENGINES
+
+    config = tomllib.loads((REPO / "pyproject.toml").read_text(encoding="utf-8"))
+    contracts = config["tool"]["importlinter"]["contracts"]
+    independent = next(c for c in contracts if c["type"] == "independence")
+    engine_modules = {path.partition(":")[0] for path in ENGINES.values()}
+    assert set(independent["modules"]) == engine_modules
