@@ -242,3 +242,32 @@ def test_an_anthropic_record_without_format_compresses_and_expands_byte_for_byte
     back = tmp_path / "back.jsonl"
     assert main(["expand", "-i", str(tmp_path / "out.jsonl"), "-o", str(back)]) == 0
     assert back.read_bytes() == line
+
+
+# -- deterministic output ----------------------------------------------------------------------
+
+SAMPLE = Path(__file__).resolve().parents[2] / "samples" / "sample.jsonl"
+
+
+@pytest.mark.parametrize("mode", ["lossless", "standard"])
+def test_the_same_input_gives_the_same_output_bytes(tmp_path: Path, mode: str) -> None:
+    outputs = []
+    for run in range(2):
+        d = tmp_path / str(run)
+        d.mkdir()
+        args = ["compress", "--mode", mode, "-i", str(SAMPLE), "-o", str(d / "out.jsonl.gz")]
+        main([*args, "--stats", str(d / "stats.jsonl"), "--offload", str(d / "stash"), "--quiet"])
+        outputs.append((d / "out.jsonl.gz").read_bytes())
+        stats = [json.loads(x) for x in (d / "stats.jsonl").read_bytes().splitlines()]
+        assert any(s["duration_ms"] > 0 for s in stats)  # the real timings are in the stats
+    assert outputs[0] == outputs[1]
+    records = [json.loads(x) for x in gzip.decompress(outputs[0]).splitlines()]
+    assert records and all(r["compression"]["duration_ms"] == 0 for r in records)
+    assert all(e["ms"] == 0 for r in records for e in r["compression"]["engines"])
+
+
+def test_timings_brings_the_timings_back(tmp_path: Path) -> None:
+    args = ["compress", "--mode", "lossless", "-i", str(SAMPLE), "-o", str(tmp_path / "o.jsonl")]
+    assert main([*args, "--quiet", "--timings"]) == 0
+    records = [json.loads(x) for x in (tmp_path / "o.jsonl").read_bytes().splitlines()]
+    assert any(r["compression"]["duration_ms"] > 0 for r in records)

@@ -116,6 +116,12 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
         help="exit 1 when more than this share of the input lines (0 to 1) became dead letters "
         "(a run in which no record came out exits 1 anyway)",
     )
+    p.add_argument(
+        "--timings",
+        action="store_true",
+        help="keep duration_ms and each engine's ms in the compressed records (default: 0, so "
+        "the same input and settings give the same output bytes; --stats has the real timings)",
+    )
     p.add_argument("--quiet", action="store_true", help="do not print the summary table")
     p.add_argument(
         "--explain",
@@ -188,7 +194,7 @@ def _run(args: argparse.Namespace) -> int:
 
             explainer = Explainer(explain_out, pipeline)
             lines = explainer.watch(lines)
-        for result in compress_lines(lines, pipeline, store):
+        for result in compress_lines(lines, pipeline, store, timings=args.timings):
             summary.add(result)
             progress.update(result.size)
             if result.outcome is None:

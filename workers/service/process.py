@@ -43,7 +43,7 @@ import base64
 import hashlib
 import logging
 import time
-from collections.abc import Callable, Mapping
+from collections.abc import Callable
 from datetime import UTC, datetime
 from typing import Any
 
@@ -52,9 +52,14 @@ import orjson
 from workers.core.jsonl import BadLine, decode_line, dump_layout
 from workers.core.offload import stored_text
 from workers.core.redact import redact
-from workers.messages import RESERVED_KEY, id_problem, record_id
+from workers.messages import id_problem, record_id
 from workers.messages.wire import compressed_line
-from workers.pipeline.batch import dead_letter_for_line, redact_bytes, redact_letter
+from workers.pipeline.batch import (
+    dead_letter_for_line,
+    redact_bytes,
+    redact_letter,
+    without_timings,
+)
 from workers.pipeline.runner import Outcome, Pipeline, RecordError, Rejection
 from workers.service.dead_letters import (
     COPIED_HEADERS_BYTES,
@@ -243,7 +248,7 @@ class Processor:
         key = rid.encode("utf-8") if rid is not None else msg.key
         record = outcome.record
         if self.deterministic:
-            record = _without_timings(record)
+            record = without_timings(record)
         try:
             # the input's own bytes with only the changed strings spliced in (layout "bytes"),
             # or None when a known serialiser reproduces the input (layout named, compact out)
@@ -464,13 +469,3 @@ def _mode_of(raw: bytes) -> str:
         return "unknown"
     mode = value.get("mode") if isinstance(value, dict) else None
     return mode if mode in ("off", "lossless", "standard", "aggressive") else "unknown"
-
-
-def _without_timings(record: Mapping[str, Any]) -> dict[str, Any]:
-    """The record with its run-dependent timings zeroed (byte-identical reruns)."""
-    out = dict(record)
-    comp = dict(out[RESERVED_KEY])
-    comp["duration_ms"] = 0.0
-    comp["engines"] = [{**e, "ms": 0.0} for e in comp.get("engines", ())]
-    out[RESERVED_KEY] = comp
-    return out
