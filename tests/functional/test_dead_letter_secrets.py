@@ -24,7 +24,7 @@ def _record(**extra: object) -> bytes:
 
 def _cli_letters(tmp_path: Path, lines: list[bytes]) -> bytes:
     src, out, dlq = tmp_path / "in.jsonl", tmp_path / "out.jsonl", tmp_path / "dlq.jsonl"
-    src.write_bytes(b"\n".join(lines) + b"\n")
+    src.write_bytes(b"\n".join([_record(), *lines]) + b"\n")  # one good record: exit 0
     args = ["compress", "--mode", "off", "-i", str(src), "-o", str(out), "--dead-letter", str(dlq)]
     assert main([*args, "--quiet"]) == 0
     return dlq.read_bytes()

@@ -76,3 +76,23 @@ def test_a_text_whose_lower_case_changes_length_is_still_redacted() -> None:
     assert redact("İİİİ password=hunter2secret") == "İİİİ password=[REDACTED:kv_secret]"
     key = "sk-" + "Ab3" * 16
     assert redact(f"İ token {key}") == "İ token [REDACTED:openai_key]"
+
+
+def _body(lines: int = 3) -> str:
+    import base64
+    import random
+
+    rng = random.Random(7)
+    return "\n".join(base64.b64encode(rng.randbytes(48)).decode() for _ in range(lines))
+
+
+def test_a_key_body_split_from_its_begin_and_end_lines_is_redacted() -> None:
+    body = _body()
+    assert redact(f"x\n{body}\nQUJD==\nnext") == "x\n[REDACTED:pem_private_key]\nnext"
+    assert redact(f"log ms: {body}\nnext") == "log ms: [REDACTED:pem_private_key]\nnext"
+    escaped = body.replace("\n", "\\n")  # inside a JSON line (a dead letter's original)
+    assert redact(f'{{"a": "{escaped}", ') == '{"a": "[REDACTED:pem_private_key]", '
+    tail = f"log: {body}\n-----END PRIVATE KEY-----\n"
+    assert redact(tail) == "log: [REDACTED:pem_private_key]\n-----END PRIVATE KEY-----\n"
+    hexes = "\n".join(f"{n:064x}" for n in range(10**70, 10**70 + 3))  # sha256s: not keys
+    assert redact(hexes) == hexes

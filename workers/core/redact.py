@@ -86,17 +86,87 @@ _B64_LINE = re.compile(r"[A-Za-z0-9+/=]{16,120}\r?")
 
 
 def _pem_tail(match: re.Match[str]) -> _Span | None:
-    """An END line whose BEGIN is elsewhere (a block split across a marker): its base64 lines."""
+    """An END line whose BEGIN is elsewhere (a block split across a marker): its base64 lines.
+
+    Read backwards from the END line: base64 lines (or ones already redacted), then the
+    base64 end of the line before them (a log prefix); lines may be JSON-escaped (``\\n``).
+    """
     text = match.string
-    start = match.start()
-    for _ in range(500):
-        prev = text.rfind("\n", 0, start - 1)
-        if not _B64_LINE.fullmatch(text, prev + 1, start - 1):
-            break
-        start = prev + 1
-        if prev < 0:
-            break
-    return (start, match.start() - 1) if start < match.start() else None
+    end = match.start()
+    back = _TAIL_REVERSED.match(text[max(0, end - 200_000) : end][::-1])
+    if back is None or not back.group():
+        return None
+    sep = 2 if text.endswith("\\n", 0, end) else 1
+    if text.endswith("\r", 0, end - 1) or text.endswith("\\r", 0, end - 2):
+        sep += sep
+    start = end - back.end()
+    rest = text[start : end - sep].replace(_BODY_DONE, "")
+    if not rest.replace("\\r", "").replace("\\n", "").strip():
+        return None  # only bodies redacted already
+    return (start, end - sep)
+
+
+_BODY_DONE = "[REDACTED:pem_private_key]"
+# read reversed: a line break, a base64 line (or a redacted body), repeated; then the
+# base64 end of the line before them ("\\n" reversed reads "n\\")
+_SEP = r"(?:\n\r?|n\\(?:r\\)?)"
+_TAIL_REVERSED = re.compile(
+    rf"(?:{_SEP}(?:[A-Za-z0-9+/=]{{16,120}}|{re.escape(_BODY_DONE[::-1])})(?=\n|n\\|$))*"
+    rf"(?:{_SEP}[A-Za-z0-9+/=]{{16,120}})?"
+)
+# The body of a key block without its BEGIN and END lines (a block an engine split):
+# two or more full 64-character base64 lines in a row, each holding both cases and a digit
+# (a sha256 in hex never does), then maybe the block's shorter last line.
+_BODY_LINE = re.compile(r"[A-Za-z0-9+/]{64}")
+_LAST_LINE = re.compile(r"[A-Za-z0-9+/]{1,64}={0,2}(?![A-Za-z0-9+/=])")
+
+
+def _body_line(line: str) -> bool:
+    return len(line) == 64 and _BODY_LINE.fullmatch(line) is not None and _mixed(line)
+
+
+def _pem_bodies(text: str) -> tuple[str, int]:
+    total = 0
+    for sep in ("\n", "\\n"):
+        if sep not in text:
+            continue
+        cr = "\r" if sep == "\n" else "\\r"
+        lines = text.split(sep)
+        bare = [line.removesuffix(cr) for line in lines]
+        out: list[str] = []
+        i, n, found = 0, len(lines), 0
+        while i < n:
+            # a first line may carry a prefix (a log line's start) before its 64 characters
+            head = bare[i][-64:]
+            starts = (
+                _body_line(head)
+                and (len(bare[i]) == 64 or not bare[i][-65].isalnum())
+                and i + 1 < n
+                and _body_line(bare[i + 1])
+            )
+            if not starts:
+                out.append(lines[i])
+                i += 1
+                continue
+            j = i + 1
+            while j < n and _body_line(bare[j]):
+                j += 1
+            tail = ""
+            if j < n:  # the block's last line, maybe followed by other text (a quote)
+                last = _LAST_LINE.match(bare[j])
+                after = bare[j][last.end() : last.end() + 1] if last is not None else ""
+                word = last.group() if last is not None else ""
+                random_like = "=" in word or any(c.isdigit() or c.isupper() for c in word)
+                if last is not None and after in ("", '"', "'", "\\") and random_like:
+                    tail = lines[j][last.end() :]
+                    j += 1
+            out.append(bare[i][:-64] + _BODY_DONE + tail)
+            found += 1
+            i = j
+        if found:
+            text = sep.join(out)
+            total += found
+    return text, total
 
 
 def _telegram(match: re.Match[str]) -> _Span | None:
@@ -195,14 +265,14 @@ _RULES: tuple[_Rule, ...] = (
             _PRIVATE
             + r"(?:[\s\S]{0,20000}?"
             + _PRIVATE_END
-            + r"|(?:\r?\n[A-Za-z0-9+/=:\- ]{0,120}){0,500})"
+            + r"|(?:(?:\r?\n|(?:\\r)?\\n)[A-Za-z0-9+/=:\- ]{0,120}){0,500})"
         ),
         ("-----BEGIN ",),
     ),
     _Rule(
         "pem_private_key",
         # an END whose BEGIN is elsewhere (a block split across a marker)
-        re.compile(r"(?<=\n)" + _PRIVATE_END),
+        re.compile(r"(?:(?<=\n)|(?<=\\n))" + _PRIVATE_END),
         ("-----END ",),
         accept=_pem_tail,
     ),
@@ -384,10 +454,8 @@ def _lower(text: str) -> str:
     folded = text.lower()
     if len(folded) == len(text):
         return folded
-    return text.translate(_ASCII_LOWER)  # the literals are ASCII
-
-
-_ASCII_LOWER = {c: c + 32 for c in range(ord("A"), ord("Z") + 1)}
+    # the literals are ASCII: any other character may stand as "?" (one code point each)
+    return text.encode("ascii", "replace").lower().decode("ascii")
 
 
 # Any literal of any rule, one scan each way: most texts hold none of them.
@@ -403,13 +471,13 @@ def redact_count(text: str) -> tuple[str, int]:
     """``text`` with every known kind of secret replaced by ``[REDACTED:kind]``, and the count."""
     if not text:
         return text, 0
+    total = 0
     lowered = _lower(text)
     if _CASED_LITERALS.search(text) is None and not any(
         map(lowered.__contains__, _FOLDED_LITERALS)
     ):
-        return text, 0
+        return _bodies(text, total)
     folded: str | None = lowered
-    total = 0
     for rule in _RULES:
         if rule.folded:
             if folded is None:
@@ -423,7 +491,29 @@ def redact_count(text: str) -> tuple[str, int]:
         if count:
             total += count
             folded = None
+    return _bodies(text, total)
+
+
+def _bodies(text: str, total: int) -> tuple[str, int]:
+    """Last: key block bodies that no rule saw whole (their BEGIN and END lines elsewhere)."""
+    if len(text) >= 130 and _may_hold_body(text):
+        text, count = _pem_bodies(text)
+        total += count
     return text, total
+
+
+def _may_hold_body(text: str) -> bool:
+    """Two lines in a row at least a key block's width (64): cheaper than looking closer."""
+    for sep in ("\n", "\\n"):
+        if sep not in text:
+            continue
+        previous = False
+        for line in text.split(sep):
+            width = len(line) >= 64
+            if width and previous:
+                return True
+            previous = width
+    return False
 
 
 def redact(text: str) -> str:

@@ -1,0 +1,41 @@
+"""Every true secret of the labelled set: never in the offload store nor in a dead letter."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import orjson
+
+from tests.unit.secrets_set import SECRETS
+from workers.cli import main
+
+
+def test_no_true_secret_reaches_the_store_or_the_dead_letters(tmp_path: Path) -> None:
+    lines = []
+    for n, (_, text, _) in enumerate(SECRETS):
+        log = "\n".join(
+            f"2025-01-01 12:00:{i % 60:02d} INFO worker {i} step {i * 7 % 900} ms: {text}"
+            for i in range(60)
+        )
+        tool = {"id": f"t{n}", "kind": "tool_output", "mode": "standard", "content": log + "\n"}
+        lines.append(orjson.dumps(tool))
+        lines.append(b'{"id": "broken", "note": ' + orjson.dumps(text) + b", ")  # not JSON
+    src, out, dlq, st = (tmp_path / n for n in ("in.jsonl", "out.jsonl", "dlq.jsonl", "st"))
+    src.write_bytes(b"\n".join(lines) + b"\n")
+    args = ["compress", "-i", str(src), "-o", str(out), "--dead-letter", str(dlq)]
+    assert main([*args, "--offload", str(st), "--quiet"]) == 0
+    stored = b"".join(p.read_bytes() for p in st.rglob("*") if p.is_file())
+    assert len(stored) > 100_000  # the logs were stashed
+    letters = dlq.read_bytes()
+    assert letters.count(b"\n") >= len(SECRETS)
+    leaked = []
+    for kind, _, secret in SECRETS:
+        lines = [x for x in secret.splitlines() if not x.startswith("-----")]
+        # a key block's body lines: no two in a row in the store (an engine may cut a
+        # block so that a lone line is all a stash holds), none in a dead letter
+        pairs = ["\n".join(lines[i : i + 2]) for i in range(len(lines) - 1)] or lines
+        if any(p.encode() in stored for p in pairs):
+            leaked.append((kind, secret, "store"))
+        if any(orjson.dumps(x)[1:-1] in letters for x in lines):
+            leaked.append((kind, secret, "dead letter"))
+    assert leaked == []
