@@ -5,21 +5,38 @@ A few hundred records per size keep it short; the README's numbers come from the
 
 from __future__ import annotations
 
+import asyncio
 import json
 import subprocess
 import sys
+import time
 from pathlib import Path
 
 import pytest
 
 from tests.kafka_broker import kafka_bootstrap  # noqa: F401
+from workers.service.kafka import clients
+from workers.service.topics import load_topics
 
 pytestmark = [pytest.mark.kafka, pytest.mark.timeout(300)]
 
 CTXPRESS = Path(sys.executable).with_name("ctxpress")
 
 
+def _bench_topics(bootstrap: str) -> set[str]:
+    async def go() -> set[str]:
+        admin = clients.admin(clients.connection(bootstrap=bootstrap))
+        await admin.start()
+        try:
+            return {t for t in await admin.list_topics() if t.startswith("bench")}
+        finally:
+            await admin.close()
+
+    return asyncio.run(go())
+
+
 def test_bench_kafka_measures_every_path_for_both_sizes(kafka_bootstrap: str) -> None:  # noqa: F811
+    before = _bench_topics(kafka_bootstrap)
     done = subprocess.run(
         [
             str(CTXPRESS),
@@ -51,3 +68,10 @@ def test_bench_kafka_measures_every_path_for_both_sizes(kafka_bootstrap: str) ->
         else:
             assert row["records"] == 800, row
     assert "worker at " in done.stdout and "% of in-process for 50 KB records" in done.stdout
+    # the topics it made are gone (deletion is asynchronous on the broker: allow a moment)
+    made = 2 * (len(load_topics()) + 2)  # per size: topics/ and the plain loop's two
+    assert f"bench-kafka: deleted {made} topics" in done.stderr, done.stderr[-2000:]
+    deadline = time.monotonic() + 30
+    while (left := _bench_topics(kafka_bootstrap) - before) and time.monotonic() < deadline:
+        time.sleep(0.5)
+    assert not left, sorted(left)

@@ -224,8 +224,40 @@ def run_bench(
     sizes: Sequence[int],
     records: int | None = None,
     mode: str = "lossless",
+    keep_topics: bool = False,
 ) -> list[Result]:
+    """Every path for every size; the topics it creates are deleted at the end (also after a
+    failure) unless ``keep_topics``."""
     tag = uuid.uuid4().hex[:8]
+    try:
+        return _run_bench(settings, sizes, records, mode, tag)
+    finally:
+        if not keep_topics:
+            prefix = f"bench{tag}-"
+            try:
+                gone = asyncio.run(_delete_topics(settings, prefix))
+            except Exception as exc:  # the run's own error matters more
+                print(f"bench-kafka: could not delete the {prefix}* topics: {exc}", file=sys.stderr)
+            else:
+                print(f"bench-kafka: deleted {gone} topics ({prefix}*)", file=sys.stderr)
+
+
+async def _delete_topics(settings: Settings, prefix: str) -> int:
+    """Delete every topic whose name starts with ``prefix``; returns how many."""
+    admin = clients.admin(clients.connection(settings))
+    await admin.start()
+    try:
+        doomed = sorted(t for t in await admin.list_topics() if t.startswith(prefix))
+        if doomed:
+            await admin.delete_topics(doomed)
+        return len(doomed)
+    finally:
+        await admin.close()
+
+
+def _run_bench(
+    settings: Settings, sizes: Sequence[int], records: int | None, mode: str, tag: str
+) -> list[Result]:
     base_settings = settings
     results: list[Result] = []
     with tempfile.TemporaryDirectory(prefix="ctxpress-bench-") as tmp_name:
@@ -302,9 +334,10 @@ def main(
     records: int | None,
     mode: str,
     as_json: bool,
+    keep_topics: bool = False,
 ) -> int:
     try:
-        results = run_bench(settings, sizes, records, mode)
+        results = run_bench(settings, sizes, records, mode, keep_topics)
     except Exception as exc:
         hint = clients.kafka_error_hint(exc, "bench-kafka", settings_hint=False)
         if hint is None:

@@ -19,7 +19,8 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
         description=(
             "Measure records/s and MB/s through the local broker for 2 KB and 50 KB records: the "
             "ctxpress worker, a plain aiokafka consume->produce loop on the same broker, and the "
-            "in-process pipeline. Starts its own worker; needs a running broker."
+            "in-process pipeline. Starts its own worker; needs a running broker. The topics it "
+            "creates are deleted at the end."
         ),
     )
     b.add_argument(
@@ -34,6 +35,12 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
         "--mode", default="lossless", help="compression mode of the records (default: lossless)"
     )
     b.add_argument("--json", action="store_true", help="print the results as JSON too")
+    b.add_argument(
+        "--keep-topics",
+        action="store_true",
+        help="keep the bench<uuid>-* topics it creates (deleted at the end by default, also "
+        "when the run fails)",
+    )
     b.add_argument(
         "--bootstrap",
         default=None,
@@ -56,4 +63,4 @@ def _bench(args: argparse.Namespace) -> int:
         print(f"ctxpress bench-kafka: {exc}", file=sys.stderr)
         return 2
     sizes: Sequence[int] = [int(s) for s in args.sizes.split(",") if s.strip()]
-    return bench_main(settings, sizes, args.records, args.mode, args.json)
+    return bench_main(settings, sizes, args.records, args.mode, args.json, args.keep_topics)
