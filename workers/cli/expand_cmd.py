@@ -57,7 +57,11 @@ def run(args: argparse.Namespace) -> int:
 
 def _run(args: argparse.Namespace) -> int:
     # a typo must not create a folder: expand only reads the store
-    store = DirectoryStore(offload_dir(args.offload, create=False)) if args.offload else None
+    store = (
+        DirectoryStore(offload_dir(args.offload, create=False), create=False)
+        if args.offload
+        else None
+    )
     source, _, _ = open_input(args.input)
     refuse_overwrite(source, (("-o", args.output),))
     errors = 0

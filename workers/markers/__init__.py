@@ -16,37 +16,127 @@ with the writer and the decoder, one row below, and its name in
 | ``[[json-min:v1 LAYOUT]]…[[/json-min]]`` | :mod:`~workers.markers.json_min` | jsonminify |
 | ``[[json-table:v1 columns=[…] rows=N LAYOUT]]…`` | :mod:`~workers.markers.json_table` | jsontable |
 | ``[[dup:v1 src=UNIT at=N len=N \\| preview]]`` | :mod:`~workers.markers.dup` | dedup |
+
+A marker counts only if the record's own pipeline wrote it.  Two rules hold
+that: after every engine, a text that newly holds marker-like text its engine
+may not write (:func:`unwritten_markers`: a stash key not in the engine's own
+stash, another engine's marker) is rejected by the gate (kind ``marker``);
+and the record's ``compression`` object carries a :class:`Manifest` (the
+stash keys and back-references its engines wrote), and expand resolves only
+those: any other ``<<cx:KEY>>`` or ``[[dup:...]]`` stays literal text.
 """
 
 from __future__ import annotations
 
 import re
-from collections.abc import Callable, Mapping
-from dataclasses import dataclass
+from collections import Counter
+from collections.abc import Callable, Collection, Iterable, Mapping
+from dataclasses import dataclass, field
+from typing import Any
 
 from workers.core.errors import CtxpressError
-from workers.core.offload import OffloadStore
-from workers.markers import dup, json_min, json_table, stash, structured_view
+from workers.core.offload import KEY_HEX, OffloadStore
+from workers.markers import dup, json_min, json_table, stash, structured_view, superseded
 
 __all__ = [
     "LOCK",
+    "MANIFEST_KEY",
     "MARKERS",
     "DecodeInput",
+    "Manifest",
     "Marker",
     "MissingMarker",
     "has_marker",
     "marker_of",
+    "marker_tokens",
     "store_free_decoders",
+    "unwritten_markers",
 ]
+
+
+MANIFEST_KEY = "markers"  # where the manifest lives in a record's ``compression`` object
+
+
+@dataclass(frozen=True, slots=True)
+class Manifest:
+    """The markers a record's own pipeline wrote: all expand may resolve.
+
+    ``stash``: every stash key the record's texts (and its stashes) point at;
+    ``dup``: per unit, the :func:`workers.markers.dup.ref_id` of each dedup
+    back-reference; ``newer``: per unit, the message indexes its
+    read-lifecycle notes name as the newer copy.  In the ``compression``
+    object (:data:`MANIFEST_KEY`) it is keys only:
+    ``{"stash": ["KEY", ...], "dup": ["UNIT=SRC:AT:LEN", ...], "newer": ["UNIT>INDEX", ...]}``,
+    each list sorted, empty lists left out, the object left out when empty.
+    """
+
+    stash: frozenset[str] = frozenset()
+    dup: Mapping[str, frozenset[str]] = field(default_factory=dict)
+    newer: Mapping[str, frozenset[int]] = field(default_factory=dict)
+
+    def __bool__(self) -> bool:
+        return bool(self.stash or self.dup or self.newer)
+
+    def as_json(self) -> dict[str, list[str]]:
+        out: dict[str, list[str]] = {}
+        if self.stash:
+            out["stash"] = sorted(self.stash)
+        if self.dup:
+            out["dup"] = sorted(f"{uid}={ref}" for uid, refs in self.dup.items() for ref in refs)
+        if self.newer:
+            out["newer"] = sorted(f"{uid}>{i}" for uid, idx in self.newer.items() for i in idx)
+        return out
+
+    @classmethod
+    def from_json(cls, value: Any) -> Manifest:
+        """The manifest of a ``compression`` object's entry; anything malformed counts as empty."""
+        if not isinstance(value, dict):
+            return cls()
+        keys = frozenset(k for k in _strings(value.get("stash")) if _KEY.fullmatch(k))
+        dups: dict[str, set[str]] = {}
+        for item in _strings(value.get("dup")):
+            uid, sep, ref = item.partition("=")
+            if sep:
+                dups.setdefault(uid, set()).add(ref)
+        newer: dict[str, set[int]] = {}
+        for item in _strings(value.get("newer")):
+            uid, sep, index = item.partition(">")
+            if sep and index.lstrip("-").isdigit():
+                newer.setdefault(uid, set()).add(int(index))
+        return cls(
+            keys,
+            {u: frozenset(r) for u, r in dups.items()},
+            {u: frozenset(i) for u, i in newer.items()},
+        )
+
+    @classmethod
+    def of_record(cls, compression: Any) -> Manifest:
+        """The manifest in a record's ``compression`` object (empty when it has none)."""
+        if not isinstance(compression, dict):
+            return cls()
+        return cls.from_json(compression.get(MANIFEST_KEY))
+
+
+_KEY = re.compile(r"[0-9a-f]{8,64}")
+
+
+def _strings(value: Any) -> Iterable[str]:
+    return (v for v in value if isinstance(v, str)) if isinstance(value, list) else ()
 
 
 @dataclass(frozen=True, slots=True)
 class DecodeInput:
-    """What a decoder may need besides the text: restored earlier units, the stash store."""
+    """What a decoder may need besides the text: restored earlier units, the stash store.
+
+    ``manifest``: what the record's pipeline wrote (None: trust every marker,
+    for callers that decode their own engine's output); ``uid``: the unit.
+    """
 
     restored: Mapping[str, str]
     store: OffloadStore | None
     missing: list[str]
+    manifest: Manifest | None = None
+    uid: str = ""
 
 
 @dataclass(frozen=True, slots=True)
@@ -65,7 +155,9 @@ MARKERS: tuple[Marker, ...] = (
         "stash",
         None,
         re.escape(stash.LITERAL),
-        lambda text, ctx: stash.expand_offload(text, ctx.store, ctx.missing),
+        lambda text, ctx: stash.expand_offload(
+            text, ctx.store, ctx.missing, None if ctx.manifest is None else ctx.manifest.stash
+        ),
         store_free=False,
     ),
     Marker(
@@ -93,7 +185,11 @@ MARKERS: tuple[Marker, ...] = (
         "dup",
         "dedup",
         r"\[\[/?dup:",
-        lambda text, ctx: dup.decode(text, ctx.restored),
+        lambda text, ctx: dup.decode(
+            text,
+            ctx.restored,
+            None if ctx.manifest is None else ctx.manifest.dup.get(ctx.uid, frozenset()),
+        ),
         store_free=False,
     ),
 )
@@ -127,6 +223,71 @@ LOCK = _lock_pattern(MARKERS)
 def has_marker(text: str) -> bool:
     """Whether ``text`` holds something that reads as a marker (never changed, never trusted)."""
     return ("[[" in text or stash.LITERAL in text) and LOCK.search(text) is not None
+
+
+# What the gate compares before and after an engine: every piece of text that
+# reads as a marker (a superset of :data:`LOCK`), as the token a writer makes.
+_TOKEN = re.compile(
+    r"<<cx:(?:[0-9a-f]{" + str(KEY_HEX) + r"}>>|view>>)?"
+    r"|\[\[/?(?:dup:(?:v1 src=(?:self|[\w.]{1,40}) at=\d{1,12} len=\d{1,12})?"
+    r"|json-min:|json-table:|read:)"
+    r"|" + re.escape(superseded.LITERAL)
+)
+# token prefix -> the engines that may write it (stash keys: any lossy engine, own stash only)
+_WRITERS: tuple[tuple[str, frozenset[str]], ...] = (
+    (structured_view.VIEW_HEADER, frozenset({"structured"})),
+    ("[[dup:", frozenset({"dedup"})),
+    ("[[/dup:", frozenset({"dedup"})),
+    ("[[json-min:", frozenset({"jsonminify"})),
+    ("[[/json-min:", frozenset({"jsonminify"})),
+    ("[[json-table:", frozenset({"jsontable"})),
+    ("[[/json-table:", frozenset({"jsontable"})),
+    (superseded.LITERAL, frozenset({"read-lifecycle"})),
+)
+_STASH_TOKEN_LEN = len(stash.LITERAL) + KEY_HEX + 2
+
+
+def _may_hold_marker(text: str) -> bool:
+    return "[[" in text or stash.LITERAL in text or superseded.LITERAL in text
+
+
+def marker_tokens(text: str) -> list[str]:
+    """Every marker-like piece of ``text`` (stash ``<<cx:KEY>>``, ``[[dup:v1 src=.. at=.. len=..``,
+    ``[[json-min:`` ...), in order; what :func:`unwritten_markers` compares."""
+    return _TOKEN.findall(text) if _may_hold_marker(text) else []
+
+
+def unwritten_markers(
+    before: str, after: str, engine: str, lossless: bool, stash_keys: Collection[str]
+) -> list[str]:
+    """Marker-like pieces ``after`` holds more often than ``before`` that ``engine`` may not write.
+
+    A lossy engine writes stash markers for the keys of its own stash only
+    (``stash_keys``), structured its view header, read-lifecycle its note;
+    a lossless engine its own marker.  Anything else that newly reads as a
+    marker (a word deleted inside ``<<basically cx:KEY>>``, a marker copied
+    from elsewhere) was not written by this engine: the gate rejects it.
+    """
+    if not _may_hold_marker(after):
+        return []
+    new = Counter(marker_tokens(after))
+    if not new:
+        return []
+    new.subtract(marker_tokens(before))
+    bad: list[str] = []
+    for token, count in new.items():
+        if count > 0 and not _may_write(token, engine, lossless, stash_keys):
+            bad.append(token)
+    return bad
+
+
+def _may_write(token: str, engine: str, lossless: bool, stash_keys: Collection[str]) -> bool:
+    if token.startswith(stash.LITERAL) and len(token) == _STASH_TOKEN_LEN:
+        return not lossless and token[len(stash.LITERAL) : -2] in stash_keys
+    for prefix, writers in _WRITERS:
+        if token.startswith(prefix):
+            return engine in writers
+    return False  # a bare "<<cx:", "[[read:"
 
 
 def store_free_decoders() -> tuple[tuple[str, Callable[[str], str]], ...]:

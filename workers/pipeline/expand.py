@@ -8,6 +8,12 @@ engine order, the order of :data:`workers.markers.MARKERS`: offload markers
 ``[[json-min:...]]``, ``[[json-table:v1 ...]]``, and last dedup back-references,
 which point at the restored text of earlier units.  In lossless mode the result is the input record, byte for byte once
 serialised in the record's original layout.
+
+Only the markers the record's own pipeline wrote are resolved: the stash keys
+and dedup back-references its ``compression`` manifest lists
+(:class:`workers.markers.Manifest`).  Any other ``<<cx:KEY>>`` (another
+record's stash) or ``[[dup:...]]`` is literal text: it never pulls other text
+in and is never reported missing.
 """
 
 from __future__ import annotations
@@ -18,7 +24,7 @@ from typing import Any
 from workers.core.errors import CtxpressError
 from workers.core.jsonl import dump_layout
 from workers.core.offload import OffloadStore
-from workers.markers import MARKERS, DecodeInput
+from workers.markers import MARKERS, DecodeInput, Manifest
 from workers.messages import RESERVED_KEY, apply_texts, parse_record
 from workers.messages.model import Path
 from workers.messages.wire import BYTES_LAYOUT, restore_line
@@ -35,9 +41,15 @@ def expand_text(
     restored: Mapping[str, str],
     store: OffloadStore | None = None,
     missing: list[str] | None = None,
+    manifest: Manifest | None = None,
+    uid: str = "",
 ) -> str:
-    """Decode one changed unit's text.  ``restored``: uid -> text of earlier units."""
-    context = DecodeInput(restored, store, [] if missing is None else missing)
+    """Decode one changed unit's text.  ``restored``: uid -> text of earlier units.
+
+    ``manifest`` (with the unit's ``uid``): resolve only the markers it lists;
+    None: every marker (text from an engine of the caller's own).
+    """
+    context = DecodeInput(restored, store, [] if missing is None else missing, manifest, uid)
     for marker in MARKERS:  # decode order: the reverse of the order engines write them
         text = marker.decode(text, context)
     return text
@@ -89,13 +101,17 @@ def _restored_texts(
     if not changed:
         return plain, {}
     record = parse_record(plain)
+    manifest = Manifest.of_record(comp)
     restored: dict[str, str] = {}
     changes: dict[Path, tuple[str, str]] = {}
     missing: list[str] = []
     for unit in record.units:
         text = unit.text
         if unit.uid in changed:
-            text = expand_text(text, restored, store, missing)
+            try:
+                text = expand_text(text, restored, store, missing, manifest, unit.uid)
+            except ValueError as exc:  # a bad back-reference, a stash that loops
+                raise ExpandError(f"record {record.record_id!r}, unit {unit.uid}: {exc}") from exc
             changes[unit.path] = (unit.uid, text)
         restored[unit.uid] = text
     if missing and strict:

@@ -6,12 +6,19 @@ For each engine of the record's mode:
    input already contains marker-like literals, are kept as they were);
 2. a changed unit that got more tokens is reverted (never-worse, per message);
 3. the fidelity gate judges every other changed unit; a failing one is
-   reverted for this engine only and becomes a :class:`Rejection`;
+   reverted for this engine only and becomes a :class:`Rejection`.  Before
+   the engine's own check, text that newly reads as a marker the engine may
+   not write is rejected (kind ``marker``), and a lossy change to a unit
+   that a dedup back-reference points at (or that holds one to itself) must
+   expand back exactly from what the store keeps (kind ``backref``);
 4. an engine that raises is reverted as a whole and becomes a rejection with
    stage ``engine``.
 
 Finally, if the whole record got more tokens, the input is returned
 unchanged.  The same record and settings give the same output on any worker.
+The ``compression`` object carries the record's marker manifest
+(:class:`workers.markers.Manifest`: the stash keys and back-references its
+engines wrote, and nothing else), which is all ``expand`` resolves.
 Per-record failures are data (``Outcome.rejections``), never exceptions;
 :class:`RecordError` is raised only for input that cannot be processed at all
 (it goes to the dead letter as the record's one result).
@@ -26,12 +33,23 @@ from typing import TYPE_CHECKING, Any
 
 from workers.core.catalog import MODES
 from workers.core.errors import CtxpressError
+from workers.core.offload import MemoryStore, stored_text
 from workers.core.redact import redact, redact_count
 from workers.core.settings import Settings
 from workers.core.tokens import TokenCounter, TokenizerFailed
 from workers.engines import Engine, EngineContext, UnknownEngine, resolve
 from workers.fidelity.lossy import OFFLOAD_REF, Violation, check_lossy
-from workers.markers import has_marker, marker_of
+from workers.markers import (
+    MANIFEST_KEY,
+    Manifest,
+    dup,
+    has_marker,
+    marker_of,
+    structured_view,
+    superseded,
+    unwritten_markers,
+)
+from workers.markers import stash as stash_marker
 from workers.messages import RESERVED_KEY, InvalidRecord, Record, Unit, apply_texts, parse_record
 
 if TYPE_CHECKING:
@@ -232,6 +250,7 @@ class Pipeline:
             filters=self._filters,
         )
         stash: dict[str, str] = {}
+        written = _Written()
         all_stats: list[EngineStats] = []
         rejections: list[Rejection] = []
         disabled: frozenset[str] = record.extra.get("disable_engines", frozenset())
@@ -241,7 +260,7 @@ class Pipeline:
                 all_stats.append(EngineStats(engine.name, "disabled", total, total, 0.0))
                 continue
             stats, texts, counts = self._run_engine(
-                engine, record, units, texts, counts, locked, ctx, stash, rejections
+                engine, record, units, texts, counts, locked, ctx, stash, rejections, written
             )
             all_stats.append(stats)
         tokens_after = sum(counts)
@@ -253,6 +272,7 @@ class Pipeline:
         if self.settings.redact_output:  # no credential in the output either
             texts, secrets, tokens_after = self._redact_output(texts, tokens_after)
         changes = {u.path: t for u, t in zip(units, texts, strict=True) if t != u.text}
+        manifest = _manifest(units, texts, stash, written)
         out = apply_texts(record.data, changes) if changes else dict(record.data)
         chars_before = sum(len(u.text) for u in units)
         chars_after = sum(len(t) for t in texts)
@@ -271,6 +291,7 @@ class Pipeline:
             "engines_applied": [s.engine for s in all_stats if s.status == "applied"],
             "engines": [s.as_dict() for s in all_stats],
             "changed": [u.uid for u, t in zip(units, texts, strict=True) if t != u.text],
+            **({MANIFEST_KEY: manifest.as_json()} if manifest else {}),
             "rejections": len(rejections),
         }
         if self.settings.redact_output:
@@ -299,6 +320,7 @@ class Pipeline:
         ctx: EngineContext,
         stash: dict[str, str],
         rejections: list[Rejection],
+        written: _Written | None = None,
     ) -> tuple[EngineStats, list[str], list[int]]:
         started = time.perf_counter()
         before_total = sum(counts)
@@ -344,6 +366,9 @@ class Pipeline:
         stashes = {**stash, **output.stash} if output.stash else stash
         changed = inflated = rejected = 0
         backref_texts = output.details.pop("_backrefs", {}) if output.details else {}
+        # units a dedup back-reference points at: a lossy engine may change them only
+        # in a way expand undoes exactly, or the reference would copy the wrong text
+        pointed = _pointed_at(current, locked) if not engine.lossless else None
         for i, unit in enumerate(current):
             after = output.texts[i]
             if after == unit.text or locked[i]:
@@ -354,7 +379,19 @@ class Pipeline:
             ):
                 inflated += 1
                 continue
-            if engine.lossless:
+            forged = unwritten_markers(unit.text, after, engine.name, engine.lossless, output.stash)
+            if forged:
+                violations = [
+                    Violation("marker", f"{token} (not written by {engine.name})")
+                    for token in forged[:MAX_MARKER_VIOLATIONS]
+                ]
+            elif (
+                pointed is not None
+                and _is_pointed(unit, pointed)
+                and not _undone(unit.text, after, output.stash)
+            ):
+                violations = [Violation("backref", "a dedup back-reference points at this text")]
+            elif engine.lossless:
                 violations = _check_decode(engine, unit.text, after, originals)
             else:
                 refs = [new_texts[j] for j in backref_texts.get(i, ())]
@@ -385,6 +422,8 @@ class Pipeline:
             new_texts[i] = after
             new_counts[i] = after_count
             changed += 1
+            if written is not None:
+                written.add(i, engine.name, unit.text, after)
         if changed and output.stash:
             # Keep the stash entries that an accepted text (or another entry) points at.
             referenced = set(OFFLOAD_REF.findall("\n".join(new_texts)))
@@ -418,6 +457,98 @@ class Pipeline:
 
 def _with_text(unit: Unit, text: str) -> Unit:
     return replace(unit, text=text)
+
+
+MAX_MARKER_VIOLATIONS = 5
+
+
+class _Written:
+    """Per unit, the back-references its accepted engines wrote (dedup, read-lifecycle)."""
+
+    __slots__ = ("dup", "newer")
+
+    def __init__(self) -> None:
+        self.dup: dict[int, set[str]] = {}
+        self.newer: dict[int, set[int]] = {}
+
+    def add(self, i: int, engine: str, before: str, after: str) -> None:
+        if engine == "dedup" and dup.LITERAL in after:
+            new = set(dup.refs(after)) - set(dup.refs(before))
+            if new:
+                self.dup.setdefault(i, set()).update(new)
+        elif engine == "read-lifecycle" and superseded.LITERAL in after:
+            found = set(_newer_copies(after)) - set(_newer_copies(before))
+            if found:
+                self.newer.setdefault(i, set()).update(found)
+
+
+def _newer_copies(text: str) -> list[int]:
+    if superseded.LITERAL not in text:
+        return []
+    return [int(m) for m in superseded.NEWER_COPY_NOTE.findall(text)]
+
+
+def _manifest(
+    units: Sequence[Unit], texts: Sequence[str], stash: Mapping[str, str], written: _Written
+) -> Manifest:
+    """What the record's pipeline wrote and its output still points at: keys only."""
+    keys: set[str] = set()
+    dups: dict[str, frozenset[str]] = {}
+    newer: dict[str, frozenset[int]] = {}
+    for i, (unit, text) in enumerate(zip(units, texts, strict=True)):
+        if text == unit.text:
+            continue
+        reachable = [text]
+        if stash_marker.LITERAL in text:
+            pending = OFFLOAD_REF.findall(text)
+            seen: set[str] = set()
+            while pending:
+                key = pending.pop()
+                if key in seen or key not in stash:
+                    continue
+                seen.add(key)
+                reachable.append(stash[key])
+                pending.extend(OFFLOAD_REF.findall(stash[key]))
+            keys |= seen
+        if i in written.dup:
+            refs = {r for t in reachable for r in dup.refs(t)} & written.dup[i]
+            if refs:
+                dups[unit.uid] = frozenset(refs)
+        if i in written.newer:
+            found = {n for t in reachable for n in _newer_copies(t)} & written.newer[i]
+            if found:
+                newer[unit.uid] = frozenset(found)
+    return Manifest(frozenset(keys), dups, newer)
+
+
+def _pointed_at(units: Sequence[Unit], locked: Sequence[bool]) -> set[str]:
+    """Uids that dedup back-references of (unlocked) units point at; ``self``: holds one."""
+    found: set[str] = set()
+    for unit, lock in zip(units, locked, strict=True):
+        if not lock and dup.LITERAL in unit.text:
+            for ref in dup.refs(unit.text):
+                src = ref.split(":", 1)[0]
+                found.add(unit.uid if src == "self" else src)
+    return found
+
+
+def _is_pointed(unit: Unit, pointed: set[str]) -> bool:
+    return unit.uid in pointed
+
+
+def _undone(before: str, after: str, own: Mapping[str, str]) -> bool:
+    """Whether expanding ``after``'s own stash markers, from what the store keeps, gives ``before``."""
+    if not own or stash_marker.LITERAL not in after:
+        return False
+    store = MemoryStore()
+    store.put_many({k: stored_text(v) for k, v in own.items()})
+    try:
+        restored = stash_marker.expand_offload(after, store, [], keys=own)
+    except ValueError:
+        return False
+    if restored != before and structured_view.LITERAL in restored:
+        restored = structured_view.decode(restored)
+    return restored == before
 
 
 def _check_decode(
