@@ -14,6 +14,7 @@ facts kept.  Targets live here, not in timed tests.  The measuring is
 from __future__ import annotations
 
 import argparse
+import os
 import sys
 from collections.abc import Mapping, Sequence
 from pathlib import Path
@@ -56,6 +57,23 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     )
     p.add_argument(
         "--json", action="store_true", help="print one JSON object per mode instead of a table"
+    )
+    p.add_argument(
+        "-j",
+        "--jobs",
+        type=int,
+        default=None,
+        metavar="N",
+        help="also run each mode on one core and on N processes (compress --jobs N) over the "
+        "same input repeated to --jobs-mb MB, and print both MB/s, their ratio and the load "
+        "average (default: off)",
+    )
+    p.add_argument(
+        "--jobs-mb",
+        type=float,
+        default=32.0,
+        metavar="MB",
+        help="input size of the --jobs comparison: the file repeated up to this size (default: 32)",
     )
     p.add_argument(
         "--families",
@@ -123,6 +141,8 @@ def run(args: argparse.Namespace) -> int:
         if args.families and not args.json and results:
             print()
             print("\n".join(family_table(results)))
+        if args.jobs is not None:
+            _multicore(lines, modes, args)
         texts = unit_texts(lines)
         text_mb = sum(len(t.encode("utf-8", "surrogatepass")) for t in texts) / 1e6
         speeds = [
@@ -138,6 +158,40 @@ def run(args: argparse.Namespace) -> int:
     except UserError as exc:
         print(f"ctxpress bench: {exc}", file=sys.stderr)
         return 2
+
+
+def _multicore(lines: list[bytes], modes: list[str], args: argparse.Namespace) -> None:
+    """One core and ``--jobs`` processes over the same lines, in this run."""
+    import orjson
+
+    from workers.bench.multicore import bench_jobs, scaled
+
+    if args.jobs < 2:
+        raise UserError("--jobs must be at least 2 (one core is the first column)")
+    big = scaled(lines, args.jobs_mb)
+    passes = min(args.repeat, 3)
+    if not args.json:
+        print()
+        print(
+            f"multi-core: {sum(len(x) + 1 for x in big) / 1e6:.1f} MB (the input x"
+            f"{len(big) // max(len(lines), 1)}), median of {passes} passes each, "
+            f"{os.cpu_count()} cores; CPU x: CPU time of the jobs pass over one core's "
+            "(on idle cores the ratio is about jobs / CPU x)"
+        )
+        print(
+            f"{'mode':<11}{'1 core MB/s':>12}{f'{args.jobs} jobs MB/s':>14}{'ratio':>8}"
+            f"{'CPU x':>7}  load average"
+        )
+    for mode in modes:
+        row = bench_jobs(big, mode, args.jobs, passes)
+        if args.json:
+            print(orjson.dumps({"multicore": row}).decode())
+            continue
+        load = " ".join(f"{x:.2f}" for x in row["load_average"])
+        print(
+            f"{mode:<11}{row['one_core_mb_per_s']:>12.2f}{row['jobs_mb_per_s']:>14.2f}"
+            f"{row['ratio']:>7.2f}x{row['cpu_overhead']:>7.2f}  {load}"
+        )
 
 
 def family_table(results: Sequence[Mapping[str, Any]]) -> list[str]:

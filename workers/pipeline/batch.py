@@ -130,11 +130,13 @@ def compress_lines(
     store: OffloadStore | None = None,
     *,
     timings: bool = True,
+    start: int = 1,
 ) -> Iterator[LineResult]:
     """One :class:`LineResult` per non-blank line; ``timings=False``: the written line carries
-    no timings (:func:`without_timings`; the outcome's stats keep them)."""
+    no timings (:func:`without_timings`; the outcome's stats keep them); ``start``: the line
+    number of the first line (a chunk of a bigger input)."""
     max_bytes = pipeline.settings.max_record_bytes
-    for line_no, raw in enumerate(lines, start=1):
+    for line_no, raw in enumerate(lines, start=start):
         if isinstance(raw, LongLine):  # read bounded: only its head was kept
             reason = (
                 f"line {line_no}: record is {raw.size:,} bytes, over the limit of {max_bytes:,}; "

@@ -1,0 +1,97 @@
+"""One core against ``jobs`` processes in the same run (``ctxpress bench --jobs N``).
+
+The input is repeated up to ``target_mb`` so that starting the pool is paid
+once per pass, as on a real batch.  Each pass times one core
+(:func:`~workers.pipeline.batch.compress_lines` in this process) and then
+``jobs`` processes (:func:`~workers.pipeline.parallel.compress_parallel`) on the
+same lines, each with empty caches; the ratio is of the median passes, and
+``cpu_overhead`` is the CPU time of the jobs pass (this process and its
+workers) over that of one core, which says what the ratio would be on idle
+cores (about ``jobs / cpu_overhead``) when the machine is shared.  The
+load average is reported with it: on a shared machine it says how many cores
+were really free.
+"""
+
+from __future__ import annotations
+
+import os
+import resource
+import statistics
+import time
+from typing import Any
+
+from workers.core.offload import MemoryStore
+from workers.core.settings import Settings
+from workers.core.tokens import TokenCounter
+from workers.pipeline.caches import clear_content_caches
+from workers.pipeline.parallel import compress_parallel
+from workers.pipeline.runner import Pipeline
+
+__all__ = ["bench_jobs", "scaled"]
+
+
+def scaled(lines: list[bytes], target_mb: float) -> list[bytes]:
+    """``lines`` repeated until they hold at least ``target_mb`` MB (at least once)."""
+    size = sum(len(x) + 1 for x in lines) or 1
+    times = max(1, -(-int(target_mb * 1e6) // size))
+    return lines * times
+
+
+def _children_cpu() -> float:
+    usage = resource.getrusage(resource.RUSAGE_CHILDREN)
+    return usage.ru_utime + usage.ru_stime
+
+
+def _pass(lines: list[bytes], pipeline: Pipeline, jobs: int) -> tuple[float, float, int, int]:
+    """Wall seconds, CPU seconds (this process and its finished children), records, bytes out."""
+    clear_content_caches()
+    pipeline.tokens = TokenCounter(
+        pipeline.settings.encoding, backend=pipeline.settings.token_backend
+    )
+    started = time.perf_counter()
+    cpu_started = time.process_time() + _children_cpu()
+    records = out_bytes = 0
+    for result in compress_parallel(lines, pipeline, MemoryStore(), timings=False, jobs=jobs):
+        if result.outcome is not None:
+            records += 1
+            out_bytes += len(result.encoded())
+    wall = time.perf_counter() - started
+    return wall, time.process_time() + _children_cpu() - cpu_started, records, out_bytes
+
+
+def bench_jobs(lines: list[bytes], mode: str, jobs: int, repeat: int = 3) -> dict[str, Any]:
+    """MB/s on one core and on ``jobs`` processes over ``lines``, and their ratio."""
+    pipeline = Pipeline(Settings.from_env(mode=mode))
+    for _ in compress_parallel(lines[:3], pipeline, MemoryStore(), jobs=1):  # warm-up
+        pass
+    size = sum(len(x) + 1 for x in lines)
+    one: list[float] = []
+    many: list[float] = []
+    cpu_one: list[float] = []
+    cpu_many: list[float] = []
+    load_before = os.getloadavg()
+    for _ in range(repeat):
+        seconds, cpu, records_one, bytes_one = _pass(lines, pipeline, 1)
+        one.append(seconds)
+        cpu_one.append(cpu)
+        seconds, cpu, records_many, bytes_many = _pass(lines, pipeline, jobs)
+        many.append(seconds)
+        cpu_many.append(cpu)
+        if (records_one, bytes_one) != (records_many, bytes_many):
+            raise AssertionError(f"{mode}: {jobs} jobs gave other output than one core")
+    one_s, many_s = statistics.median(one), statistics.median(many)
+    return {
+        "mode": mode,
+        "jobs": jobs,
+        "mb": round(size / 1e6, 2),
+        "passes": repeat,
+        "one_core_mb_per_s": round(size / one_s / 1e6, 2),
+        "jobs_mb_per_s": round(size / many_s / 1e6, 2),
+        "ratio": round(one_s / many_s, 2),
+        # CPU of the jobs pass (parent + workers) over CPU of one core: the cost of the pool;
+        # on idle cores the ratio would be about jobs / cpu_overhead
+        "cpu_overhead": round(statistics.median(cpu_many) / statistics.median(cpu_one), 2),
+        "load_average": [round(x, 2) for x in load_before],
+        "load_average_after": [round(x, 2) for x in os.getloadavg()],
+        "cores": os.cpu_count(),
+    }
