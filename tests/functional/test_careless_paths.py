@@ -149,3 +149,10 @@ def test_a_long_line_without_newline_is_read_bounded() -> None:
     assert letter["reason"].startswith("line 2: record is 536,870,9")
     # at most the 16 MiB limit (and a chunk) beyond a small run, not the 512 MiB line
     assert peak - base < 80 * 1024, (base, peak)
+
+
+def test_a_long_line_survives_pickling_to_a_worker_process() -> None:
+    import pickle
+
+    line = pickle.loads(pickle.dumps(LongLine(b"head", 123)))
+    assert isinstance(line, LongLine) and line == b"head" and line.size == 123

@@ -43,6 +43,9 @@ class LongLine(bytes):
         line.size = size
         return line
 
+    def __reduce__(self) -> tuple[type[LongLine], tuple[bytes, int]]:  # to worker processes
+        return (LongLine, (bytes(self), self.size))
+
 
 @dataclass(slots=True)
 class LineResult:
