@@ -17,6 +17,7 @@ import pytest
 from workers.core.offload import MemoryStore
 from workers.core.tokens import TokenCounter
 from workers.engines._filters import BUILTIN_DIR, Filter, Sample, load_file
+from workers.engines._filters.validate import FilterBuilder
 from workers.engines.base import EngineContext
 from workers.engines.toolfilter import ToolFilterEngine, sample_unit
 from workers.fidelity.lossy import check_lossy
@@ -56,9 +57,11 @@ def test_every_required_filter_exists_with_samples() -> None:
 
 
 def test_builtin_regexes_pass_the_hostile_input_probe() -> None:
-    # load_file with probe=True runs every regex against hostile 4 KB lines
+    # built-in regexes run on Python's re: time each against hostile 4 KB lines
     for path in FILES:
-        load_file(path, probe=True)
+        builder = FilterBuilder(str(path), probe=False)
+        builder.build(orjson.loads(path.read_bytes()))
+        builder.probe_all()
 
 
 def test_builtin_files_are_canonical_json() -> None:

@@ -3,10 +3,10 @@
 The only module of the engine that reads files.  :func:`load_filter_set`
 loads the built-in directory (``builtin/`` beside this module), then the
 user's ``filters_dir`` and, when trusted, the project's ``.ctxpress/filters``;
-a later file with the same name replaces an earlier one.  User files are
-timed on hostile input (a child interpreter); built-in ones are checked by
-the test suite instead.  The pipeline calls it once when it is built and
-hands the set to the engine (``EngineContext.filters``); without one the
+a later file with the same name replaces an earlier one.  User files' regexes
+are compiled by RE2 (linear-time matching); built-in ones use ``re`` and are
+timed on hostile input by the test suite instead.  The pipeline calls it once
+when it is built and hands the set to the engine (``EngineContext.filters``); without one the
 engine takes :func:`builtin_filters`.  Sets are cached per process.
 """
 
@@ -52,12 +52,14 @@ def _decode(path: Path) -> Any:
 
 
 def load_file(path: str | os.PathLike[str], *, probe: bool = True) -> Filter:
-    """Load and validate one filter file (JSON or TOML)."""
+    """Load and validate one filter file (JSON or TOML).
+
+    ``probe``: an untrusted (user or project) file, whose regexes are compiled
+    by RE2 so that matching is linear in the input; what RE2 cannot compile
+    is a :class:`FilterError` naming the file and the pattern.
+    """
     p = Path(path)
-    loader = FilterBuilder(str(p), probe)
-    filt = loader.build(_decode(p))
-    loader.probe_all()
-    return filt
+    return FilterBuilder(str(p), probe).build(_decode(p))
 
 
 def _files(directory: Path) -> list[Path]:

@@ -1,7 +1,8 @@
 """The filter model: what one loaded filter file is, once validated and compiled.
 
 Plain frozen data: a :class:`Filter` holds its match regexes (as source
-text, wrapped ``(?:...)``) and its line rules as :class:`Matcher` objects;
+text, wrapped ``(?:...)``) and its line rules as :class:`Matcher` objects
+(compiled by RE2 for a user filter, ``Filter.linear``, by ``re`` otherwise);
 :func:`signature_kind` tells how a wrapped pattern is applied to an output.
 """
 
@@ -13,6 +14,7 @@ from dataclasses import dataclass
 
 from workers.core.ansi import ANSI
 from workers.core.errors import CtxpressError
+from workers.engines._filters.linear import Regex, compile_linear
 
 __all__ = [
     "ANSI",
@@ -43,20 +45,22 @@ class Matcher:
     pattern (-1 when none matches).
     """
 
-    anchored: re.Pattern[str] | None
-    floating: re.Pattern[str] | None
+    anchored: Regex | None
+    floating: Regex | None
 
     @classmethod
-    def build(cls, patterns: Sequence[str]) -> Matcher | None:
+    def build(cls, patterns: Sequence[str], linear: bool = False) -> Matcher | None:
+        """``linear``: compile with RE2 (user filters), else with ``re`` (built-in ones)."""
         if not patterns:
             return None
         anchored = [(i, p) for i, p in enumerate(patterns) if signature_kind(p) == "line"]
         floating = [(i, p) for i, p in enumerate(patterns) if signature_kind(p) != "line"]
 
-        def union(items: list[tuple[int, str]]) -> re.Pattern[str] | None:
+        def union(items: list[tuple[int, str]]) -> Regex | None:
             if not items:
                 return None
-            return re.compile("|".join(f"(?P<r{i}>{p})" for i, p in items))
+            source = "|".join(f"(?P<r{i}>{p})" for i, p in items)
+            return compile_linear(source, max_program=None) if linear else re.compile(source)
 
         return cls(union(anchored), union(floating))
 
@@ -81,17 +85,17 @@ class Rule:
 
 @dataclass(frozen=True, slots=True)
 class Block:
-    start: re.Pattern[str]
+    start: Regex
     head: int
     tail: int
     label: str
     note: str | None
-    counts: tuple[tuple[str, re.Pattern[str]], ...]
+    counts: tuple[tuple[str, Regex], ...]
 
 
 @dataclass(frozen=True, slots=True)
 class Group:
-    key: re.Pattern[str]
+    key: Regex
     head: int
     label: str
     note: str | None
@@ -137,6 +141,7 @@ class Filter:
     min_lines: int = 0
     verify: tuple[Sample, ...] = ()
     lines: Matcher | None = None  # line signatures: what most lines of this output look like
+    linear: bool = False  # a user filter: its regexes are compiled by RE2 (linear time)
 
 
 def _top_level_alternation(body: str) -> bool:

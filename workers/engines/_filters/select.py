@@ -24,6 +24,7 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 
 from workers.core.shell import command_segments
+from workers.engines._filters.linear import Regex, RegexMatch, compile_linear
 from workers.engines._filters.model import ANSI, LINE_CAP, Filter, Matcher, signature_kind
 
 __all__ = [
@@ -68,6 +69,84 @@ class Detection:
 _NONE = Detection(None, "none", "unknown")
 
 
+def _index(match: RegexMatch | None) -> int:
+    """The filter index (``_order``) of a union match's ``f<i>`` group, -1 for none."""
+    if match is None or match.lastgroup is None:
+        return -1
+    return int(match.lastgroup[1:])
+
+
+@dataclass(frozen=True, slots=True)
+class _Union:
+    """One regex per engine over the filters' patterns: ``re`` for built-in, RE2 for user ones.
+
+    Each pattern group is named ``f<i>`` after its filter's index in
+    ``FilterSet._order``.  Without user filters ``linear`` is None and every
+    call is exactly the former single ``re`` union's.  With both, a ``match``
+    takes the lower index of the two (the one the single union would have
+    taken: its alternatives are tried in that order), and the text searches
+    merge the two engines' matches by position.
+    """
+
+    std: re.Pattern[str] | None
+    linear: Regex | None
+
+    @classmethod
+    def build(cls, groups: list[tuple[str, ...]], linear: list[bool], multiline: bool) -> _Union:
+        def parts(want: bool) -> str:
+            return "|".join(
+                f"(?P<f{i}>{'|'.join(pats)})"
+                for i, pats in enumerate(groups)
+                if pats and linear[i] == want
+            )
+
+        std, lin = parts(False), parts(True)
+        return cls(
+            re.compile(std, re.M if multiline else 0) if std else None,
+            compile_linear(lin, multiline=multiline, max_program=None) if lin else None,
+        )
+
+    @property
+    def empty(self) -> bool:
+        return self.std is None and self.linear is None
+
+    def match(self, text: str, pos: int = 0) -> int:
+        """Index of the first filter whose pattern matches at ``pos`` (-1: none)."""
+        found = _index(self.std.match(text, pos)) if self.std is not None else -1
+        if self.linear is not None:
+            other = _index(self.linear.match(text, pos))
+            if other >= 0 and (found < 0 or other < found):
+                found = other
+        return found
+
+    def lines(self, text: str, limit: int) -> list[int]:
+        """``match`` at the start of each of the first ``limit`` lines (a -1 for a miss)."""
+        out: list[int] = []
+        pos = 0
+        for _ in range(limit):
+            out.append(self.match(text, pos))
+            pos = text.find("\n", pos) + 1
+            if pos <= 0:
+                break
+        return out
+
+    def search_all(self, text: str, limit: int) -> list[int]:
+        """Filter indexes of the first ``limit`` non-overlapping matches, in text order."""
+        if self.linear is None:
+            if self.std is None:
+                return []
+            return [_index(m) for _, m in zip(range(limit), self.std.finditer(text), strict=False)]
+        hits: list[tuple[int, int]] = []
+        for rx in (self.std, self.linear):
+            if rx is not None:
+                hits.extend(
+                    (m.start(), _index(m))
+                    for _, m in zip(range(limit), rx.finditer(text), strict=False)
+                )
+        hits.sort()
+        return [i for _, i in hits[:limit]]
+
+
 @dataclass(frozen=True, slots=True, eq=False)
 class FilterSet:
     """Compiled filters plus one-pass matchers for commands, tools and outputs.
@@ -79,11 +158,11 @@ class FilterSet:
     filters: tuple[Filter, ...]
     by_name: Mapping[str, Filter] = field(init=False)
     _order: tuple[Filter, ...] = field(init=False)
-    _command: re.Pattern[str] | None = field(init=False)
-    _tool: re.Pattern[str] | None = field(init=False)
-    _out_start: re.Pattern[str] | None = field(init=False)
-    _out_line: re.Pattern[str] | None = field(init=False)
-    _out_text: re.Pattern[str] | None = field(init=False)
+    _command: _Union = field(init=False)
+    _tool: _Union = field(init=False)
+    _out_start: _Union = field(init=False)
+    _out_line: _Union = field(init=False)
+    _out_text: _Union = field(init=False)
     _content: tuple[tuple[Filter, tuple[Matcher, ...]], ...] = field(init=False)
 
     @classmethod
@@ -100,8 +179,8 @@ class FilterSet:
         derive(self, "_command", self._compile([f.commands for f in self._order]))
         derive(self, "_tool", self._compile([f.tools for f in self._order]))
         derive(self, "_out_start", self._signatures("start"))
-        derive(self, "_out_line", self._signatures("line", re.M))
-        derive(self, "_out_text", self._signatures("text", re.M))
+        derive(self, "_out_line", self._signatures("line", True))
+        derive(self, "_out_text", self._signatures("text", True))
         derive(self, "_content", self._content_signatures())
 
     def _content_signatures(self) -> tuple[tuple[Filter, tuple[Matcher, ...]], ...]:
@@ -110,24 +189,21 @@ class FilterSet:
             if filt.action != "filter":
                 continue
             single = [p for p in filt.outputs if signature_kind(p) == "line" and "\\n" not in p]
-            matchers = tuple(m for m in (filt.lines, Matcher.build(single)) if m is not None)
+            signatures = Matcher.build(single, filt.linear)
+            matchers = tuple(m for m in (filt.lines, signatures) if m is not None)
             if matchers:
                 out.append((filt, matchers))
         return tuple(out)
 
-    def _signatures(self, kind: str, flags: int = 0) -> re.Pattern[str] | None:
+    def _signatures(self, kind: str, multiline: bool = False) -> _Union:
         groups = [tuple(p for p in f.outputs if signature_kind(p) == kind) for f in self._order]
-        return self._compile(groups, flags)
+        return self._compile(groups, multiline)
 
-    @staticmethod
-    def _compile(groups: list[tuple[str, ...]], flags: int = 0) -> re.Pattern[str] | None:
-        parts = [f"(?P<f{i}>{'|'.join(pats)})" for i, pats in enumerate(groups) if pats]
-        return re.compile("|".join(parts), flags) if parts else None
+    def _compile(self, groups: list[tuple[str, ...]], multiline: bool = False) -> _Union:
+        return _Union.build(groups, [f.linear for f in self._order], multiline)
 
-    def _hit(self, match: re.Match[str] | None) -> Filter | None:
-        if match is None or match.lastgroup is None:
-            return None
-        return self._order[int(match.lastgroup[1:])]
+    def _hit(self, index: int) -> Filter | None:
+        return self._order[index] if index >= 0 else None
 
     def by_output(self, text: str) -> Filter | None:
         """The highest-priority filter whose output signature occurs near the top.
@@ -144,38 +220,31 @@ class FilterSet:
 
     def _output_hits(self, text: str) -> list[Filter]:
         """Filters whose output signatures occur near the top, distinct, in the order found."""
-        if self._out_start is None and self._out_line is None and self._out_text is None:
+        if self._out_start.empty and self._out_line.empty and self._out_text.empty:
             return []
         head = text[:OUTPUT_SCAN]
         if "\x1b" in head:
             head = ANSI.sub("", head)
         found: list[Filter] = []
 
-        def consider(match: re.Match[str] | None) -> None:
-            filt = self._hit(match)
+        def consider(index: int) -> None:
+            filt = self._hit(index)
             if filt is not None and filt not in found:
                 found.append(filt)
 
-        if self._out_start is not None:
+        if not self._out_start.empty:
             consider(self._out_start.match(head))
-        if self._out_line is not None:
-            matcher = self._out_line.match
-            pos = 0
-            for _ in range(SIGNATURE_LINES):
-                consider(matcher(head, pos))
-                pos = head.find("\n", pos) + 1
-                if pos <= 0:
-                    break
-        if self._out_text is not None:
-            for seen, match in enumerate(self._out_text.finditer(head)):
-                consider(match)
-                if seen >= 64:
-                    break
+        if not self._out_line.empty:
+            for index in self._out_line.lines(head, SIGNATURE_LINES):
+                consider(index)
+        if not self._out_text.empty:
+            for index in self._out_text.search_all(head, 65):
+                consider(index)
         return found
 
     def by_command(self, command: str) -> tuple[Filter | None, bool]:
         """(best filter for the command, whether some segment is not neutral/skip)."""
-        if self._command is None:
+        if self._command.empty:
             return None, True
         best: Filter | None = None
         best_skip: Filter | None = None
@@ -290,7 +359,7 @@ class FilterSet:
                 return found
             generic = self.by_name.get("generic")
             return Detection(generic, "fallback", "unknown") if generic is not None else _NONE
-        if tool and self._tool is not None:
+        if tool and not self._tool.empty:
             filt = self._hit(self._tool.match(tool))
             if filt is not None:
                 if filt.action == "skip":

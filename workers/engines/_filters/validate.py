@@ -2,8 +2,10 @@
 
 Every field is checked (types, ranges, known keys, note templates) and every
 regex goes through :func:`~workers.engines._filters.safety.check_pattern`;
-errors name the file and the field.  The timing probe runs once per file,
-over all its regexes (:meth:`FilterBuilder.probe_all`).
+errors name the file and the field.  A user file's regexes (``probe=True``)
+are compiled by RE2 (linear time; what it cannot compile is rejected); the
+built-in ones by ``re``, and the test suite times them on hostile lines
+(:meth:`FilterBuilder.probe_all`).
 """
 
 from __future__ import annotations
@@ -13,6 +15,7 @@ import string
 from collections.abc import Iterable
 from typing import Any
 
+from workers.engines._filters.linear import LinearError, Regex, compile_linear
 from workers.engines._filters.model import (
     Block,
     Filter,
@@ -62,7 +65,8 @@ class FilterBuilder:
 
     def __init__(self, origin: str, probe: bool) -> None:
         self.origin = origin
-        self.probe = probe
+        self.probe = probe  # probe_all() times the regexes (used by the built-in files' test)
+        self.linear = probe  # a user file: every regex is compiled by RE2 (linear time)
         self.count = 0
         self.probed: list[tuple[str, str, str, bool]] = []  # where, value, regex, anchored
 
@@ -82,15 +86,31 @@ class FilterBuilder:
         reason = check_pattern(body, named_groups=named_groups, probe=False, anchored=anchored)
         if reason is None and re.search(r"\(\?[aiLmsux]+\)", body):
             reason = "inline flags are only allowed as a leading (?i)"
+        wrapped = f"(?i:{body})" if insensitive else f"(?:{body})"
+        if reason is None and self.linear:
+            try:
+                compile_linear(wrapped)
+            except LinearError as exc:
+                reason = str(exc)
         if reason:
             raise self.fail(f"{where}: rejected pattern {value!r}: {reason}")
-        wrapped = f"(?i:{body})" if insensitive else f"(?:{body})"
         self.probed.append((where, value, wrapped, anchored))
         return wrapped
 
+    def compile(self, wrapped: str) -> Regex:
+        """One validated regex, compiled by RE2 for a user file, by ``re`` otherwise."""
+        return compile_linear(wrapped) if self.linear else re.compile(wrapped)
+
+    def matcher(self, patterns: list[str]) -> Matcher | None:
+        return Matcher.build(patterns, self.linear)
+
     def probe_all(self) -> None:
-        """Reject the file if one of its regexes is slow on hostile lines."""
-        if not self.probe or not self.probed:
+        """Reject the file if one of its regexes is slow on hostile lines (Python ``re``).
+
+        Not needed for user files (RE2 is linear); the test suite runs it on the
+        built-in files, whose regexes run on ``re``.
+        """
+        if not self.probed:
             return
         slow = probe_patterns([(regex, anchored) for _, _, regex, anchored in self.probed])
         if slow is not None:
@@ -217,15 +237,15 @@ class FilterBuilder:
             outputs=tuple(outputs),
             tools=tuple(tools),
             defer_to_output=self.boolean(doc.get("defer_to_output"), "defer_to_output", False),
-            keep=Matcher.build([p for p, _ in keep]),
-            header=Matcher.build(self.patterns(doc.get("header"), "header")),
-            drop=Matcher.build([p for p, _ in drop]),
+            keep=self.matcher([p for p, _ in keep]),
+            header=self.matcher(self.patterns(doc.get("header"), "header")),
+            drop=self.matcher([p for p, _ in drop]),
             drop_rules=tuple(r for _, r in drop),
-            collapse=Matcher.build([p for p, _ in collapse]),
+            collapse=self.matcher([p for p, _ in collapse]),
             collapse_rules=tuple(r for _, r in collapse),
             blocks=tuple(b for _, b in blocks),
-            block_start=Matcher.build([p for p, _ in blocks]),
-            block_end=Matcher.build(block_end),
+            block_start=self.matcher([p for p, _ in blocks]),
+            block_end=self.matcher(block_end),
             group=self.group(doc.get("group")),
             head=self.integer(doc.get("head"), "head", 10),
             tail=self.integer(doc.get("tail"), "tail", 10),
@@ -236,7 +256,8 @@ class FilterBuilder:
             rows=self.boolean(doc.get("rows"), "rows", False),
             min_lines=self.integer(doc.get("min_lines"), "min_lines", 0),
             verify=self.samples(doc.get("verify")),
-            lines=Matcher.build(lines),
+            lines=self.matcher(lines),
+            linear=self.linear,
         )
 
     def blocks(self, value: Any) -> list[tuple[str, Block]]:
@@ -255,17 +276,17 @@ class FilterBuilder:
             counts_doc = item.get("count") or {}
             if not isinstance(counts_doc, dict):
                 raise self.fail(f"{spot}.count must map names to regexes")
-            counts: list[tuple[str, re.Pattern[str]]] = []
+            counts: list[tuple[str, Regex]] = []
             for cname, cpat in counts_doc.items():
                 if not re.fullmatch(r"[a-z_]{1,20}", cname):
                     raise self.fail(f"{spot}.count: name {cname!r} must be [a-z_]+")
-                counts.append((cname, re.compile(self.pattern(cpat, f"{spot}.count.{cname}"))))
+                counts.append((cname, self.compile(self.pattern(cpat, f"{spot}.count.{cname}"))))
             start = self.pattern(item["start"], f"{spot}.start")
             out.append(
                 (
                     start,
                     Block(
-                        start=re.compile(start),
+                        start=self.compile(start),
                         head=self.integer(item.get("head"), f"{spot}.head", 10),
                         tail=self.integer(item.get("tail"), f"{spot}.tail", 0),
                         label=self.label(item.get("label"), spot, "block lines"),
@@ -285,7 +306,7 @@ class FilterBuilder:
         if unknown:
             raise self.fail(f"group: unknown key(s) {sorted(unknown)}")
         key = self.pattern(value["key"], "group.key")
-        compiled = re.compile(key)
+        compiled = self.compile(key)
         if compiled.groups < 1:
             raise self.fail("group.key needs a capture group (the key)")
         return Group(

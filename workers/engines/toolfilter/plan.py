@@ -12,6 +12,7 @@ import re
 from dataclasses import dataclass
 
 from workers.engines._filters import ANSI, LINE_CAP, Filter, Rule
+from workers.engines._filters.linear import Regex
 from workers.engines._prose import CRITICAL_CAP, gate_keys
 from workers.fidelity.facts import critical_lines
 from workers.markers import has_marker
@@ -44,7 +45,7 @@ class Label:
     note: str | None = None
     rows: bool = False
     key: str = ""
-    counts: tuple[tuple[str, re.Pattern[str]], ...] = ()
+    counts: tuple[tuple[str, Regex], ...] = ()
 
 
 REPEAT = Label("repeated lines")
