@@ -49,11 +49,15 @@ A rule is a regex string or ``{"pattern": ..., "label": ..., "note": ...}``.
 Notes are templates with ``{n}`` (lines dropped), ``{total}``, ``{label}``,
 ``{key}`` and the block's ``count`` names.
 
-User regexes are checked at load time so that a bad one cannot hang the
-worker: no backreferences, lookarounds, nested or alternated unbounded
-quantifiers, at most 512 characters, a bounded number of unbounded repeats,
-and a timing probe on hostile strings.  Every regex is applied only to the
-first ``LINE_CAP`` characters of a line.
+User regexes cannot hang the worker: they are compiled with RE2, a
+linear-time engine (``linear.py``), and rejected at load time, with the file
+and the pattern named, when RE2 cannot compile them (backreferences,
+lookarounds, ``\\Z``, repeats over 1000) or their compiled program is too big;
+the parsed-pattern checks (nested or alternated unbounded quantifiers, at most
+512 characters) still run first.  Under RE2 ``\\d``, ``\\w`` and ``\\b`` are
+ASCII-only and ``$`` matches only at the end of the line.  Built-in filters use
+Python's ``re`` (their timing probe runs in the tests).  Every regex is applied
+only to the first ``LINE_CAP`` characters of a line.
 """
 
 from __future__ import annotations
