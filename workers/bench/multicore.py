@@ -1,6 +1,7 @@
 """One core against ``jobs`` processes in the same run (``ctxpress bench --jobs N``).
 
-The input is repeated up to ``target_mb`` so that starting the pool is paid
+The input is repeated up to ``target_mb`` (each copy with other digits in its
+strings, so that no copy is a cache hit of another) so that starting the pool is paid
 once per pass, as on a real batch.  Each pass times one core
 (:func:`~workers.pipeline.batch.compress_lines` in this process) and then
 ``jobs`` processes (:func:`~workers.pipeline.parallel.compress_parallel`) on the
@@ -15,6 +16,7 @@ were really free.
 from __future__ import annotations
 
 import os
+import re
 import resource
 import statistics
 import time
@@ -30,11 +32,29 @@ from workers.pipeline.runner import Pipeline
 __all__ = ["bench_jobs", "scaled"]
 
 
+_STRING = re.compile(rb'"(?:[^"\\]|\\.)*"')
+_DIGITS = re.compile(rb"\\u[0-9a-fA-F]{4}|[1-9]")
+
+
+def _variant(line: bytes, k: int) -> bytes:
+    """``line`` with the digits 1-9 inside its JSON strings rotated by ``k`` (0 and \\u escapes
+    kept): the same shapes and sizes, but texts no cache has seen in another copy."""
+    if k % 9 == 0:
+        return line
+
+    def digit(m: re.Match[bytes]) -> bytes:
+        d = m.group()
+        return d if len(d) > 1 else bytes([0x31 + (d[0] - 0x31 + k) % 9])
+
+    return _STRING.sub(lambda s: _DIGITS.sub(digit, s.group()), line)
+
+
 def scaled(lines: list[bytes], target_mb: float) -> list[bytes]:
-    """``lines`` repeated until they hold at least ``target_mb`` MB (at least once)."""
+    """``lines`` repeated until they hold at least ``target_mb`` MB (at least once); each copy
+    has its string digits rotated (:func:`_variant`), so a copy is not a cache hit of the last."""
     size = sum(len(x) + 1 for x in lines) or 1
     times = max(1, -(-int(target_mb * 1e6) // size))
-    return lines * times
+    return [_variant(line, k) for k in range(times) for line in lines]
 
 
 def _children_cpu() -> float:

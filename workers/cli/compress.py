@@ -206,7 +206,9 @@ def _run(args: argparse.Namespace) -> int:
             explainer = Explainer(explain_out, pipeline)
             lines = explainer.watch(lines)
         jobs = args.jobs or default_jobs()
-        results = compress_parallel(lines, pipeline, store, timings=args.timings, jobs=jobs)
+        results = compress_parallel(
+            lines, pipeline, store, timings=args.timings, jobs=jobs, keep=explainer is not None
+        )
         for result in results:
             summary.add(result)
             progress.update(result.size)

@@ -32,7 +32,7 @@ CHUNK_BYTES = 256 << 10
 Chunk = tuple[int, list[Any]]  # (line number of its first line, lines)
 
 # What the forked workers run with: set in the parent right before the pool forks.
-_STATE: tuple[Pipeline, OffloadStore | None, bool] | None = None
+_STATE: tuple[Pipeline, OffloadStore | None, bool, bool] | None = None
 
 
 def default_jobs() -> int:
@@ -73,10 +73,16 @@ def _chunks(lines: Iterable[bytes]) -> Iterator[Chunk]:
 
 def _run_chunk(chunk: Chunk) -> list[LineResult]:
     assert _STATE is not None, "the worker was not forked from compress_parallel"
-    pipeline, store, timings = _STATE
+    pipeline, store, timings, keep = _STATE
     start, lines = chunk
     raws = [_restored(raw) for raw in lines]
-    return list(compress_lines(raws, pipeline, store, timings=timings, start=start))
+    results = list(compress_lines(raws, pipeline, store, timings=timings, start=start))
+    if not keep:  # what the parent does not read is not pickled back
+        for result in results:
+            if result.outcome is not None and result.output is not None:
+                result.outcome.record = {}
+                result.outcome.stash = {}
+    return results
 
 
 def compress_parallel(
@@ -86,8 +92,13 @@ def compress_parallel(
     *,
     timings: bool = True,
     jobs: int = 1,
+    keep: bool = False,
 ) -> Iterator[LineResult]:
-    """What ``compress_lines`` yields, in the same order, computed by ``jobs`` processes."""
+    """What ``compress_lines`` yields, in the same order, computed by ``jobs`` processes.
+
+    Without ``keep``, a result computed in a worker whose line is written (``output``) has
+    its outcome's ``record`` and ``stash`` emptied (the stash is in the store already), so
+    that less is sent back; ``keep=True`` for callers that read them (``--explain``)."""
     if jobs <= 1:
         yield from compress_lines(lines, pipeline, store, timings=timings)
         return
@@ -102,7 +113,7 @@ def compress_parallel(
         yield from compress_lines(raws, pipeline, store, timings=timings, start=start)
         return
     global _STATE
-    _STATE = (pipeline, store, timings)
+    _STATE = (pipeline, store, timings, keep)
     try:
         context = multiprocessing.get_context("fork")
         with ProcessPoolExecutor(jobs, mp_context=context) as pool:
