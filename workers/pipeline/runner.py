@@ -368,7 +368,7 @@ class Pipeline:
         backref_texts = output.details.pop("_backrefs", {}) if output.details else {}
         # units a dedup back-reference points at: a lossy engine may change them only
         # in a way expand undoes exactly, or the reference would copy the wrong text
-        pointed = _pointed_at(current, locked) if not engine.lossless else None
+        pointed = _pointed_at(current, locked, stash) if not engine.lossless else None
         for i, unit in enumerate(current):
             after = output.texts[i]
             if after == unit.text or locked[i]:
@@ -498,18 +498,7 @@ def _manifest(
     for i, (unit, text) in enumerate(zip(units, texts, strict=True)):
         if text == unit.text:
             continue
-        reachable = [text]
-        if stash_marker.LITERAL in text:
-            pending = OFFLOAD_REF.findall(text)
-            seen: set[str] = set()
-            while pending:
-                key = pending.pop()
-                if key in seen or key not in stash:
-                    continue
-                seen.add(key)
-                reachable.append(stash[key])
-                pending.extend(OFFLOAD_REF.findall(stash[key]))
-            keys |= seen
+        reachable = _reachable(text, stash, keys)
         if i in written.dup:
             refs = {r for t in reachable for r in dup.refs(t)} & written.dup[i]
             if refs:
@@ -521,12 +510,38 @@ def _manifest(
     return Manifest(frozenset(keys), dups, newer)
 
 
-def _pointed_at(units: Sequence[Unit], locked: Sequence[bool]) -> set[str]:
-    """Uids that dedup back-references of (unlocked) units point at; ``self``: holds one."""
+def _reachable(text: str, stash: Mapping[str, str], keys: set[str]) -> list[str]:
+    """``text`` and every stashed text it points at, directly or through other stashes;
+    the keys met are added to ``keys``."""
+    texts = [text]
+    if stash_marker.LITERAL not in text:
+        return texts
+    pending = OFFLOAD_REF.findall(text)
+    seen: set[str] = set()
+    while pending:
+        key = pending.pop()
+        if key in seen or key not in stash:
+            continue
+        seen.add(key)
+        texts.append(stash[key])
+        pending.extend(OFFLOAD_REF.findall(stash[key]))
+    keys |= seen
+    return texts
+
+
+def _pointed_at(
+    units: Sequence[Unit], locked: Sequence[bool], stash: Mapping[str, str]
+) -> set[str]:
+    """Uids that dedup back-references of (unlocked) units point at, also from inside the
+    stashes a unit's text points at; ``self`` counts as the unit itself."""
+    hidden = [k for k, v in stash.items() if dup.LITERAL in v]
     found: set[str] = set()
     for unit, lock in zip(units, locked, strict=True):
-        if not lock and dup.LITERAL in unit.text:
-            for ref in dup.refs(unit.text):
+        if lock:
+            continue
+        texts = _reachable(unit.text, stash, set()) if hidden else [unit.text]
+        for text in texts:
+            for ref in dup.refs(text):
                 src = ref.split(":", 1)[0]
                 found.add(unit.uid if src == "self" else src)
     return found
