@@ -196,6 +196,7 @@ def test_json_array_errors_are_one_line(tmp_path: Path, capsys: pytest.CaptureFi
     assert "the JSON array ends inside element" in capsys.readouterr().err
 
 
+@pytest.mark.slow  # runs a whole command over the corpus / a large input
 def test_json_array_streams_in_bounded_memory() -> None:
     """A 64 MB array (and a 16 MB element in it) goes through with a few MB of Python memory."""
     element = b'{"id": "x", "messages": [{"role": "user", "content": "' + b"a" * 1000 + b'"}]}'

@@ -25,6 +25,7 @@ def test_worker_help_lists_every_setting() -> None:
     assert not missing
 
 
+@pytest.mark.slow  # runs a whole command over the corpus / a large input
 def test_bare_bench_runs_every_mode_on_the_corpus_and_prints_both_tokenizers(
     capsys: pytest.CaptureFixture[str],
 ) -> None:

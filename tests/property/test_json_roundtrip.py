@@ -13,6 +13,7 @@ reverse order).  The public corpus is checked the same way.
 from __future__ import annotations
 
 import json
+import os
 import time
 from dataclasses import dataclass
 from typing import Any
@@ -27,6 +28,8 @@ from workers.engines import jsonminify, jsontable
 from workers.engines.base import EngineContext
 from workers.markers import json_table, jsonlayout
 from workers.testing import corpus_units, lossless_round_trip, make_unit, with_texts
+
+EXAMPLES = int(os.environ.get("CTXPRESS_FUZZ_EXAMPLES", "200"))
 
 COUNTER = TokenCounter()
 CTX = EngineContext(tokens=COUNTER)
@@ -260,8 +263,9 @@ surround = st.sampled_from(["", "\n", "  \n", "\r\n", "\t"])
 styles = st.sampled_from(STYLES)
 eols = st.sampled_from(["\n", "\n", "\r\n"])
 
+# CTXPRESS_FUZZ_EXAMPLES=N runs every property here with N examples (longer runs)
 SETTINGS = settings(
-    max_examples=300,
+    max_examples=EXAMPLES,
     deadline=None,
     suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large],
 )
@@ -289,7 +293,7 @@ def test_tables_round_trip(doc: Any, style: Style, eol: str, trail: str) -> None
     st.booleans(),
 )
 @settings(
-    max_examples=150,
+    max_examples=max(EXAMPLES // 2, 50),
     deadline=None,
     suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large],
 )
@@ -334,7 +338,7 @@ def test_fenced_blocks_round_trip(
 
 
 @given(st.text(st.sampled_from('[]{}",:0123456789 \n`~abjsonl\\.-e'), max_size=300))
-@settings(max_examples=300, deadline=None)
+@settings(max_examples=EXAMPLES, deadline=None)
 def test_json_like_noise_round_trip(text: str) -> None:
     check_round_trip(text)
     check_round_trip("```json\n" + text + "\n```\n", "text")

@@ -16,6 +16,9 @@ from tests.conftest import REPO
 from workers.bench import corpus as gen
 from workers.messages import parse_record
 
+# runs real programs (git, pytest, ruff, mypy, pip, compilers): seconds, so the full tier
+pytestmark = pytest.mark.slow
+
 IS_GIT = (REPO / ".git").exists()
 
 
