@@ -11,6 +11,7 @@ from pathlib import Path
 import orjson
 import pytest
 
+from tests.conftest import SAMPLE
 from workers.cli import main
 from workers.cli._common import read_lines
 from workers.pipeline.batch import LongLine
@@ -156,3 +157,21 @@ def test_a_long_line_survives_pickling_to_a_worker_process() -> None:
 
     line = pickle.loads(pickle.dumps(LongLine(b"head", 123)))
     assert isinstance(line, LongLine) and line == b"head" and line.size == 123
+
+
+def test_a_symlinked_shard_folder_is_a_one_line_error_not_a_traceback(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    store = tmp_path / "st"
+    store.mkdir()
+    for i in range(256):  # whichever shard a stash lands in, it is a link out of the store
+        (store / f"{i:02x}").symlink_to(tmp_path)
+    code = main(
+        ["compress", "--mode", "standard", "-i", str(SAMPLE), "-o", str(tmp_path / "o.jsonl"),
+         "--offload", str(store), "--quiet"]
+    )  # fmt: skip
+    err = capsys.readouterr().err.strip()
+    assert code == 2
+    assert err.startswith("ctxpress compress: offload store") and "\n" not in err
+    assert "Traceback" not in err
+    assert not [p for p in tmp_path.iterdir() if p.is_file() and len(p.name) == 16]

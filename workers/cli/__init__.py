@@ -12,6 +12,8 @@ import importlib
 import sys
 from collections.abc import Sequence
 
+from workers.core.errors import CtxpressError
+
 __all__ = ["main"]
 
 COMMAND_MODULES = (
@@ -73,6 +75,9 @@ def main(argv: Sequence[str] | None = None) -> int:
         return 130
     except BrokenPipeError:
         return 0
+    except CtxpressError as exc:  # raised on purpose: one line that says what to do, no traceback
+        print(f"ctxpress {args.command}: {exc}", file=sys.stderr)
+        return 2
     return code
 
 
