@@ -24,6 +24,8 @@ from pathlib import Path
 
 import pytest
 
+from workers.core.localkafka import pid_alive
+
 REPO = Path(__file__).resolve().parents[1]
 KAFKA_SH = REPO / "deploy" / "kafka" / "kafka.sh"
 
@@ -52,16 +54,6 @@ def kafka_sh(action: str, timeout: float = 600) -> subprocess.CompletedProcess[s
     )
 
 
-def _pid_alive(pid: int) -> bool:
-    try:
-        os.kill(pid, 0)
-    except ProcessLookupError:
-        return False
-    except PermissionError:
-        return True
-    return True
-
-
 def _other_live_leases(leases: Path, mine: Path) -> list[Path]:
     live = []
     for lease in leases.glob("*.lease"):
@@ -71,7 +63,7 @@ def _other_live_leases(leases: Path, mine: Path) -> list[Path]:
             pid = int(lease.stem)
         except ValueError:
             continue
-        if _pid_alive(pid):
+        if pid_alive(pid):
             live.append(lease)
         else:
             lease.unlink(missing_ok=True)  # left by a session that crashed

@@ -19,7 +19,13 @@ import os
 from collections.abc import Mapping
 from pathlib import Path
 
-__all__ = ["DEFAULT_BOOTSTRAP", "bootstrap_from_env", "broker_home", "running_broker_bootstrap"]
+__all__ = [
+    "DEFAULT_BOOTSTRAP",
+    "bootstrap_from_env",
+    "broker_home",
+    "pid_alive",
+    "running_broker_bootstrap",
+]
 
 DEFAULT_BOOTSTRAP = "127.0.0.1:19092"
 _REPO = Path(__file__).resolve().parents[2]
@@ -31,7 +37,8 @@ def broker_home(environ: Mapping[str, str]) -> Path:
     return Path(home) if home else _REPO / ".cache" / "kafka"
 
 
-def _alive(pid: int) -> bool:
+def pid_alive(pid: int) -> bool:
+    """Whether a process with this pid exists (ours or not)."""
     try:
         os.kill(pid, 0)
     except ProcessLookupError:
@@ -49,7 +56,7 @@ def running_broker_bootstrap(environ: Mapping[str, str]) -> str | None:
         pid = int((home / "kafka.pid").read_text().strip() or "0")
     except (OSError, ValueError):
         return None
-    if not bootstrap or pid <= 0 or not _alive(pid):
+    if not bootstrap or pid <= 0 or not pid_alive(pid):
         return None
     return bootstrap
 

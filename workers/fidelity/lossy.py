@@ -14,7 +14,7 @@ violations (kind + missing token) go to the dead letter.
 from __future__ import annotations
 
 import re
-from collections.abc import Iterable, Iterator, Sequence
+from collections.abc import Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 
 from workers.fidelity.facts import (
@@ -28,7 +28,14 @@ from workers.markers import structured_view
 from workers.markers.stash import LITERAL as STASH_LITERAL
 from workers.markers.stash import expand_offload
 
-__all__ = ["MAX_VIOLATIONS", "OFFLOAD_REF", "Violation", "check_lossy", "hidden_critical"]
+__all__ = [
+    "MAX_VIOLATIONS",
+    "OFFLOAD_REF",
+    "Violation",
+    "check_lossy",
+    "hidden_critical",
+    "referenced_stash",
+]
 
 MAX_VIOLATIONS = 20
 OFFLOAD_REF = re.compile(r"<<cx:([0-9a-f]{8,64})>>")
@@ -43,7 +50,11 @@ class Violation:
         return {"kind": self.kind, "token": self.token[:300]}
 
 
-def _referenced_stash(after: str, stash: dict[str, str]) -> list[str]:
+def referenced_stash(
+    after: str, stash: Mapping[str, str], keys: set[str] | None = None
+) -> list[str]:
+    """The stashed texts ``after`` points at, directly or through other stashes, in the
+    order met; the keys met are added to ``keys``."""
     texts: list[str] = []
     seen: set[str] = set()
     pending = OFFLOAD_REF.findall(after)
@@ -54,6 +65,8 @@ def _referenced_stash(after: str, stash: dict[str, str]) -> list[str]:
         seen.add(key)
         texts.append(stash[key])
         pending.extend(OFFLOAD_REF.findall(stash[key]))
+    if keys is not None:
+        keys |= seen
     return texts
 
 
@@ -137,7 +150,7 @@ def _restores(before: str, after: str, stash: dict[str, str]) -> bool:
 
 def _lost_spans(before: str, after: str, stash: dict[str, str]) -> list[Violation]:
     violations: list[Violation] = []
-    recoverable_texts = [after, *_referenced_stash(after, stash)]
+    recoverable_texts = [after, *referenced_stash(after, stash)]
     after_spans: set[tuple[str, str]] = set()
     for text in recoverable_texts:
         after_spans.update(protected_spans(text))

@@ -38,7 +38,7 @@ from workers.core.redact import redact, redact_count
 from workers.core.settings import Settings
 from workers.core.tokens import TokenCounter, TokenizerFailed
 from workers.engines import Engine, EngineContext, UnknownEngine, resolve
-from workers.fidelity.lossy import OFFLOAD_REF, Violation, check_lossy
+from workers.fidelity.lossy import OFFLOAD_REF, Violation, check_lossy, referenced_stash
 from workers.markers import (
     MANIFEST_KEY,
     Manifest,
@@ -513,20 +513,9 @@ def _manifest(
 def _reachable(text: str, stash: Mapping[str, str], keys: set[str]) -> list[str]:
     """``text`` and every stashed text it points at, directly or through other stashes;
     the keys met are added to ``keys``."""
-    texts = [text]
     if stash_marker.LITERAL not in text:
-        return texts
-    pending = OFFLOAD_REF.findall(text)
-    seen: set[str] = set()
-    while pending:
-        key = pending.pop()
-        if key in seen or key not in stash:
-            continue
-        seen.add(key)
-        texts.append(stash[key])
-        pending.extend(OFFLOAD_REF.findall(stash[key]))
-    keys |= seen
-    return texts
+        return [text]
+    return [text, *referenced_stash(text, stash, keys)]
 
 
 def _pointed_at(
