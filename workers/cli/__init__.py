@@ -28,6 +28,7 @@ COMMAND_MODULES = (
     "workers.cli.bench_kafka_cmd",
     "workers.cli.demo",
     "workers.cli.corpus_cmd",
+    "workers.cli.stats_cmd",
 )
 
 
