@@ -15,7 +15,7 @@ import pytest
 
 from tests.e2e._support import Run
 from tests.kafka_broker import kafka_bootstrap  # noqa: F401
-from tests.unit.secrets_set import SECRETS
+from tests.support.secrets_set import SECRETS, log_holding
 from workers.testing.worker import Sample
 
 pytestmark = [pytest.mark.kafka, pytest.mark.timeout(600)]
@@ -24,11 +24,12 @@ pytestmark = [pytest.mark.kafka, pytest.mark.timeout(600)]
 def _samples() -> list[Sample]:
     samples = []
     for n, (_, text, _) in enumerate(SECRETS):
-        log = "\n".join(
-            f"2025-01-01 12:00:{i % 60:02d} INFO worker {i} step {i * 7 % 900} ms: {text}"
-            for i in range(60)
-        )
-        tool = {"id": f"s{n}", "kind": "tool_output", "mode": "standard", "content": log + "\n"}
+        tool = {
+            "id": f"s{n}",
+            "kind": "tool_output",
+            "mode": "standard",
+            "content": log_holding(text),
+        }
         samples.append(
             Sample(orjson.dumps(tool), "tool_output", f"s{n}", "compressed", "tool-outputs")
         )

@@ -6,18 +6,19 @@ from pathlib import Path
 
 import orjson
 
-from tests.unit.secrets_set import SECRETS
+from tests.support.secrets_set import SECRETS, log_holding
 from workers.cli import main
 
 
 def test_no_true_secret_reaches_the_store_or_the_dead_letters(tmp_path: Path) -> None:
     lines = []
     for n, (_, text, _) in enumerate(SECRETS):
-        log = "\n".join(
-            f"2025-01-01 12:00:{i % 60:02d} INFO worker {i} step {i * 7 % 900} ms: {text}"
-            for i in range(60)
-        )
-        tool = {"id": f"t{n}", "kind": "tool_output", "mode": "standard", "content": log + "\n"}
+        tool = {
+            "id": f"t{n}",
+            "kind": "tool_output",
+            "mode": "standard",
+            "content": log_holding(text),
+        }
         lines.append(orjson.dumps(tool))
         lines.append(b'{"id": "broken", "note": ' + orjson.dumps(text) + b", ")  # not JSON
     src, out, dlq, st = (tmp_path / n for n in ("in.jsonl", "out.jsonl", "dlq.jsonl", "st"))

@@ -347,3 +347,15 @@ def _lookalikes() -> list[tuple[str, str]]:
 
 SECRETS: list[tuple[str, str, str]] = _secrets()
 LOOKALIKES: list[tuple[str, str]] = _lookalikes()
+
+
+def log_holding(text: str, lines: int = 60) -> str:
+    """A service log of ``lines`` near-identical lines that all hold ``text`` (stashed in
+    standard mode, so the text reaches the offload store)."""
+    return (
+        "\n".join(
+            f"2025-01-01 12:00:{i % 60:02d} INFO worker {i} step {i * 7 % 900} ms: {text}"
+            for i in range(lines)
+        )
+        + "\n"
+    )

@@ -22,7 +22,7 @@ MESSAGES = [{"role": "user", "content": "hello"}]
 MISSING = object()
 BAD: list[Any] = [MISSING, None, "", 1.5, 1.0, True, [], {"a": 1}]
 GOOD: list[Any] = ["a", "  x", 0, 7, 12345678901234567890123]
-ROOT = Path(__file__).resolve().parents[2]
+ROOT = Path(__file__).resolve().parents[3]
 NAMES = TopicNames.from_prefix("t.")
 
 

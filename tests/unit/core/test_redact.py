@@ -2,7 +2,7 @@ from __future__ import annotations
 
 import pytest
 
-from tests.unit.secrets_set import LOOKALIKES, SECRETS
+from tests.support.secrets_set import LOOKALIKES, SECRETS
 from workers.core.redact import KINDS, redact, redact_count
 
 
