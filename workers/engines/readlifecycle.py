@@ -47,7 +47,6 @@ from workers.engines._shell import (
     Read,
     covers,
     parse_access,
-    shell_access_cache_clear,
 )
 from workers.engines._text import dup_sources, nonzero, restores, stash_marker
 from workers.engines.base import Engine, EngineContext, EngineOutput
@@ -62,7 +61,6 @@ __all__ = [
     "ReadLifecycleEngine",
     "covers",
     "parse_access",
-    "shell_access_cache_clear",
 ]
 
 MAX_FORWARD = 256  # later events looked at per read

@@ -26,7 +26,6 @@ from workers.core.shell import command_segments
 
 __all__ = [
     "SHAPED_KINDS",
-    "clear_caches",
     "command_family",
     "critical_lines",
     "is_error_line",
@@ -415,13 +414,6 @@ _SPANS: Memo[str, frozenset[tuple[str, str]]] = Memo(_spans_of, 4096, 32_000_000
 _LINES: Memo[tuple[str, str | None, str], frozenset[tuple[str, str]]] = Memo(
     _lines_of, 4096, 32_000_000
 )
-
-
-def clear_caches() -> None:
-    """Forget the cached spans, lines and line shapes of every text."""
-    _SPANS.cache_clear()
-    _LINES.cache_clear()
-    line_shape.cache_clear()
 
 
 def protected_spans(text: str) -> frozenset[tuple[str, str]]:
