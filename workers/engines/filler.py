@@ -26,16 +26,13 @@ What is never touched:
 Lines are never joined: an edit stays inside its line; a line left empty
 by the removal of a whole fluff sentence is removed.
 
-Recoverability (a documented choice).  An offload marker costs about 17
-tokens, more than the fluff it would restore on almost every line, so by
-default the removed fluff is **not stashed**: ``expand`` gives back the
-text without it (like the standard mode's documented whitespace
-normalisation).  Only phrases of the pack are removed, the gate still
-checks every protected span and critical line, and the details count what
-was removed.  With the option ``filler_recoverable`` (or
-``FillerEngine(recoverable=True)``), a changed line is written as
-``… <edited line> <<cx:KEY>>`` with the original line stashed, and only when
-that is still shorter in tokens; ``expand`` then restores the line exactly.
+Recoverability.  Every removal is stashed, so aggressive mode stays exactly
+reversible: a changed line is written as ``… <edited line> <<cx:KEY>>`` with
+the original line stashed, and only when that is still shorter in tokens
+(an offload marker costs about 17 tokens, so short lines with a little
+fluff stay as they are); ``expand`` then restores the line exactly.
+``FillerEngine(recoverable=False)`` (no mode uses it) removes the fluff
+without stashing: ``expand`` then gives back the text without it.
 """
 
 from __future__ import annotations
@@ -283,7 +280,7 @@ class FillerEngine(Engine):
     name = "filler"
     lossless = False
 
-    def __init__(self, language: str = "en", recoverable: bool = False) -> None:
+    def __init__(self, language: str = "en", recoverable: bool = True) -> None:
         self.language = language
         self.recoverable = recoverable
 

@@ -124,7 +124,7 @@ def test_latest_user_message_frozen_units_and_tool_outputs_are_not_touched() -> 
         system="Basically you are a helpful assistant.",
     )
     units = parse_record(data).units
-    out = FillerEngine().apply(units, EngineContext(tokens=TokenCounter()))
+    out = FillerEngine(recoverable=False).apply(units, EngineContext(tokens=TokenCounter()))
     by_uid = dict(zip([u.uid for u in units], out.texts, strict=True))
     assert by_uid["m0"] == "Basically you are a helpful assistant."  # system, frozen
     assert by_uid["m1"] == "the build is slow to save disk."
@@ -143,7 +143,9 @@ def test_gate_accepts_the_changes() -> None:
         ("user", "thanks, what next?"),
     )
     data["mode"] = "aggressive"
-    outcome = Pipeline(Settings(mode="off"), engines={"aggressive": [FillerEngine()]}).run_raw(data)
+    outcome = Pipeline(
+        Settings(mode="off"), engines={"aggressive": [FillerEngine(recoverable=False)]}
+    ).run_raw(data)
     assert outcome.rejections == []
     assert outcome.record["messages"][2]["content"] == "the crash is in worker.py line 42."
 
