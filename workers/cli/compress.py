@@ -21,7 +21,9 @@ from workers.core.catalog import MODES
 from workers.core.offload import DirectoryStore, OffloadStore
 from workers.core.settings import Settings, SettingsError
 from workers.engines import UnknownEngine
+from workers.pipeline.autotrigger import AUTO
 from workers.pipeline.batch import Summary, redact_letter
+from workers.pipeline.combos import RoutedPipeline
 from workers.pipeline.parallel import compress_parallel, default_jobs
 from workers.pipeline.runner import Pipeline
 
@@ -36,6 +38,21 @@ examples:
   ctxpress compress --mode lossless -i chats.jsonl -o small.jsonl
   ctxpress compress --mode standard -i chats.jsonl -o small.jsonl --offload stash/
   cat chats.jsonl | ctxpress compress --mode lossless > small.jsonl
+  ctxpress compress --combos combos.toml --combo tool-outputs-light -i tools.jsonl -o small.jsonl
+  ctxpress compress --mode auto -i chats.jsonl -o small.jsonl --stats stats.jsonl
+
+combos (named engine chains, CTXPRESS_COMBOS_FILE or --combos FILE, TOML):
+  [combos.NAME] engines = [...] in the catalog's order, options.ENGINE = {...} (constructor
+  arguments); [select] tenant_field = "metadata.tenant", tenants = {acme = "NAME"}. A record
+  picks one with a "combo" field (wins over its "mode"), else its tenant's, else --combo, else
+  the mode. Unknown combos, engines and options stop the run at start-up, naming the valid ones.
+  The record's compression object names the chain ("combo", "mode": the built-in mode that
+  holds its engines) and the decision ("route": source = record field, tenant, default).
+
+mode auto: the record's token count picks the mode: off under CTXPRESS_AUTO_OFF_BELOW (2000),
+  lossless under CTXPRESS_AUTO_LOSSLESS_BELOW (16000), aggressive from CTXPRESS_AUTO_AGGRESSIVE_SHARE
+  (0.75) of CTXPRESS_CONTEXT_WINDOW (128000), else standard; "route" holds the mode, source
+  "threshold", who asked for auto (requested_by), the tokens and the rule.
 """
 
 
@@ -49,9 +66,22 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     )
     p.add_argument(
         "--mode",
-        choices=list(MODES),
+        choices=[*MODES, AUTO],
         default=None,
-        help="engine chain for records without a 'mode' field (default: CTXPRESS_MODE or lossless)",
+        help="engine chain for records without a 'mode' field (default: CTXPRESS_MODE or "
+        "lossless); auto: the record's token count picks it",
+    )
+    p.add_argument(
+        "--combos",
+        default=None,
+        metavar="FILE",
+        help="TOML file of named engine chains (default: CTXPRESS_COMBOS_FILE; see below)",
+    )
+    p.add_argument(
+        "--combo",
+        default=None,
+        metavar="NAME",
+        help="combo for records that choose neither a combo nor a mode (default: CTXPRESS_COMBO)",
     )
     p.add_argument(
         "-i",
@@ -155,8 +185,10 @@ def _build(args: argparse.Namespace) -> tuple[Pipeline, OffloadStore | None]:
             encoding=args.encoding,
             allow_lossy_structure=args.allow_lossy_structure,
             offload_dir=args.offload,
+            combos_file=args.combos,
+            combo=args.combo,
         )
-        pipeline = Pipeline(settings)
+        pipeline = RoutedPipeline(settings)
     except (SettingsError, UnknownEngine, ValueError) as exc:  # ValueError: bad filter files
         raise UserError(str(exc)) from exc
     store = None
@@ -178,7 +210,7 @@ def run(args: argparse.Namespace) -> int:
 
 def _run(args: argparse.Namespace) -> int:
     pipeline, store = _build(args)
-    if store is None and pipeline.settings.mode in ("standard", "aggressive"):
+    if store is None and pipeline.settings.mode in ("standard", "aggressive", AUTO):
         print(
             "ctxpress compress: note: no --offload DIR given; stashed originals are not kept, "
             "so 'expand' cannot restore what lossy engines dropped",
@@ -230,9 +262,7 @@ def _run(args: argparse.Namespace) -> int:
                     dlq.write(orjson.dumps(letter) + b"\n")
     progress.close()
     if not args.quiet:
-        print(
-            f"ctxpress compress: mode {pipeline.settings.mode}" + summary.render(), file=sys.stderr
-        )
+        print(f"ctxpress compress: {_chain(pipeline.settings)}" + summary.render(), file=sys.stderr)
         if explainer is not None:
             print(explainer.render(), file=sys.stderr)
         if summary.dead_letters and args.dead_letter is None:
@@ -244,6 +274,11 @@ def _run(args: argparse.Namespace) -> int:
     if done.message:
         print(f"ctxpress compress: error: {done.message}", file=sys.stderr)
     return done.status
+
+
+def _chain(settings: Settings) -> str:
+    """What records that choose nothing run: the default combo, else the mode."""
+    return f"combo {settings.combo}" if settings.combo else f"mode {settings.mode}"
 
 
 def _jobs(text: str) -> int:

@@ -93,6 +93,17 @@ Also startable the usual Faust way (same settings):
   faust -A workers.app:app worker -l info
   faust -A workers.app:app agents            # the agent and the topics it reads
 
+Combos (named engine chains, CTXPRESS_COMBOS_FILE=combos.toml or --combos): each record
+runs the first chain named by its ctxpress.combo header, its ctxpress.mode header, its
+"combo" field, its "mode" field, its tenant ([select] tenant_header / tenant_field and
+tenants in the file), its input topic ([select] topics), CTXPRESS_COMBO, CTXPRESS_MODE.
+Unknown combos, engines and engine options stop the worker at start-up (exit 2) with
+the valid names; an unknown combo named by a record is a dead letter. Mode auto: the
+record's token count picks off, lossless, standard or aggressive (CTXPRESS_AUTO_*,
+CTXPRESS_CONTEXT_WINDOW). The compressed record's compression object and every stats
+record name the chain ("combo") and the decision ("route": its source, header, record
+field, tenant, topic, threshold or default).
+
 """
 
 
@@ -117,14 +128,22 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     )
     p.add_argument("--bootstrap", default=None, help="override CTXPRESS_KAFKA_BOOTSTRAP")
     p.add_argument("--web-port", type=int, default=None, help="override CTXPRESS_WEB_PORT")
-    p.add_argument("--mode", default=None, help="override CTXPRESS_MODE (default mode of records)")
+    p.add_argument(
+        "--mode", default=None, help="override CTXPRESS_MODE (default mode of records; or auto)"
+    )
+    p.add_argument("--combos", default=None, metavar="FILE", help="override CTXPRESS_COMBOS_FILE")
+    p.add_argument("--combo", default=None, metavar="NAME", help="override CTXPRESS_COMBO")
     p.set_defaults(func=run)
 
 
 def run(args: argparse.Namespace) -> int:
     try:
         settings = Settings.from_env(
-            kafka_bootstrap=args.bootstrap, web_port=args.web_port, mode=args.mode
+            kafka_bootstrap=args.bootstrap,
+            web_port=args.web_port,
+            mode=args.mode,
+            combos_file=args.combos,
+            combo=args.combo,
         )
     except SettingsError as exc:
         print(f"ctxpress worker: {exc}", file=sys.stderr)

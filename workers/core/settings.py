@@ -212,6 +212,45 @@ SETTINGS: tuple[Setting, ...] = (
         "module:function(settings) returning the Pipeline the worker runs (custom engine chains); "
         "empty: the built-in modes",
     ),
+    Setting(
+        "combos_file",
+        "CTXPRESS_COMBOS_FILE",
+        "",
+        "TOML file of named engine chains (combos) and which topic or tenant uses which "
+        "(e.g. combos.toml); a record picks one with a 'combo' field or a ctxpress.combo header",
+    ),
+    Setting(
+        "combo",
+        "CTXPRESS_COMBO",
+        "",
+        "combo of CTXPRESS_COMBOS_FILE for records that choose neither a combo nor a mode "
+        "(empty: CTXPRESS_MODE)",
+    ),
+    Setting(
+        "auto_off_below",
+        "CTXPRESS_AUTO_OFF_BELOW",
+        2000,
+        "mode auto: records with fewer tokens than this are left as they are (off)",
+    ),
+    Setting(
+        "auto_lossless_below",
+        "CTXPRESS_AUTO_LOSSLESS_BELOW",
+        16000,
+        "mode auto: records with fewer tokens than this (and at least CTXPRESS_AUTO_OFF_BELOW) "
+        "are lossless; from here on standard",
+    ),
+    Setting(
+        "context_window",
+        "CTXPRESS_CONTEXT_WINDOW",
+        128000,
+        "mode auto: the model's context window in tokens",
+    ),
+    Setting(
+        "auto_aggressive_share",
+        "CTXPRESS_AUTO_AGGRESSIVE_SHARE",
+        0.75,
+        "mode auto: records of at least this share of CTXPRESS_CONTEXT_WINDOW are aggressive",
+    ),
 )
 
 
@@ -273,6 +312,12 @@ class Settings:
     max_message_bytes: int = 1024 * 1024
     shutdown_timeout: float = 30.0
     pipeline_factory: str = ""
+    combos_file: str = ""
+    combo: str = ""
+    auto_off_below: int = 2000
+    auto_lossless_below: int = 16000
+    context_window: int = 128000
+    auto_aggressive_share: float = 0.75
 
     @classmethod
     def from_env(cls, environ: Mapping[str, str] | None = None, **overrides: Any) -> Settings:
@@ -294,9 +339,26 @@ class Settings:
         from workers.core.catalog import MODES
         from workers.core.tokens import BACKENDS
 
-        if self.mode not in MODES:
+        if self.mode not in MODES and self.mode != "auto":
             raise SettingsError(
-                f"unknown mode {self.mode!r} in CTXPRESS_MODE; valid modes: {', '.join(MODES)}"
+                f"unknown mode {self.mode!r} in CTXPRESS_MODE; valid modes: {', '.join(MODES)}, "
+                "auto"
+            )
+        if not 0 <= self.auto_off_below <= self.auto_lossless_below:
+            raise SettingsError(
+                "CTXPRESS_AUTO_OFF_BELOW must be between 0 and CTXPRESS_AUTO_LOSSLESS_BELOW, got "
+                f"{self.auto_off_below} and {self.auto_lossless_below}"
+            )
+        if self.context_window < 1 or not 0 < self.auto_aggressive_share <= 1:
+            raise SettingsError(
+                "CTXPRESS_CONTEXT_WINDOW must be a positive number of tokens and "
+                "CTXPRESS_AUTO_AGGRESSIVE_SHARE a share above 0 and at most 1, got "
+                f"{self.context_window} and {self.auto_aggressive_share}"
+            )
+        if self.combo and not self.combos_file:
+            raise SettingsError(
+                f"CTXPRESS_COMBO={self.combo!r} needs CTXPRESS_COMBOS_FILE (the file that "
+                "defines it)"
             )
         if self.token_backend not in BACKENDS:
             raise SettingsError(

@@ -1,4 +1,5 @@
-"""The pipeline a worker or a batch run uses: ``CTXPRESS_PIPELINE_FACTORY``, else the modes."""
+"""The pipeline a worker or a batch run uses: ``CTXPRESS_PIPELINE_FACTORY``, else the modes
+(and the combos of ``CTXPRESS_COMBOS_FILE`` and the ``auto`` mode: :mod:`workers.pipeline.combos`)."""
 
 from __future__ import annotations
 
@@ -6,6 +7,7 @@ import importlib
 from collections.abc import Callable
 
 from workers.core.settings import Settings, SettingsError
+from workers.pipeline.combos import RoutedPipeline
 from workers.pipeline.runner import Pipeline
 
 __all__ = ["build_pipeline"]
@@ -15,7 +17,7 @@ def build_pipeline(settings: Settings) -> Pipeline:
     """The worker's pipeline: ``CTXPRESS_PIPELINE_FACTORY`` when set, else the built-in modes."""
     spec = settings.pipeline_factory.strip()
     if not spec:
-        return Pipeline(settings)
+        return RoutedPipeline(settings)
     module_name, _, attr = spec.partition(":")
     if not module_name or not attr:
         raise SettingsError(

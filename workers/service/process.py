@@ -60,6 +60,7 @@ from workers.pipeline.batch import (
     redact_letter,
     without_timings,
 )
+from workers.pipeline.combos import route_fields, run_routed
 from workers.pipeline.runner import Outcome, Pipeline, RecordError, Rejection
 from workers.service.dead_letters import (
     COPIED_HEADERS_BYTES,
@@ -224,7 +225,9 @@ class Processor:
                 msg, "validate", "SchemaValidationError", schema_error, record_id(value)
             )
         try:
-            outcome = self.pipeline.run_raw(value, mode=header_mode(msg.headers))
+            outcome = run_routed(
+                self.pipeline, value, header_mode(msg.headers), msg.headers, msg.topic
+            )
         except RecordError as exc:
             return self._reject(
                 msg, exc.stage, "InvalidRecord", exc.reason, exc.record_id or record_id(value)
@@ -270,6 +273,7 @@ class Processor:
         for stats in outcome.engine_stats:
             body = stats.as_dict()
             body.update(record_id=rid, mode=outcome.mode, ts=now_ms, encoding=encoding)
+            body.update(route_fields(outcome.stats))  # the combo and the auto decision, if any
             outputs.append(OutMessage(self.names.stats, key, orjson.dumps(body)))
             savings[stats.engine] = (stats.tokens_before, stats.tokens_after)
         for rejection in outcome.rejections:
