@@ -161,6 +161,14 @@ do_fetch() {
     say "fetch: $(find "$JARS" -name '*.jar' | wc -l) jars in $(elapsed "$t0")"
 }
 
+# CTXPRESS_MAX_MESSAGE_BYTES, as workers/core/settings.py derives it (0 or unset:
+# CTXPRESS_MAX_RECORD_BYTES + 1 MiB): the broker accepts every record the worker may write.
+max_message_bytes() {
+    local record="${CTXPRESS_MAX_RECORD_BYTES:-16777216}" message="${CTXPRESS_MAX_MESSAGE_BYTES:-0}"
+    if [[ "$message" == 0 ]]; then message=$(( record + 1048576 )); fi
+    printf '%s\n' "$message"
+}
+
 write_properties() {
     mkdir -p "$LOG_DIRS"
     cat >"$PROPS" <<EOF
@@ -185,6 +193,7 @@ transaction.state.log.min.isr=1
 share.coordinator.state.topic.replication.factor=1
 share.coordinator.state.topic.min.isr=1
 group.initial.rebalance.delay.ms=0
+message.max.bytes=$(max_message_bytes)
 EOF
 }
 

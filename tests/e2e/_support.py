@@ -71,8 +71,14 @@ class Run:
     def worker(self, name: str = "worker", **extra: str) -> WorkerProcess:
         return WorkerProcess(self.env(**extra), self.tmp / f"{name}.log")
 
-    def create_topics(self) -> None:
-        asyncio.run(create_topics(self.bootstrap, load_topics(), self.prefix))
+    def create_topics(self, max_message_bytes: int | None = None) -> None:
+        """Every topic of topics/, taking records of ``max_message_bytes`` (default: the
+        default CTXPRESS_MAX_MESSAGE_BYTES, as 'ctxpress topics create' does)."""
+        asyncio.run(
+            create_topics(
+                self.bootstrap, load_topics(), self.prefix, max_message_bytes=max_message_bytes
+            )
+        )
 
     def produce(self, samples: Sequence[Sample]) -> None:
         lines = [s.line for s in samples]

@@ -1,8 +1,8 @@
 """Big records and poison pills on the real broker: none of them stops the stream.
 
-The input topics accept 8 MiB records; the output topics keep the broker's default
-``max.message.bytes`` (1 MiB), which is also the worker's default
-``CTXPRESS_MAX_MESSAGE_BYTES``.  Mixed in a stream of ordinary records: a 2 MB
+A deployment with a small limit: the input topics accept 8 MiB records; the output
+topics take 1 MiB (``max.message.bytes``), and so does the worker
+(``CTXPRESS_MAX_MESSAGE_BYTES``).  Mixed in a stream of ordinary records: a 2 MB
 transcript (its compressed output is over 1 MiB), 390 KB of ``\\x01`` bytes (invalid
 JSON whose dead letter, JSON-escaped, would be 2.3 MB) and an 8-byte invalid value
 with a 1.1 MB header.  Each ends as exactly one dead letter that fits, the worker
@@ -83,7 +83,7 @@ def test_big_outputs_and_poison_pills_do_not_stop_the_stream(
     tmp_path: Path,
 ) -> None:
     run = Run(kafka_bootstrap, tmp_path)
-    run.create_topics()
+    run.create_topics(max_message_bytes=MIB)
     asyncio.run(_raise_input_limits(run))
 
     before = [s for s in mixed_stream(40, seed=21, prefix="a") if s.kind == "transcript"]
@@ -103,7 +103,7 @@ def test_big_outputs_and_poison_pills_do_not_stop_the_stream(
     asyncio.run(_produce(run, records))
     assert len(big) > 2 * MIB
 
-    worker = run.worker().start()
+    worker = run.worker(CTXPRESS_MAX_MESSAGE_BYTES=str(MIB)).start()
     try:
         run.wait_for_outputs(len(records), worker, timeout=180)
         assert worker.alive(), worker.log_tail()

@@ -201,7 +201,10 @@ def test_a_gate_letter_over_the_limit_has_its_texts_cut() -> None:
 
 
 def test_the_limit_is_one_setting_with_a_floor() -> None:
-    assert Settings().max_message_bytes == MIB
+    # derived from the input limit: 16 MiB records + 1 MiB of room
+    assert Settings().max_message_bytes == 17 * MIB
+    assert Settings(max_record_bytes=4 * MIB).max_message_bytes == 5 * MIB
+    assert Settings.from_env({"CTXPRESS_MAX_RECORD_BYTES": str(MIB)}).max_message_bytes == 2 * MIB
     assert Settings.from_env({"CTXPRESS_MAX_MESSAGE_BYTES": "2097152"}).max_message_bytes == 2 * MIB
     with pytest.raises(SettingsError, match="CTXPRESS_MAX_MESSAGE_BYTES"):
         Settings.from_env({"CTXPRESS_MAX_MESSAGE_BYTES": "1000"})

@@ -34,7 +34,6 @@ from pathlib import Path
 
 from workers.core.settings import Settings
 from workers.service.kafka import clients
-from workers.service.kafka.io import MAX_REQUEST_SIZE
 from workers.service.kafka.options import bootstrap_list, client_options
 from workers.service.process import Processor
 from workers.service.records import InMessage
@@ -90,7 +89,7 @@ async def _produce(settings: Settings, topic: str, lines: Sequence[bytes]) -> No
         clients.connection(settings),
         linger_ms=10,
         max_batch_size=1024 * 1024,
-        max_request_size=MAX_REQUEST_SIZE,
+        max_request_size=settings.max_message_bytes,
         acks="all",
     )
     await producer.start()
@@ -117,13 +116,13 @@ async def aiokafka_loop(
         group_id=f"bench-loop-{uuid.uuid4().hex[:8]}",
         enable_auto_commit=False,
         auto_offset_reset="earliest",
-        max_partition_fetch_bytes=MAX_REQUEST_SIZE,
+        max_partition_fetch_bytes=settings.max_message_bytes,
     )
     producer = clients.producer(
         conn,
         linger_ms=settings.producer_linger_ms,
         max_batch_size=settings.producer_max_batch_size,
-        max_request_size=MAX_REQUEST_SIZE,
+        max_request_size=settings.max_message_bytes,
         acks="all",
         enable_idempotence=True,
     )
@@ -273,6 +272,7 @@ def _run_bench(
                     load_topics(),
                     settings.topic_prefix,
                     client_options=client_options(settings),
+                    max_message_bytes=settings.max_message_bytes,
                 )
             )
             n = records or DEFAULT_RECORDS.get(size, max(200, 8_000_000 // size))
@@ -306,7 +306,10 @@ async def _create_plain(
     await admin.start()
     try:
         existing = set(await admin.list_topics())
-        new = [NewTopic(t, partitions, 1) for t in topics if t not in existing]
+        configs = {"max.message.bytes": str(settings.max_message_bytes)}
+        new = [
+            NewTopic(t, partitions, 1, topic_configs=configs) for t in topics if t not in existing
+        ]
         if new:
             await admin.create_topics(new)
     finally:

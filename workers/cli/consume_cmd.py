@@ -13,6 +13,7 @@ import orjson
 
 from workers.cli._common import UserError, open_out
 from workers.cli._kafka import kafka_arguments, run_async, settings_of
+from workers.core.jsonl import BadLine, decode_line, dump_layout
 from workers.core.settings import SettingsError
 from workers.service.topics import SHORT_NAMES, TopicNames
 
@@ -24,10 +25,15 @@ def _text(data: bytes | None) -> str | None:
 
 
 def _value(value: bytes | None) -> Any:
-    try:
-        return orjson.loads(value) if value is not None else None
-    except orjson.JSONDecodeError:
+    """A JSON value as it was written (big integers, ``1.50``, key order kept), else text."""
+    if value is None:
+        return None
+    decoded = decode_line(value, 0, len(value) + 1)
+    if isinstance(decoded, BadLine):
         return _text(value)
+    if b"\n" in value or b"\r" in value:  # one output line per record
+        return orjson.Fragment(dump_layout(decoded, None))
+    return orjson.Fragment(value.strip())
 
 
 def _envelope(record: Any) -> bytes:

@@ -298,6 +298,7 @@ def run(args: argparse.Namespace) -> int:
             load_topics(),
             settings.topic_prefix,
             client_options=client_options(settings),
+            max_message_bytes=settings.max_message_bytes,
         )
     )
     _say(f"topics ready ({len(created)} created) with prefix {settings.topic_prefix!r}")

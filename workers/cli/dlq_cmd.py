@@ -27,20 +27,48 @@ __all__ = ["REPLAYS_SHORT", "Filters", "parse_offset_range", "register", "replay
 REPLAYS_SHORT = "dlq-replays"
 
 
-def replay_plan(record: Any) -> tuple[str, bytes | None, bytes, list[tuple[str, bytes]]] | str:
-    """``(topic, key, value, headers)`` to re-publish a dead letter, or why it cannot be."""
+def _not_replayable(body: Any, stage: str) -> str:
+    """Why a dead letter without ``ctxpress.dlq.replayable: true`` is not replayed."""
+    if isinstance(body, dict) and body.get("original_truncated"):
+        size = body.get("original_bytes")
+        sha = body.get("original_sha256", "?")
+        return (
+            f"stage {stage}: the original ({size:,} bytes, sha256 {sha}) was too large to keep "
+            "in the dead letter; only a prefix is there, re-send it from its source"
+            if isinstance(size, int)
+            else f"stage {stage}: only a prefix of the original is kept; re-send it from its source"
+        )
+    if isinstance(body, dict) and body.get("original_redacted"):
+        return (
+            f"stage {stage}: the original held a secret and only its redacted copy is kept; "
+            "re-send it from its source"
+        )
+    return f"stage {stage}: a report about a published record, not an undelivered input"
+
+
+def replay_plan(
+    record: Any,
+) -> tuple[str, bytes | None, bytes | None, list[tuple[str, bytes]]] | str:
+    """``(topic, key, value, headers)`` to re-publish a dead letter, or why it cannot be.
+
+    A tombstone's dead letter (``original_null``) replays as a null value."""
     headers = {k: v for k, v in record.headers}
+    try:
+        body = orjson.loads(record.value) if record.value is not None else None
+    except orjson.JSONDecodeError:
+        body = None
     if headers.get("ctxpress.dlq.replayable") != b"true":
         stage = headers.get("ctxpress.dlq.error.stage", b"?").decode()
-        return f"stage {stage}: a report about a published record, not an undelivered input"
+        return _not_replayable(body, stage)
     topic = headers.get("ctxpress.dlq.original.topic")
     if not topic:
         return "no ctxpress.dlq.original.topic header"
-    try:
-        body = orjson.loads(record.value)
-    except orjson.JSONDecodeError:
+    if not isinstance(body, dict):
         return "value is not dead-letter JSON"
-    if "original_value" in body:
+    value: bytes | None
+    if body.get("original_null") is True:
+        value = None
+    elif isinstance(body.get("original_value"), str):
         value = body["original_value"].encode("utf-8")
     elif "original_value_b64" in body:
         value = base64.b64decode(body["original_value_b64"])
@@ -153,7 +181,9 @@ async def _replay(args: argparse.Namespace) -> int:
         await producer.start()
     try:
         done = set() if args.include_replayed else await _replayed(settings, tracking, 2.0)
-        plans: list[tuple[Any, tuple[str, bytes | None, bytes, list[tuple[str, bytes]]]]] = []
+        plans: list[
+            tuple[Any, tuple[str, bytes | None, bytes | None, list[tuple[str, bytes]]]]
+        ] = []
         skipped: dict[str, int] = {}
         async for record in read_topic(
             settings, names.dead_letter, idle_timeout=args.timeout, until_end=True
@@ -178,7 +208,7 @@ async def _replay(args: argparse.Namespace) -> int:
                 stage = seen.get("ctxpress.dlq.error.stage", b"?").decode()
                 print(
                     f"{_source(record)}  record {rid}  stage {stage}  -> {topic} "
-                    f"({len(value):,} bytes)"
+                    + ("(null: a tombstone)" if value is None else f"({len(value):,} bytes)")
                 )
         elif plans:
             assert producer is not None

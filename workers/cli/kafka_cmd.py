@@ -156,6 +156,7 @@ def _topics_create(args: argparse.Namespace) -> int:
                 replication_factor=args.replication_factor,
                 client_options=options,
                 timeout_ms=args.timeout_ms,
+                max_message_bytes=settings.max_message_bytes,
             )
         )
     except TopicSpecError as exc:

@@ -152,12 +152,12 @@ def run(args: argparse.Namespace) -> int:
 
 
 def _check_topics(app: Any) -> int:
-    """0 when every topic exists; else print the command that creates them and return 2."""
+    """0 when every topic exists and takes the largest output; else print what to do, return 2."""
     import asyncio
     from concurrent.futures import ThreadPoolExecutor
 
     from workers.service.kafka.clients import kafka_error_hint
-    from workers.service.topics import MissingTopicsError, require_topics
+    from workers.service.topics import MissingTopicsError, TopicLimitError, require_topics
 
     parts = app.ctxpress
     # its own loop in a thread: the Faust worker owns this thread's event loop
@@ -165,7 +165,7 @@ def _check_topics(app: Any) -> int:
         future = pool.submit(asyncio.run, require_topics(parts.settings, parts.names))
         try:
             future.result()
-        except MissingTopicsError as exc:
+        except (MissingTopicsError, TopicLimitError) as exc:
             print(f"ctxpress worker: {exc}", file=sys.stderr)
             return 2
         except Exception as exc:

@@ -193,10 +193,20 @@ SETTINGS: tuple[Setting, ...] = (
     Setting(
         "max_message_bytes",
         "CTXPRESS_MAX_MESSAGE_BYTES",
-        1024 * 1024,
-        "largest record the worker publishes (the producer's max_request_size and the check "
-        "every output passes; keep it at or below the output topics' max.message.bytes): an "
-        "output over it becomes a dead letter, a dead letter over it is cut to fit",
+        0,
+        "largest Kafka record, one meaning end to end: the max.message.bytes 'topics create' "
+        "gives every topic, the local broker's message.max.bytes, the producers' "
+        "max_request_size, the consumers' fetch sizes and the check every output passes (an "
+        "output over it becomes a dead letter, a dead letter over it is cut to fit); 0: "
+        "CTXPRESS_MAX_RECORD_BYTES + 1 MiB (room for the compression object and dead-letter "
+        "headers)",
+    ),
+    Setting(
+        "metadata_max_age_ms",
+        "CTXPRESS_METADATA_MAX_AGE_MS",
+        10000,
+        "how often the worker's consumer refreshes topic metadata: partitions added to an "
+        "input topic are consumed (after a rebalance) within about this long",
     ),
     Setting(
         "shutdown_timeout",
@@ -275,6 +285,10 @@ def _convert(setting: Setting, raw: str) -> Any:
     return raw
 
 
+#: what a Kafka record may hold beyond the largest input record (CTXPRESS_MAX_MESSAGE_BYTES=0)
+MESSAGE_HEADROOM = 1024 * 1024
+
+
 @dataclass(frozen=True, slots=True)
 class Settings:
     mode: str = "lossless"
@@ -309,7 +323,8 @@ class Settings:
     session_timeout: float = 10.0
     rebalance_timeout: float = 10.0
     transaction_timeout_ms: int = 60000
-    max_message_bytes: int = 1024 * 1024
+    max_message_bytes: int = 0
+    metadata_max_age_ms: int = 10000
     shutdown_timeout: float = 30.0
     pipeline_factory: str = ""
     combos_file: str = ""
@@ -318,6 +333,10 @@ class Settings:
     auto_lossless_below: int = 16000
     context_window: int = 128000
     auto_aggressive_share: float = 0.75
+
+    def __post_init__(self) -> None:
+        if self.max_message_bytes == 0:  # derived: see CTXPRESS_MAX_MESSAGE_BYTES
+            object.__setattr__(self, "max_message_bytes", self.max_record_bytes + MESSAGE_HEADROOM)
 
     @classmethod
     def from_env(cls, environ: Mapping[str, str] | None = None, **overrides: Any) -> Settings:

@@ -235,6 +235,11 @@ def create_app(
         # at_least_once: what a crash makes us redo is bounded by this interval
         broker_commit_interval=1.0,
         consumer_auto_offset_reset="earliest",
+        # one size end to end (CTXPRESS_MAX_MESSAGE_BYTES): a record up to it is fetched whole
+        consumer_max_fetch_size=settings.max_message_bytes,
+        producer_max_request_size=settings.max_message_bytes,
+        # new input partitions are seen (and the group rebalanced onto them) within this
+        consumer_metadata_max_age_ms=settings.metadata_max_age_ms,
         store="memory://",
         datadir=settings.data_dir,
         topic_partitions=partitions,
@@ -266,7 +271,11 @@ def create_app(
     )
     publisher = publisher or _publisher(settings, metrics)
     if source == "kafka":
-        source = KafkaSource(",".join(hosts), client_options=client_options(settings))
+        source = KafkaSource(
+            ",".join(hosts),
+            client_options=client_options(settings),
+            max_fetch_bytes=settings.max_message_bytes,
+        )
     store: OffloadStore
     if offload is not None:
         store = offload

@@ -41,7 +41,7 @@ from dataclasses import dataclass, field
 from workers.core.errors import CtxpressError
 from workers.service.metrics import Metrics
 from workers.service.process import Processor
-from workers.service.publish import PartitionBatch, Publisher, group_batches
+from workers.service.publish import PartitionBatch, Publisher, RecordsRefused, group_batches
 from workers.service.records import InMessage, Processed
 from workers.service.source import RecordSource
 
@@ -250,9 +250,7 @@ class BatchHandler:
             if now - last_yield > YIELD_EVERY_S:
                 await asyncio.sleep(0)
                 last_yield = time.perf_counter()
-        batches = group_batches(
-            (r.message.topic, r.message.partition, r.message.offset, r.outputs) for r in results
-        )
+        batches = _regroup(results)
         await self.flush()  # the previous batch first: per-partition order, errors surface
         now = time.monotonic()
         for batch in batches:
@@ -264,6 +262,25 @@ class BatchHandler:
             await self._publish(batches, results)
         return results
 
+    def _without_refused(
+        self, results: list[Processed], refused: RecordsRefused
+    ) -> tuple[list[PartitionBatch], list[Processed]]:
+        """The batch again, each input whose output the broker refused now one dead letter."""
+        out: list[Processed] = []
+        for result in results:
+            msg = result.message
+            if msg.offset in refused.refused.get((msg.topic, msg.partition), ()):
+                log.warning(
+                    "%s[%d]@%d: the broker refused its output as too large; dead-lettered",
+                    msg.topic,
+                    msg.partition,
+                    msg.offset,
+                )
+                result = self.processor.refused(msg, str(refused), result.record_id)
+            out.append(result)
+        results[:] = out  # the caller's list: metrics count the dead letters
+        return _regroup(out), out
+
     async def flush(self) -> None:
         """Wait for the batch in flight; raises what its publication raised."""
         task, self._inflight = self._inflight, None
@@ -274,7 +291,13 @@ class BatchHandler:
         started = time.perf_counter()
         generation = self._generation
         try:
-            await self.publisher.publish(batches)
+            try:
+                await self.publisher.publish(batches)
+            except RecordsRefused as refused:
+                # One poison record never stops the partition: its input becomes a dead letter
+                # (small, always accepted) and the batch is published again, once.
+                batches, results = self._without_refused(results, refused)
+                await self.publisher.publish(batches)
         except BaseException as exc:
             for batch in batches:  # not published: ``expected`` stays where it was
                 if self.pending.get(batch.tp) == batch.next_offset:
@@ -296,6 +319,12 @@ class BatchHandler:
             for result in results:
                 for digest, text in result.offloaded.items():
                     self.on_offloaded(digest, text)
+
+
+def _regroup(results: Sequence[Processed]) -> list[PartitionBatch]:
+    return group_batches(
+        (r.message.topic, r.message.partition, r.message.offset, r.outputs) for r in results
+    )
 
 
 def _chunks(messages: list[InMessage], max_bytes: int) -> list[list[InMessage]]:

@@ -14,7 +14,9 @@ the records to publish.  Every input message ends as exactly one of:
   re-publish it byte for byte.  Every field of a dead letter is redacted like
   everything else (reason, record id, key, copied headers); an input that holds
   a secret keeps only its redacted value (``original_redacted: true``) and is
-  not replayable: the dead-letter topic never holds a credential.
+  not replayable: the dead-letter topic never holds a credential.  A tombstone
+  (a null value) is a dead letter with ``original_value: null`` and
+  ``original_null: true``; a replay sends null again.
 
 Dead letters carry headers in the style of Kafka Connect / Kafka Streams
 (``ctxpress.dlq.original.topic`` ... see ``DLQ_HEADERS``) and the input's own
@@ -81,7 +83,10 @@ from workers.service.records import (
 from workers.service.topics import TopicNames
 from workers.service.validate import EdgeValidator
 
-__all__ = ["Processor"]
+__all__ = ["REFUSED_LETTER_BYTES", "Processor"]
+
+#: the largest dead letter written for an output the broker refused (see Processor.refused)
+REFUSED_LETTER_BYTES = 64 * 1024
 
 log = logging.getLogger(__name__)
 
@@ -135,6 +140,23 @@ class Processor:
             result = self._fit(msg, result)
         result.seconds = time.perf_counter() - started
         return result
+
+    def refused(self, msg: InMessage, reason: str, record_id: str | None) -> Processed:
+        """The dead letter of an input whose output the broker refused as too large: at most
+        64 KiB, so that a dead-letter topic whose limit was lowered too still takes it (an
+        original over that is cut, and stays in its input topic at the offset named)."""
+        saved = self.max_message_bytes
+        self.max_message_bytes = min(saved, REFUSED_LETTER_BYTES)
+        try:
+            return self._reject(
+                msg,
+                "publish",
+                "OutputRefused",
+                f"the broker refused this record's output: {reason[:1500]}",
+                record_id,
+            )
+        finally:
+            self.max_message_bytes = saved
 
     def _fits(self, out: OutMessage) -> bool:
         return wire_size(out.key, out.value, out.headers) <= self.max_message_bytes
@@ -198,7 +220,16 @@ class Processor:
 
     def _process(self, msg: InMessage) -> Processed:
         raw = msg.value
-        if raw is None or not raw.strip():
+        if raw is None:
+            return self._reject(
+                msg,
+                "decode",
+                "Tombstone",
+                "value is null (a tombstone): there is no record to compress; 'ctxpress dlq "
+                "replay' re-publishes it as null",
+                None,
+            )
+        if not raw.strip():
             return self._reject(msg, "decode", "EmptyValue", "value is empty", None)
         if len(raw) > self.max_bytes:
             return self._reject(
@@ -383,7 +414,13 @@ class Processor:
             return OutMessage(self.names.dead_letter, key, orjson.dumps(body), headers)
 
         out: OutMessage | None = None
-        if wire_size(msg.key, raw, ()) <= self.max_message_bytes:
+        if msg.value is None:  # a tombstone: the null itself is what a replay restores
+            body = dead_letter_for_line(0, reason, b"", record_id, stage, error_class)
+            body["original_value"] = None
+            body["original_null"] = True
+            body["original_key"] = _key_text(red_key)
+            out = letter(body, red_key, clean)
+        elif wire_size(msg.key, raw, ()) <= self.max_message_bytes:
             # The original bytes unchanged, when they fit (JSON escaping can multiply them).
             body = dead_letter_for_line(0, reason, b"", record_id, stage, error_class)
             body.pop("original_value", None)

@@ -16,18 +16,21 @@ input partition, in offset order, and the input offset to commit after them.
   the records are byte-identical (see ``workers.service.process``) under the same key.
 - :class:`ListPublisher`: keeps everything in memory, for tests.
 
-Every error class is sorted into one of three:
+Every error class is sorted into one of three (:func:`error_action`, a test per class):
 
-- retry: a retriable broker error aborts and retries the partition's
-  transaction (the outputs are deterministic), up to ``retries`` times;
+- retry: a retriable broker error or a timeout aborts and retries the
+  partition's transaction (the outputs are deterministic), up to ``retries`` times;
 - dead-letter and go on: a record too large for the producer never gets here
   (:class:`~workers.service.process.Processor` turns an output over
   ``CTXPRESS_MAX_MESSAGE_BYTES``, which is also the producer's
-  ``max_request_size``, into a dead letter that fits);
-- fatal: fencing (another worker owns the partition), a broker that refuses a
-  record as too large (the topic's ``max.message.bytes`` is below the setting:
-  :class:`PublishError` says which to change), retries exhausted, anything else.
-  The worker must stop (its offsets did not move, so nothing is lost).
+  ``max_request_size``, into a dead letter that fits); a record the *broker*
+  refuses as too large (a topic's ``max.message.bytes`` lowered below the
+  setting while the worker runs; the start-up check refuses that case) raises
+  :class:`RecordsRefused` naming the inputs, and the handler publishes the batch
+  again with those inputs as small dead letters;
+- fatal: fencing (another worker owns the partition), authentication and
+  authorization errors, retries exhausted, anything else.  The worker must stop
+  (its offsets did not move, so nothing is lost).
 """
 
 from __future__ import annotations
@@ -49,7 +52,9 @@ __all__ = [
     "PartitionBatch",
     "PublishError",
     "Publisher",
+    "RecordsRefused",
     "TransactionalPublisher",
+    "error_action",
     "group_batches",
 ]
 
@@ -60,6 +65,39 @@ TP = tuple[str, int]
 
 class PublishError(CtxpressError, RuntimeError):
     """Publishing failed for good (fenced, or retries exhausted); stop the worker."""
+
+
+class RecordsRefused(PublishError):
+    """The broker refused records as too large (a topic's max.message.bytes went below the
+    setting); nothing of the batch is committed.  ``refused``: per input partition, the input
+    offsets whose outputs were refused; the handler dead-letters those inputs and publishes
+    the batch again."""
+
+    def __init__(self, message: str, refused: Mapping[TP, set[int]]) -> None:
+        super().__init__(message)
+        self.refused = {tp: set(offsets) for tp, offsets in refused.items()}
+
+
+#: what the worker does about a publishing error (see :func:`error_action`)
+RETRY, DEAD_LETTER, FATAL = "retry", "dead_letter", "fatal"
+
+
+def error_action(exc: BaseException) -> str:
+    """``retry`` (a retriable broker error or a timeout: abort, publish the same batch again),
+    ``dead_letter`` (the broker refused a record as too large: dead-letter that input and go
+    on) or ``fatal`` (fenced, authentication/authorization, unknown configuration, anything
+    else: stop the worker with a message; its offsets did not move, so nothing is lost)."""
+    from aiokafka.errors import KafkaError, KafkaTimeoutError, ProducerFenced
+
+    if isinstance(exc, ProducerFenced):
+        return FATAL
+    if _size_error(exc):
+        return DEAD_LETTER
+    if isinstance(exc, TimeoutError | asyncio.TimeoutError | KafkaTimeoutError):
+        return RETRY
+    if isinstance(exc, KafkaError) and exc.retriable:
+        return RETRY
+    return FATAL
 
 
 _SIZE_ERRORS = ("MessageSizeTooLargeError", "RecordListTooLargeError", "RecordTooLargeError")
@@ -92,6 +130,12 @@ class PartitionBatch:
     partition: int
     next_offset: int
     outputs: list[OutMessage] = field(default_factory=list)
+    #: the input offset each output came from (parallel to ``outputs``)
+    origins: list[int] = field(default_factory=list)
+
+    def refused(self, indexes: Iterable[int]) -> set[int]:
+        """The input offsets of the outputs at ``indexes``."""
+        return {self.origins[i] for i in indexes if i < len(self.origins)}
 
     @property
     def tp(self) -> TP:
@@ -109,7 +153,28 @@ def group_batches(
             batch = by_tp[(topic, partition)] = PartitionBatch(topic, partition, offset + 1)
         batch.next_offset = max(batch.next_offset, offset + 1)
         batch.outputs.extend(outputs)
+        batch.origins.extend(offset for _ in outputs)
     return list(by_tp.values())
+
+
+def _raise_refused(batch: PartitionBatch, acks: Sequence[Any], max_request_size: int) -> None:
+    """Raise :class:`RecordsRefused` for the outputs the broker refused as too large, or the
+    first other error of ``acks`` (one result per output, exceptions included)."""
+    refused = [
+        i for i, ack in enumerate(acks) if isinstance(ack, BaseException) and _size_error(ack)
+    ]
+    if refused:
+        first = acks[refused[0]]
+        topics = sorted({batch.outputs[i].topic for i in refused})
+        raise RecordsRefused(
+            size_error_message(first, topics, max_request_size)
+            if max_request_size
+            else f"the broker refused {len(refused)} record(s) of {', '.join(topics)} as too large",
+            {batch.tp: batch.refused(refused)},
+        ) from first
+    for ack in acks:
+        if isinstance(ack, BaseException):
+            raise ack
 
 
 class Publisher(ABC):
@@ -308,13 +373,18 @@ class TransactionalPublisher(Publisher):
                         # Every record acknowledged before the offsets join the transaction:
                         # a refused record (too large for the topic) raises here, where the
                         # transaction is still abortable, instead of leaving the commit waiting.
-                        await asyncio.wait_for(
-                            asyncio.gather(*sent), self._transaction_timeout_ms / 1000.0
+                        acks = await asyncio.wait_for(
+                            asyncio.gather(*sent, return_exceptions=True),
+                            self._transaction_timeout_ms / 1000.0,
                         )
+                        _raise_refused(batch, acks, self.max_request_size)
                         await producer.send_offsets_to_transaction(
                             {TopicPartition(*tp): batch.next_offset}, self.group_id
                         )
                     return
+                except RecordsRefused:
+                    await self._drop(tp)  # the aborted transaction's producer is not reused
+                    raise
                 except ProducerFenced as exc:
                     await self._drop(tp)
                     raise PublishError(
@@ -326,13 +396,7 @@ class TransactionalPublisher(Publisher):
                     await self._drop(tp)  # a fresh producer aborts whatever is left open
                     if isinstance(exc, TimeoutError):
                         exc = KafkaTimeoutError(f"records not acknowledged: {exc!r}")
-                    if _size_error(exc):
-                        raise PublishError(
-                            size_error_message(
-                                exc, (o.topic for o in batch.outputs), self.max_request_size
-                            )
-                        ) from exc
-                    if not exc.retriable or attempt > self.retries:
+                    if error_action(exc) != RETRY or attempt > self.retries:
                         raise PublishError(
                             f"publishing {batch.topic}[{batch.partition}] failed after "
                             f"{attempt} attempt(s): {type(exc).__name__}: {exc}"
@@ -400,13 +464,24 @@ class IdempotentPublisher(Publisher):
             await self.start()
         try:
             futures = [
-                await self._producer.send(out.topic, out.value, key=out.key, headers=_headers(out))
+                [
+                    await self._producer.send(
+                        out.topic, out.value, key=out.key, headers=_headers(out)
+                    )
+                    for out in batch.outputs
+                ]
                 for batch in batches
-                for out in batch.outputs
             ]
-            await asyncio.gather(*futures)
+            # at least once: what was acknowledged is published again with the dead letters
+            refused: dict[TP, set[int]] = {}
+            for batch, sent in zip(batches, futures, strict=True):
+                try:
+                    _raise_refused(batch, await asyncio.gather(*sent, return_exceptions=True), 0)
+                except RecordsRefused as exc:
+                    refused.update(exc.refused)
+            if refused:
+                raise RecordsRefused(f"the broker refused records of {sorted(refused)}", refused)
+        except RecordsRefused:
+            raise
         except KafkaError as exc:
-            if _size_error(exc):
-                topics = (o.topic for b in batches for o in b.outputs)
-                raise PublishError(size_error_message(exc, topics, self.max_request_size)) from exc
             raise PublishError(f"publishing failed: {type(exc).__name__}: {exc}") from exc

@@ -92,8 +92,11 @@ class KafkaSource(RecordSource):
         *,
         client_options: Mapping[str, Any] | None = None,
         timeout: float = 30.0,
+        max_fetch_bytes: int = 17 * 1024 * 1024,
     ) -> None:
+        """``max_fetch_bytes``: CTXPRESS_MAX_MESSAGE_BYTES (the largest record to read)."""
         self.bootstrap = bootstrap
+        self.max_fetch_bytes = max_fetch_bytes
         self.options = dict(client_options or {})
         self.timeout = timeout
         self._consumer: Any = None
@@ -106,7 +109,7 @@ class KafkaSource(RecordSource):
                 enable_auto_commit=False,
                 auto_offset_reset="earliest",
                 isolation_level="read_uncommitted",
-                max_partition_fetch_bytes=8 * 1024 * 1024,
+                max_partition_fetch_bytes=self.max_fetch_bytes,
             )
             await consumer.start()
             self._consumer = consumer

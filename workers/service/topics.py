@@ -33,13 +33,16 @@ __all__ = [
     "SHORT_NAMES",
     "TOPICS_DIR",
     "MissingTopicsError",
+    "TopicLimitError",
     "TopicNames",
     "TopicSpec",
     "TopicSpecError",
     "create_topics",
+    "limit_problems",
     "load_topics",
     "missing_topics",
     "require_topics",
+    "topic_limits",
 ]
 
 # The package is installed editable from the repository: topics/ and schemas/ sit next to workers/.
@@ -91,9 +94,12 @@ class TopicSpec:
         """The Kafka topic name: ``prefix + name``."""
         return f"{prefix}{self.name}"
 
-    def kafka_configs(self) -> dict[str, str]:
-        """Topic-level Kafka configs: cleanup.policy, retention.ms and any extra ``configs``."""
+    def kafka_configs(self, max_message_bytes: int | None = None) -> dict[str, str]:
+        """Topic-level Kafka configs: cleanup.policy, retention.ms, max.message.bytes (the
+        ``CTXPRESS_MAX_MESSAGE_BYTES`` setting, given by the caller) and any extra ``configs``."""
         out = {"cleanup.policy": self.cleanup_policy, "retention.ms": str(self.retention_ms)}
+        if max_message_bytes is not None:
+            out["max.message.bytes"] = str(max_message_bytes)
         out.update(self.configs)
         return out
 
@@ -220,8 +226,12 @@ async def create_topics(
     client_options: Mapping[str, Any] | None = None,
     timeout_ms: int = 30000,
     wait_ready: bool = True,
+    max_message_bytes: int | None = None,
 ) -> list[str]:
     """Create the topics that do not exist yet; return the full names created.
+
+    ``max_message_bytes`` (the ``CTXPRESS_MAX_MESSAGE_BYTES`` setting; None: the
+    default setting) becomes every topic's ``max.message.bytes``.
 
     Idempotent: existing topics are left alone (their partitions and configs are not changed),
     including ones another client creates at the same moment. ``replication_factor`` overrides
@@ -236,6 +246,7 @@ async def create_topics(
     from workers.service.kafka import clients
 
     wanted = _specs(specs)
+    limit = max_message_bytes if max_message_bytes is not None else Settings().max_message_bytes
     for spec in wanted:
         full = spec.full_name(prefix)
         if len(full) > _MAX_TOPIC_NAME or not _LEGAL_NAME.match(full):
@@ -256,7 +267,7 @@ async def create_topics(
                 name=spec.full_name(prefix),
                 num_partitions=spec.partitions,
                 replication_factor=replication_factor or spec.replication_factor,
-                topic_configs=spec.kafka_configs(),
+                topic_configs=spec.kafka_configs(limit),
             )
             for spec in wanted
             if spec.full_name(prefix) not in existing
@@ -349,12 +360,77 @@ async def missing_topics(
     return [name for name in wanted if name not in existing]
 
 
+class TopicLimitError(CtxpressError, RuntimeError):
+    """An output topic takes smaller records than the worker may write; says what to change."""
+
+
+async def topic_limits(
+    bootstrap: str,
+    topics: Iterable[str],
+    *,
+    client_options: Mapping[str, Any] | None = None,
+    timeout_ms: int = 15000,
+) -> dict[str, int]:
+    """topic -> its effective ``max.message.bytes`` (the broker's default when not set)."""
+    from aiokafka.admin.config_resource import ConfigResource, ConfigResourceType
+
+    from workers.service.kafka import clients
+
+    admin = clients.admin(
+        clients.connection(bootstrap=bootstrap, options=client_options),
+        client_id="ctxpress-topics-check",
+        request_timeout_ms=timeout_ms,
+    )
+    await admin.start()
+    try:
+        wanted = [
+            ConfigResource(ConfigResourceType.TOPIC, name, {"max.message.bytes": None})
+            for name in topics
+        ]
+        responses = await admin.describe_configs(wanted)
+    finally:
+        await admin.close()
+    limits: dict[str, int] = {}
+    for response in responses:
+        for error_code, _message, _type, name, entries in response.resources:
+            for entry in entries if error_code == 0 else ():
+                if entry[0] == "max.message.bytes":
+                    limits[name] = int(entry[1])
+    return limits
+
+
+def limit_problems(settings: Settings, names: TopicNames, limits: Mapping[str, int]) -> list[str]:
+    """The topics whose ``max.message.bytes`` is below what the worker may write to them."""
+    want = settings.max_message_bytes
+    outputs = (names.compressed, names.stats, names.dead_letter, names.offload)
+    return [
+        f"{topic} (max.message.bytes={limits[topic]:,})"
+        for topic in outputs
+        if topic in limits and limits[topic] < want
+    ]
+
+
 async def require_topics(settings: Settings, names: TopicNames) -> None:
-    """Raise :class:`MissingTopicsError` naming the command to run when a topic is missing."""
+    """Raise :class:`MissingTopicsError` naming the command to run when a topic is missing,
+    :class:`TopicLimitError` when an output topic takes smaller records than
+    ``CTXPRESS_MAX_MESSAGE_BYTES`` (the worker would stop at the first big record)."""
     from workers.service.kafka.options import bootstrap_list, client_options
 
     bootstrap = ",".join(bootstrap_list(settings))
-    absent = await missing_topics(bootstrap, names.all(), client_options=client_options(settings))
+    options = client_options(settings)
+    absent = await missing_topics(bootstrap, names.all(), client_options=options)
+    if not absent:
+        limits = await topic_limits(bootstrap, names.all(), client_options=options)
+        small = limit_problems(settings, names, limits)
+        if small:
+            want = settings.max_message_bytes
+            raise TopicLimitError(
+                f"CTXPRESS_MAX_MESSAGE_BYTES={want:,} but {', '.join(small)} take(s) smaller "
+                "records, so the first big output would stop the worker. Raise the topics' "
+                f"limit (kafka-configs.sh --bootstrap-server {bootstrap} --alter --entity-type "
+                f"topics --entity-name TOPIC --add-config max.message.bytes={want}) or lower "
+                "CTXPRESS_MAX_MESSAGE_BYTES (or CTXPRESS_MAX_RECORD_BYTES) to fit them"
+            )
     if absent:
         prefix = (
             "" if settings.topic_prefix == "ctxpress." else f" --prefix {settings.topic_prefix}"

@@ -11,6 +11,7 @@ after it started; it is the only code that touches aiokafka's private
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Mapping
 from typing import Any
 
@@ -42,25 +43,46 @@ def connection(
     return {"bootstrap_servers": bootstrap, **dict(options or {})}
 
 
+@functools.cache
+def _closing(base: type, close: str) -> type:
+    """``base`` whose ``start()`` closes the client when it fails (an auth error, no broker),
+    so a failed start leaves no "Unclosed AIOKafkaProducer" warning and no open sockets."""
+
+    base_start: Any = base.start  # type: ignore[attr-defined]
+
+    async def start(self: Any) -> None:
+        try:
+            await base_start(self)
+        except BaseException:
+            try:
+                await getattr(self, close)()
+            except Exception:  # the start failure is what the caller must see
+                pass
+            raise
+
+    cls: type = type(base.__name__, (base,), {"start": start, "__module__": __name__})
+    return cls
+
+
 def producer(conn: Mapping[str, Any], **options: Any) -> Any:
     """An ``AIOKafkaProducer`` (not started)."""
     from aiokafka import AIOKafkaProducer
 
-    return AIOKafkaProducer(**{**conn, **options})
+    return _closing(AIOKafkaProducer, "stop")(**{**conn, **options})
 
 
 def consumer(conn: Mapping[str, Any], *topics: str, **options: Any) -> Any:
     """An ``AIOKafkaConsumer`` (not started), subscribed to ``topics`` if any."""
     from aiokafka import AIOKafkaConsumer
 
-    return AIOKafkaConsumer(*topics, **{**conn, **options})
+    return _closing(AIOKafkaConsumer, "stop")(*topics, **{**conn, **options})
 
 
 def admin(conn: Mapping[str, Any], **options: Any) -> Any:
     """An ``AIOKafkaAdminClient`` (not started)."""
     from aiokafka.admin import AIOKafkaAdminClient
 
-    return AIOKafkaAdminClient(**{**conn, **options})
+    return _closing(AIOKafkaAdminClient, "close")(**{**conn, **options})
 
 
 async def refresh_metadata(client: Any) -> None:

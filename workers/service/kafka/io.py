@@ -23,12 +23,11 @@ import orjson
 
 from workers.core.settings import Settings
 from workers.service.kafka import clients
-from workers.service.topics import TopicNames
+from workers.service.kafka.options import bootstrap_list, client_options
+from workers.service.records import wire_size
+from workers.service.topics import TopicNames, topic_limits
 
 __all__ = ["ProduceReport", "end_offsets", "produce_lines", "read_topic", "route"]
-
-# The broker's default max.message.bytes is 1 MiB; the producer may send a bit more per request.
-MAX_REQUEST_SIZE = 8 * 1024 * 1024
 
 
 def _field(value: dict[str, Any], path: str) -> Any:
@@ -72,13 +71,25 @@ class ProduceReport:
         return sum(self.by_topic.values())
 
 
+def too_large(size: int, topic: str, limit: int, settings: Settings) -> str:
+    """Why a line was not sent, and what to change."""
+    if limit < settings.max_message_bytes:
+        fix = (
+            f"raise the topic's max.message.bytes to {settings.max_message_bytes} "
+            "(kafka-configs.sh --alter --entity-type topics --add-config max.message.bytes=N)"
+        )
+    else:
+        fix = "split the record or raise CTXPRESS_MAX_RECORD_BYTES (and the topics with it)"
+    return f"RecordTooLarge: {size:,} bytes is over the {limit:,} bytes {topic} takes; {fix}"
+
+
 def _producer(settings: Settings, **extra: Any) -> Any:
     options: dict[str, Any] = {
         "acks": "all",
         "enable_idempotence": True,
         "linger_ms": max(settings.producer_linger_ms, 5),
         "max_batch_size": settings.producer_max_batch_size,
-        "max_request_size": MAX_REQUEST_SIZE,
+        "max_request_size": settings.max_message_bytes,
     }
     options.update(extra)
     return clients.producer(clients.connection(settings), **options)
@@ -105,7 +116,7 @@ async def produce_lines(
     started = time.perf_counter()
     producer = _producer(settings)
     await producer.start()
-    pending: list[tuple[int, str, asyncio.Future[Any]]] = []
+    pending: list[tuple[int, str, asyncio.Future[Any], int]] = []
     try:
         targets = [forced] if forced else list(names.inputs)
         await clients.refresh_metadata(producer)
@@ -116,26 +127,36 @@ async def produce_lines(
                 f"topic(s) {', '.join(absent)} do not exist on {settings.kafka_bootstrap}; "
                 "create them first (ctxpress topics create)"
             )
+        # A record the broker refuses breaks the idempotent producer's sequence for the
+        # records sent after it (OutOfOrderSequenceNumber): refuse it here instead.
+        limits = await topic_limits(
+            ",".join(bootstrap_list(settings)), targets, client_options=client_options(settings)
+        )
         for line_no, raw in enumerate(lines, start=1):
             line = raw.rstrip(b"\r\n")
             if not line.strip():
                 continue
             short, key = route(line, key_field)
             full = forced or names.by_short(short)
+            limit = min(settings.max_message_bytes, limits.get(full, settings.max_message_bytes))
+            size = wire_size(key, line, headers)
+            if size > limit:
+                report.failed.append((line_no, too_large(size, full, limit, settings)))
+                continue
             try:
                 fut = await producer.send(full, line, key=key, headers=list(headers) or None)
             except KafkaError as exc:
                 report.failed.append((line_no, f"{type(exc).__name__}: {exc}"))
                 continue
-            pending.append((line_no, full, fut))
-            report.bytes += len(line)
-        for line_no, full, fut in pending:
+            pending.append((line_no, full, fut, len(line)))
+        for line_no, full, fut, size in pending:
             try:
                 await fut
             except KafkaError as exc:
                 report.failed.append((line_no, f"{type(exc).__name__}: {exc}"))
                 continue
             report.by_topic[full] = report.by_topic.get(full, 0) + 1
+            report.bytes += size  # only what the broker acknowledged
     finally:
         await producer.stop()
     report.seconds = time.perf_counter() - started
@@ -176,7 +197,7 @@ async def read_topic(
         enable_auto_commit=False,
         isolation_level=isolation_level,
         auto_offset_reset="earliest",
-        max_partition_fetch_bytes=MAX_REQUEST_SIZE,
+        max_partition_fetch_bytes=settings.max_message_bytes,
     )
     await consumer.start()
     try:
