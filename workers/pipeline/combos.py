@@ -325,13 +325,11 @@ class RoutedPipeline(Pipeline):
         settings = settings or Settings()
         if combos is None:
             combos = load_combos(settings.combos_file) if settings.combos_file else ComboTable()
-        if settings.combo:
-            combos.check_choice(settings.combo, "CTXPRESS_COMBO")
-            if settings.combo not in combos.combos:
-                raise SettingsError(
-                    f"CTXPRESS_COMBO={settings.combo!r} is not a combo of {combos.source}; "
-                    f"valid combos: {combos.valid()}"
-                )
+        if settings.combo and settings.combo not in combos.combos:
+            raise SettingsError(
+                f"CTXPRESS_COMBO={settings.combo!r} is not a combo of {combos.source}; "
+                f"valid combos: {combos.valid()}"
+            )
         self.combos = combos
         self.thresholds = Thresholds.from_settings(settings)
         chains: dict[str, Sequence[Engine]] = {
