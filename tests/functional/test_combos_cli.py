@@ -220,3 +220,31 @@ def test_the_readme_commands_run_as_written(
     }  # fmt: skip
     auto = read(tmp_path / "auto-stats.jsonl")
     assert auto and all(s["route"]["source"] == "threshold" for s in auto)
+
+
+def test_jobs_give_the_same_bytes_with_combos(tmp_path: Path, combos: Path) -> None:
+    rows = [{"id": i, "name": f"n{i}", "ok": i % 2 == 0} for i in range(8)]
+    src = tmp_path / "many.jsonl"
+    lines = []
+    for i in range(300):
+        record: dict[str, Any] = {
+            "id": f"r{i}",
+            "kind": "tool_output",
+            "content": json.dumps(rows, indent=2),
+        }
+        if i % 2:
+            record["combo"] = "tables"
+        if i % 5 == 0:
+            record["metadata"] = {"tenant": "acme"}
+        lines.append(json.dumps(record))
+    src.write_text("\n".join(lines) + "\n")
+    outs = []
+    for jobs in ("1", "2"):
+        (tmp_path / "out.jsonl").unlink(missing_ok=True)
+        (tmp_path / "stats.jsonl").unlink(missing_ok=True)
+        code, stats = compress(tmp_path, "--combos", str(combos), "--jobs", jobs, src=src)
+        assert code == 0 and len(stats) == 300
+        outs.append((tmp_path / "out.jsonl").read_bytes())
+    assert outs[0] == outs[1]
+    combos_seen = {r["compression"].get("combo") for r in read(tmp_path / "out.jsonl")}
+    assert combos_seen == {"tables", "filters", None}

@@ -166,3 +166,32 @@ def test_the_worker_refuses_a_bad_combos_file_at_start_up(tmp_path: Path) -> Non
     assert done.returncode == 2
     assert "unknown engine 'gzip'; valid engines: dedup, jsontable" in done.stderr
     assert "Traceback" not in done.stderr
+
+
+def test_outputs_with_a_combo_or_auto_match_their_topic_schemas(proc: Processor) -> None:
+    from jsonschema import Draft202012Validator
+
+    from workers.service.topics import SCHEMAS_DIR
+
+    validators = {
+        NAMES.compressed: Draft202012Validator(
+            json.loads((SCHEMAS_DIR / "compressed.schema.json").read_text())
+        ),
+        NAMES.stats: Draft202012Validator(
+            json.loads((SCHEMAS_DIR / "stats.schema.json").read_text())
+        ),
+    }
+    record = openai_record("w9", ("user", "list"), ("tool", ROWS))
+    wrong = {"route": {"source": "guess"}}
+    checked = 0
+    for headers in ((("ctxpress.combo", b"json-only"),), (("ctxpress.mode", b"auto"),)):
+        for out in proc.process(message(record, *headers)).outputs:
+            body = orjson.loads(out.value)
+            validator = validators[out.topic]
+            assert not list(validator.iter_errors(body))
+            target = body["compression"] if out.topic == NAMES.compressed else body
+            assert "route" in target
+            target.update(wrong)  # the schema does check the route
+            assert list(validator.iter_errors(body))
+            checked += 1
+    assert checked >= 4
