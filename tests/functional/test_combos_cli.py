@@ -248,3 +248,24 @@ def test_jobs_give_the_same_bytes_with_combos(tmp_path: Path, combos: Path) -> N
     assert outs[0] == outs[1]
     combos_seen = {r["compression"].get("combo") for r in read(tmp_path / "out.jsonl")}
     assert combos_seen == {"tables", "filters", None}
+
+
+def test_topic_rules_follow_the_topic_produce_would_pick(tmp_path: Path) -> None:
+    path = tmp_path / "c.toml"
+    path.write_text(
+        '[combos.t]\nengines = ["jsontable"]\n[select]\ntopics = { tool-outputs = "t" }\n'
+    )
+    rows = json.dumps([{"id": i, "name": f"n{i}", "ok": True} for i in range(10)], indent=2)
+    src = tmp_path / "in.jsonl"
+    src.write_text(
+        json.dumps({"id": "tool", "kind": "tool_output", "content": rows})
+        + "\n"
+        + json.dumps({"id": "chat", "messages": [{"role": "user", "content": rows}]})
+        + "\n"
+    )
+    code, stats = compress(tmp_path, "--combos", str(path), src=src)
+    assert code == 0
+    tool, chat = stats
+    assert tool["route"] == {"source": "topic", "topic": "tool-outputs", "combo": "t"}
+    assert [e["engine"] for e in tool["engines"]] == ["jsontable"]
+    assert "route" not in chat and chat["mode"] == "lossless"

@@ -195,3 +195,17 @@ def test_outputs_with_a_combo_or_auto_match_their_topic_schemas(proc: Processor)
             assert list(validator.iter_errors(body))
             checked += 1
     assert checked >= 4
+
+
+def test_a_custom_pipeline_factory_without_combos_is_refused_with_a_combos_file(
+    tmp_path: Path,
+) -> None:
+    from workers.core.settings import SettingsError
+
+    path = tmp_path / "combos.toml"
+    path.write_text(COMBOS)
+    settings = Settings(
+        combos_file=str(path), pipeline_factory="workers.testing.worker:gate_rejecting_pipeline"
+    )
+    with pytest.raises(SettingsError, match="needs a RoutedPipeline"):
+        build_pipeline(settings)

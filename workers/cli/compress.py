@@ -43,11 +43,13 @@ examples:
 
 combos (named engine chains, CTXPRESS_COMBOS_FILE or --combos FILE, TOML):
   [combos.NAME] engines = [...] in the catalog's order, options.ENGINE = {...} (constructor
-  arguments); [select] tenant_field = "metadata.tenant", tenants = {acme = "NAME"}. A record
-  picks one with a "combo" field (wins over its "mode"), else its tenant's, else --combo, else
-  the mode. Unknown combos, engines and options stop the run at start-up, naming the valid ones.
-  The record's compression object names the chain ("combo", "mode": the built-in mode that
-  holds its engines) and the decision ("route": source = record field, tenant, default).
+  arguments); [select] tenant_field = "metadata.tenant", tenants = {acme = "NAME"}, topics =
+  {tool-outputs = "NAME"}. A record runs the chain of its "combo" field, else of its "mode"
+  field, else its tenant's, else its topic's (the one 'ctxpress produce' would send it to:
+  tool-outputs for tool outputs, else transcripts), else --combo, else --mode. Unknown combos,
+  engines and options stop the run at start-up, naming the valid ones. The record's compression
+  object names the chain ("combo", "mode": the built-in mode that holds its engines) and the
+  decision ("route": source = record field, tenant, topic, default).
 
 mode auto: the record's token count picks the mode: off under CTXPRESS_AUTO_OFF_BELOW (2000),
   lossless under CTXPRESS_AUTO_LOSSLESS_BELOW (16000), aggressive from CTXPRESS_AUTO_AGGRESSIVE_SHARE
@@ -81,7 +83,8 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
         "--combo",
         default=None,
         metavar="NAME",
-        help="combo for records that choose neither a combo nor a mode (default: CTXPRESS_COMBO)",
+        help="combo for records that no field, tenant or topic rule gives a combo or a mode "
+        "(default: CTXPRESS_COMBO)",
     )
     p.add_argument(
         "-i",

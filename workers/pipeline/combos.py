@@ -31,7 +31,9 @@ Per record, the first of these that is present decides (its name is the
 1. header ``ctxpress.combo``, then header ``ctxpress.mode`` (``header``);
 2. record field ``combo``, then field ``mode`` (``record field``);
 3. the tenant (header or field of ``[select]``) in ``select.tenants`` (``tenant``);
-4. the input topic in ``select.topics`` (``topic``; the worker only);
+4. the input topic in ``select.topics`` (``topic``; in the batch CLI the topic
+   ``ctxpress produce`` would send the record to: ``tool-outputs`` for tool
+   outputs, else ``transcripts``);
 5. ``CTXPRESS_COMBO`` (``--combo``), else ``CTXPRESS_MODE`` (``default``).
 
 A ``select`` value names a combo or a mode, ``auto`` included; with ``auto`` the
@@ -391,7 +393,9 @@ class RoutedPipeline(Pipeline):
             tenant = value if isinstance(value, str) and value else None
         if tenant is not None and tenant in table.tenants:
             return _Choice(table.tenants[tenant], "tenant", {"tenant": tenant})
-        if topic is not None and table.topics:
+        if table.topics:
+            if topic is None:  # the batch CLI: the topic `ctxpress produce` would send it to
+                topic = "tool-outputs" if record.format == "tool_output" else "transcripts"
             prefix = self.settings.topic_prefix
             short = topic.removeprefix(prefix) if prefix else topic
             for name in (topic, short):

@@ -34,4 +34,10 @@ def build_pipeline(settings: Settings) -> Pipeline:
         raise SettingsError(
             f"CTXPRESS_PIPELINE_FACTORY={spec!r} returned {type(pipeline).__name__}, not a Pipeline"
         )
+    if settings.combos_file and not isinstance(pipeline, RoutedPipeline):
+        raise SettingsError(
+            f"CTXPRESS_COMBOS_FILE={settings.combos_file!r} needs a RoutedPipeline "
+            f"(workers.pipeline.combos), and CTXPRESS_PIPELINE_FACTORY={spec!r} returned a "
+            f"{type(pipeline).__name__}: build a RoutedPipeline there, or unset one of the two"
+        )
     return pipeline

@@ -39,6 +39,8 @@ topics = { tool-outputs = "json-only", transcripts = "standard" }
 tenants = { acme = "tight", beta = "auto" }
 """
 
+NO_TOPICS = TABLE.replace('topics = { tool-outputs = "json-only", transcripts = "standard" }', "")
+
 ROWS = json.dumps(
     [{"id": i, "name": f"item-{i}", "price": i * 1.5, "tags": ["a", "b"]} for i in range(20)],
     indent=2,
@@ -141,7 +143,7 @@ def test_file_errors_name_the_file(tmp_path: Path) -> None:
 
 def test_the_default_combo_must_exist(tmp_path: Path) -> None:
     path = tmp_path / "c.toml"
-    path.write_text(TABLE)
+    path.write_text(NO_TOPICS)
     with pytest.raises(SettingsError, match="valid combos: json-only, tight"):
         RoutedPipeline(Settings(combos_file=str(path), combo="nope"))
     with pytest.raises(SettingsError, match="needs CTXPRESS_COMBOS_FILE"):
@@ -213,7 +215,13 @@ def test_precedence_header_combo_then_header_mode_then_fields_then_tenant_then_t
     out = routed.run_raw(dict(record), topic="ctxpress.transcripts")
     assert out.stats["mode"] == "standard"
     assert out.stats["route"] == {"source": "topic", "topic": "transcripts", "mode": "standard"}
-    out = routed.run_raw(dict(record))  # no topic (the batch CLI): the default mode
+    out = routed.run_raw(dict(record))  # no topic (the batch CLI): the one produce picks
+    assert out.stats["route"] == {"source": "topic", "topic": "tool-outputs", "combo": "json-only"}
+    no_topics = TABLE.replace(
+        'topics = { tool-outputs = "json-only", transcripts = "standard" }', ""
+    )
+    plain = RoutedPipeline(Settings(), combos=parse(no_topics))
+    out = plain.run_raw(dict(record))
     assert out.stats["mode"] == "lossless" and "route" not in out.stats
 
 
@@ -243,8 +251,9 @@ def test_an_unknown_combo_in_a_record_is_a_record_error(routed: RoutedPipeline) 
         without.run_raw(record)
 
 
-def test_without_combo_or_auto_the_output_is_the_plain_pipelines(routed: RoutedPipeline) -> None:
+def test_without_combo_or_auto_the_output_is_the_plain_pipelines() -> None:
     plain = Pipeline(Settings())
+    routed = RoutedPipeline(Settings(), combos=parse(NO_TOPICS))
     records = [
         tool_output_record("p1", ROWS, command="cat items.json"),
         openai_record("p2", ("user", "list them"), ("tool", ROWS), ("assistant", "ok")),
