@@ -14,10 +14,12 @@ replaced by::
 ``columns`` holds the keys and every row line one JSON array of the values,
 each exactly as written in the input (``1.50``, ``1E+2``, ``-0``,
 ``12345678901234567890``, ``"\\u00e9"``; nested values in compact JSON).  The
-attributes after ``rows`` describe the original layout (see
-:mod:`workers.engines._jsonlayout`: ``indent``, ``depth``, ``margin``, ``eol``,
-``item``, ``key``); without them the array was compact JSON, so the header is
-the plain ``[[json-table:v1 columns=[...] rows=N]]`` other pipelines decode.
+engine writes the attributes of the original layout after ``rows`` (see
+:mod:`workers.markers.jsonlayout`: ``indent``, ``depth``, ``margin``, ``eol``,
+``item``, ``key``), so the gate and later engines decode it exactly; at the end
+of a record the pipeline moves them into ``compression.markers.table``
+(:func:`workers.markers.json_table.take_layouts`), so the visible header is the
+plain ``[[json-table:v1 columns=[...] rows=N]]`` other pipelines decode.
 When the array is nested, the marker replaces just the array's text; the
 document around it stays as written.
 

@@ -14,7 +14,7 @@ with the writer and the decoder, one row below, and its name in
 | ``… NOTE <<cx:KEY>>`` | :mod:`~workers.markers.stash` | every lossy engine |
 | ``VIEW\\n<<cx:view>>… <<cx:KEY>>`` | :mod:`~workers.markers.structured_view` | structured |
 | ``[[json-min:v1 LAYOUT]]…[[/json-min]]`` | :mod:`~workers.markers.json_min` | jsonminify |
-| ``[[json-table:v1 columns=[…] rows=N LAYOUT]]…`` | :mod:`~workers.markers.json_table` | jsontable |
+| ``[[json-table:v1 columns=[…] rows=N]]…`` (layout in the manifest) | :mod:`~workers.markers.json_table` | jsontable |
 | ``[[dup:v1 src=UNIT at=N len=N \\| preview]]`` | :mod:`~workers.markers.dup` | dedup |
 
 A marker counts only if the record's own pipeline wrote it.  Two rules hold
@@ -64,18 +64,22 @@ class Manifest:
     ``stash``: every stash key the record's texts (and its stashes) point at;
     ``dup``: per unit, the :func:`workers.markers.dup.ref_id` of each dedup
     back-reference; ``newer``: per unit, the message indexes its
-    read-lifecycle notes name as the newer copy.  In the ``compression``
-    object (:data:`MANIFEST_KEY`) it is keys only:
-    ``{"stash": ["KEY", ...], "dup": ["UNIT=SRC:AT:LEN", ...], "newer": ["UNIT>INDEX", ...]}``,
+    read-lifecycle notes name as the newer copy; ``table``: per unit, the
+    out-of-band layout of each ``[[json-table:v1 ...]]`` block
+    (:func:`workers.markers.json_table.table_digest` of the plain header ->
+    attribute list).  In the ``compression`` object (:data:`MANIFEST_KEY`):
+    ``{"stash": ["KEY", ...], "dup": ["UNIT=SRC:AT:LEN", ...], "newer": ["UNIT>INDEX", ...],
+    "table": ["UNIT=DIGEST ATTRS", ...]}``,
     each list sorted, empty lists left out, the object left out when empty.
     """
 
     stash: frozenset[str] = frozenset()
     dup: Mapping[str, frozenset[str]] = field(default_factory=dict)
     newer: Mapping[str, frozenset[int]] = field(default_factory=dict)
+    table: Mapping[str, Mapping[str, str]] = field(default_factory=dict)
 
     def __bool__(self) -> bool:
-        return bool(self.stash or self.dup or self.newer)
+        return bool(self.stash or self.dup or self.newer or self.table)
 
     def as_json(self) -> dict[str, list[str]]:
         out: dict[str, list[str]] = {}
@@ -85,6 +89,10 @@ class Manifest:
             out["dup"] = sorted(f"{uid}={ref}" for uid, refs in self.dup.items() for ref in refs)
         if self.newer:
             out["newer"] = sorted(f"{uid}>{i}" for uid, idx in self.newer.items() for i in idx)
+        if self.table:
+            out["table"] = sorted(
+                f"{uid}={d} {a}" for uid, layouts in self.table.items() for d, a in layouts.items()
+            )
         return out
 
     @classmethod
@@ -103,10 +111,17 @@ class Manifest:
             uid, sep, index = item.partition(">")
             if sep and index.lstrip("-").isdigit():
                 newer.setdefault(uid, set()).add(int(index))
+        tables: dict[str, dict[str, str]] = {}
+        for item in _strings(value.get("table")):
+            uid, sep, entry = item.partition("=")
+            digest, space, attrs = entry.partition(" ")
+            if sep and space and _DIGEST.fullmatch(digest):
+                tables.setdefault(uid, {})[digest] = attrs
         return cls(
             keys,
             {u: frozenset(r) for u, r in dups.items()},
             {u: frozenset(i) for u, i in newer.items()},
+            tables,
         )
 
     @classmethod
@@ -118,6 +133,7 @@ class Manifest:
 
 
 _KEY = re.compile(r"[0-9a-f]{8,64}")
+_DIGEST = re.compile(f"[0-9a-f]{{{json_table.DIGEST_HEX}}}")
 
 
 def _strings(value: Any) -> Iterable[str]:
@@ -178,7 +194,9 @@ MARKERS: tuple[Marker, ...] = (
         "json-table",
         "jsontable",
         r"\[\[/?json-table:",
-        lambda text, ctx: json_table.decode(text),
+        lambda text, ctx: json_table.decode_with(
+            text, {} if ctx.manifest is None else ctx.manifest.table.get(ctx.uid, {})
+        ),
         store_free=True,
     ),
     Marker(

@@ -1,15 +1,28 @@
 """The ``[[json-table:v1 ...]]`` marker: its grammar, its writer and its decoder.
 
-``[[json-table:v1 columns=["id","name"] rows=2 LAYOUT]]``, one compact JSON
-array per row line, ``[[/json-table]]``: an array of objects with the same
-keys in the same order, keys written once.  ``LAYOUT`` is the attribute list of
-:mod:`workers.markers.jsonlayout`.  Every key and value lexeme is kept as
-written, so decoding gives back the original bytes.
+``[[json-table:v1 columns=["id","name"] rows=2]]``, one compact JSON array per
+row line, ``[[/json-table]]``: an array of objects with the same keys in the
+same order, keys written once.  Every key and value lexeme is kept as written,
+so decoding gives back the original bytes.
+
+The visible header is exactly the plain form other pipelines decode.  How the
+original was laid out (the attribute list of :mod:`workers.markers.jsonlayout`:
+``indent=2 depth=1 item=", "`` ...) is out of band: the engine writes the
+attributes after ``rows=N`` while the pipeline runs, and the pipeline moves
+them (:func:`take_layouts`) into the record's ``compression`` manifest, one
+entry per table keyed by the unit and a digest of the plain header line
+(:func:`table_digest`).  :func:`decode_with` re-applies them.  A layout entry
+can only choose JSON whitespace and separators between the tokens of a table
+the unit's text holds: every lexeme comes from the visible marker.  Markers
+with the attributes inline (records written before, and tables kept inside a
+stash) still decode.
 """
 
 from __future__ import annotations
 
+import hashlib
 import re
+from collections.abc import Iterable, Iterator, Mapping
 from typing import Any
 
 import orjson
@@ -29,14 +42,20 @@ from workers.markers.jsonlayout import (
 
 __all__ = [
     "CLOSE",
+    "DIGEST_HEX",
     "LITERAL",
+    "MAX_PREFIX",
     "OPEN",
     "SENTINEL",
     "TABLE_HEADER",
     "decode",
+    "decode_with",
+    "parse_layout",
     "render_table",
     "row_segments",
+    "table_digest",
     "table_marker",
+    "take_layouts",
 ]
 
 OPEN = "[[json-table:v1 "
@@ -66,7 +85,28 @@ def decode(text: str) -> str:
     return decode_markers(text, OPEN, CLOSE, TABLE_HEADER, _restore)
 
 
-def _restore(header: re.Match[str], block: str) -> str | None:
+def decode_with(text: str, layouts: Mapping[str, str]) -> str:
+    """:func:`decode`, with the out-of-band layouts of the text's unit.
+
+    ``layouts``: :func:`table_digest` of a plain header -> its attribute list
+    (as :func:`take_layouts` gives them).  A plain marker whose digest is not
+    there, or whose attributes do not parse (:func:`parse_layout`), decodes to
+    compact JSON; a marker with inline attributes keeps them.
+    """
+    if not layouts:
+        return decode(text)
+
+    def restore(header: re.Match[str], block: str) -> str | None:
+        layout = None
+        if not any(header.groups()[2:]):
+            attrs = layouts.get(table_digest(header.group(0)))
+            layout = None if attrs is None else parse_layout(attrs)
+        return _restore(header, block, layout)
+
+    return decode_markers(text, OPEN, CLOSE, TABLE_HEADER, restore)
+
+
+def _restore(header: re.Match[str], block: str, layout: Layout | None = None) -> str | None:
     """The JSON text of one table block, or None when it is not one we wrote."""
     rows = load("[" + block.replace("\n", ",") + "]")
     if rows is None:
@@ -76,11 +116,106 @@ def _restore(header: re.Match[str], block: str) -> str | None:
             SCALAR_FIND.findall(header.group(1)),
             int(header.group(2)),
             block,
-            Layout.from_groups(header.groups()[2:]),
+            Layout.from_groups(header.groups()[2:]) if layout is None else layout,
             rows,
         )
     except ValueError:
         return None
+
+
+# -- layout out of band ----------------------------------------------------------
+
+DIGEST_HEX = 12  # hex digits of a table digest (per unit: only whitespace rides on it)
+MAX_PREFIX = 1024  # longest continuation-line prefix an out-of-band layout may give
+_ATTRS = re.compile(ATTRS_PATTERN)
+
+
+def table_digest(header: str) -> str:
+    """The key of a table's layout: a digest of its plain header line (columns, rows).
+
+    Only the header: a lossy engine may stash some of the rows, and what expand
+    sees once the stashes are back is the same header over the original rows.
+    """
+    data = header.encode("utf-8", "surrogatepass")
+    return hashlib.blake2b(data, digest_size=DIGEST_HEX // 2).hexdigest()
+
+
+def parse_layout(attrs: str) -> Layout | None:
+    """The layout of an out-of-band attribute list (``indent=2 depth=1``), or None.
+
+    Only the grammar of :data:`ATTRS_PATTERN` (whole, non-empty) is accepted,
+    with continuation lines at most :data:`MAX_PREFIX` characters in: a
+    layout gives whitespace and separators, nothing else.
+    """
+    m = _ATTRS.fullmatch(" " + attrs)
+    if m is None or not attrs:
+        return None
+    try:
+        layout = Layout.from_groups(m.groups())
+    except ValueError:
+        return None
+    return layout if len(layout.prefix) <= MAX_PREFIX else None
+
+
+def take_layouts(text: str, others: Iterable[str] = ()) -> tuple[str, dict[str, str]]:
+    """``text`` with every table header's layout attributes taken out, and those layouts.
+
+    Returns the text with plain headers and :func:`table_digest` -> attribute
+    list (no leading space) for every table that had any.  A table keeps its
+    attributes inline when taking them would be ambiguous: another table with
+    the same plain header and another layout in ``text`` or in ``others``
+    (the texts expand may splice into it: the record's stashes), or a layout
+    beyond what :func:`parse_layout` accepts.
+    """
+    if OPEN not in text:
+        return text, {}
+    layouts: dict[str, str] = {}
+    conflicts: set[str] = set()
+    plain_of: list[tuple[re.Match[str], str]] = []
+    for m in _headers(text):
+        attrs = m.group(0)[len(_plain_header(m)) - 2 : -3]  # no leading space
+        digest = table_digest(_plain_header(m))
+        if attrs:
+            plain_of.append((m, digest))
+        if layouts.setdefault(digest, attrs) != attrs:
+            conflicts.add(digest)
+    if not plain_of:
+        return text, {}
+    for other in others:
+        for m in _headers(other):
+            digest = table_digest(_plain_header(m))
+            attrs = m.group(0)[len(_plain_header(m)) - 2 : -3]
+            if layouts.get(digest, attrs) != attrs:
+                conflicts.add(digest)
+    taken = {
+        d: a
+        for d, a in layouts.items()
+        if d not in conflicts
+        and (layout := parse_layout(a)) is not None
+        # the grammar writes each layout one way: its attributes read back the same
+        and layout.attrs() == " " + a
+    }
+    if not taken:
+        return text, {}
+    out: list[str] = []
+    cursor = 0
+    for m, digest in plain_of:
+        if digest in taken:
+            out.append(text[cursor : m.start()])
+            out.append(_plain_header(m))
+            cursor = m.end()
+    out.append(text[cursor:])
+    return "".join(out), taken
+
+
+def _headers(text: str) -> Iterator[re.Match[str]]:
+    """Every table header of ``text``.  Its end line need not be visible: a lossy engine
+    may have stashed it, and expand decodes the table once the stash is back."""
+    return TABLE_HEADER.finditer(text) if OPEN in text else iter(())
+
+
+def _plain_header(m: re.Match[str]) -> str:
+    return f"{OPEN}columns={m.group(1)} rows={m.group(2)}]]\n"
 
 
 def row_segments(ncols: int, nrows: int) -> list[str]:

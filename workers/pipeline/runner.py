@@ -18,7 +18,8 @@ Finally, if the whole record got more tokens, the input is returned
 unchanged.  The same record and settings give the same output on any worker.
 The ``compression`` object carries the record's marker manifest
 (:class:`workers.markers.Manifest`: the stash keys and back-references its
-engines wrote, and nothing else), which is all ``expand`` resolves.
+engines wrote, and nothing else), which is all ``expand`` resolves; the JSON
+tables' layouts are moved there too, out of the visible headers.
 Per-record failures are data (``Outcome.rejections``), never exceptions;
 :class:`RecordError` is raised only for input that cannot be processed at all
 (it goes to the dead letter as the record's one result).
@@ -44,6 +45,7 @@ from workers.markers import (
     Manifest,
     dup,
     has_marker,
+    json_table,
     marker_of,
     structured_view,
     superseded,
@@ -218,6 +220,24 @@ class Pipeline:
             out.append(redacted)
         return out, found, tokens
 
+    def _take_table_layouts(
+        self, units: Sequence[Unit], texts: list[str], tokens: int, stash: Mapping[str, str]
+    ) -> tuple[list[str], dict[str, dict[str, str]], int]:
+        """``texts`` with the JSON tables' layouts moved out of band (into the manifest):
+        the texts, per unit the layouts taken, and the token total after."""
+        out: list[str] = []
+        tables: dict[str, dict[str, str]] = {}
+        stashed = [v for v in stash.values() if json_table.OPEN in v]
+        for unit, text in zip(units, texts, strict=True):
+            if text != unit.text and json_table.OPEN in text:
+                plain, layouts = json_table.take_layouts(text, stashed)
+                if layouts:
+                    tables[unit.uid] = layouts
+                    tokens += self.tokens.count(plain) - self.tokens.count(text)
+                    text = plain
+            out.append(text)
+        return out, tables, tokens
+
     def _run(self, record: Record) -> Outcome:
         started = time.perf_counter()
         mode = record.mode or self.settings.mode
@@ -271,8 +291,11 @@ class Pipeline:
         secrets = 0
         if self.settings.redact_output:  # no credential in the output either
             texts, secrets, tokens_after = self._redact_output(texts, tokens_after)
+        texts, tables, tokens_after = self._take_table_layouts(units, texts, tokens_after, stash)
         changes = {u.path: t for u, t in zip(units, texts, strict=True) if t != u.text}
         manifest = _manifest(units, texts, stash, written)
+        if tables:
+            manifest = replace(manifest, table=tables)
         out = apply_texts(record.data, changes) if changes else dict(record.data)
         chars_before = sum(len(u.text) for u in units)
         chars_after = sum(len(t) for t in texts)
