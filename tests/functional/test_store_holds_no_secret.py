@@ -32,10 +32,11 @@ def test_no_true_secret_reaches_the_store_or_the_dead_letters(tmp_path: Path) ->
     leaked = []
     for kind, _, secret in SECRETS:
         lines = [x for x in secret.splitlines() if not x.startswith("-----")]
-        # a key block's body lines: no two in a row in the store (an engine may cut a
-        # block so that a lone line is all a stash holds), none in a dead letter
-        pairs = ["\n".join(lines[i : i + 2]) for i in range(len(lines) - 1)] or lines
-        if any(p.encode() in stored for p in pairs):
+        # a key block's body lines: not one in the store (an engine may cut a block so
+        # that a lone line is all a stash holds: the record's own text says it is a
+        # secret), none in a dead letter
+        pieces = [x for x in lines if len(x) >= 16] or lines
+        if any(p.encode() in stored for p in pieces):
             leaked.append((kind, secret, "store"))
         if any(orjson.dumps(x)[1:-1] in letters for x in lines):
             leaked.append((kind, secret, "dead letter"))

@@ -342,6 +342,10 @@ def _lookalikes() -> list[tuple[str, str]]:
         "we store a sha256 of the password, never the password itself",
     ]
     out += [("prose", p) for p in prose]
+    out += [
+        ("test output", "    --- PASS: TestDiscount/case_0 (0.00s)"),
+        ("test output", "--- PASS: TestLogin/token_refresh_2 (0.01s)"),
+    ]
     return out
 
 

@@ -22,7 +22,7 @@ from functools import lru_cache
 from pathlib import Path
 
 from workers.core.errors import CtxpressError
-from workers.core.redact import redact
+from workers.core.redact import redact, redact_known
 
 __all__ = [
     "DirectoryStore",
@@ -65,8 +65,9 @@ def stored_text(text: str) -> str:
 
 
 def stash_key(text: str) -> str:
-    """The key of ``text`` in a store: the sha256 prefix of :func:`stored_text` (not of ``text``)."""
-    stored = stored_text(text)
+    """The key of ``text`` in a store: the sha256 prefix of :func:`stored_text` (not of ``text``),
+    with the secrets of the record being compressed redacted too (:func:`redact_known`)."""
+    stored = redact_known(stored_text(text))
     return hashlib.sha256(stored.encode("utf-8", "surrogatepass")).hexdigest()[:KEY_HEX]
 
 

@@ -26,10 +26,20 @@ from __future__ import annotations
 import base64
 import binascii
 import re
-from collections.abc import Callable
-from dataclasses import dataclass
+from collections.abc import Callable, Iterable, Iterator
+from contextlib import contextmanager
+from contextvars import ContextVar
+from dataclasses import dataclass, field
 
-__all__ = ["KINDS", "redact", "redact_count"]
+__all__ = [
+    "KINDS",
+    "KnownSecrets",
+    "known_secrets",
+    "redact",
+    "redact_count",
+    "redact_known",
+    "secrets_of",
+]
 
 _Span = tuple[int, int]
 
@@ -204,6 +214,8 @@ def _keyword_value(match: re.Match[str]) -> _Span | None:
     """The value after ``key =`` / ``"key": `` when it is a literal that looks like a secret."""
     text = match.string
     start = match.end()
+    if match.group("k") == "PASS" and text.endswith("--- ", 0, match.start()):
+        return None  # a test runner's result line: "--- PASS: TestName/case_0 (0.00s)"
     end_limit = min(len(text), start + 2000)
     quote = ""
     for q in ('\\"', '"', "'", "`"):
@@ -413,8 +425,12 @@ _RULES: tuple[_Rule, ...] = (
 KINDS: tuple[str, ...] = tuple(dict.fromkeys(rule.kind for rule in _RULES))
 
 
-def _apply(text: str, starts: list[int], rule: _Rule) -> tuple[str, int]:
-    """``text`` with every accepted match of ``rule`` tried at ``starts`` redacted, and how many."""
+def _apply(
+    text: str, starts: list[int], rule: _Rule, found: list[tuple[str, str]] | None = None
+) -> tuple[str, int]:
+    """``text`` with every accepted match of ``rule`` tried at ``starts`` redacted, and how many.
+
+    ``found``: gets ``(secret, kind)`` for every span redacted."""
     pattern = rule.pattern
     pieces: list[str] = []
     last = 0
@@ -427,6 +443,8 @@ def _apply(text: str, starts: list[int], rule: _Rule) -> tuple[str, int]:
         span = rule.accept(match) if rule.accept is not None else _span(match)
         if span is None or span[0] < last:
             continue
+        if found is not None:
+            found.append((text[span[0] : span[1]], rule.kind))
         pieces.append(text[last : span[0]])
         pieces.append(f"[REDACTED:{rule.kind}]")
         last = span[1]
@@ -469,6 +487,10 @@ _FOLDED_LITERALS = tuple(
 
 def redact_count(text: str) -> tuple[str, int]:
     """``text`` with every known kind of secret replaced by ``[REDACTED:kind]``, and the count."""
+    return _redact(text, None)
+
+
+def _redact(text: str, found: list[tuple[str, str]] | None) -> tuple[str, int]:
     if not text:
         return text, 0
     total = 0
@@ -487,18 +509,26 @@ def redact_count(text: str) -> tuple[str, int]:
             starts = _starts(text, rule.literals)
         if not starts:
             continue
-        text, count = _apply(text, starts, rule)
+        text, count = _apply(text, starts, rule, found)
         if count:
             total += count
             folded = None
-    return _bodies(text, total)
+    return _bodies(text, total, found)
 
 
-def _bodies(text: str, total: int) -> tuple[str, int]:
+def _bodies(text: str, total: int, found: list[tuple[str, str]] | None = None) -> tuple[str, int]:
     """Last: key block bodies that no rule saw whole (their BEGIN and END lines elsewhere)."""
     if len(text) >= 130 and _may_hold_body(text):
+        before = text
         text, count = _pem_bodies(text)
         total += count
+        if count and found is not None:
+            kept = set(text.replace("\\n", "\n").split("\n"))
+            found.extend(
+                (line, "pem_private_key")
+                for line in before.replace("\\n", "\n").split("\n")
+                if line not in kept and _body_line(line.removesuffix("\r")[-64:])
+            )
     return text, total
 
 
@@ -519,3 +549,133 @@ def _may_hold_body(text: str) -> bool:
 def redact(text: str) -> str:
     """``text`` with every known kind of secret replaced by ``[REDACTED:kind]``."""
     return redact_count(text)[0]
+
+
+# --- secrets a stashed span cannot show on its own ------------------------------------
+#
+# A span an engine stashes may have lost what made its secret recognisable: JSON-table rows
+# hold values without their key names, a cut line holds the tail of ``token = ...``, one
+# line of a key block holds neither its BEGIN nor its END line.  The record's own texts
+# do show them: ``secrets_of`` collects what the rules find there, and while
+# ``known_secrets`` is active (the pipeline runs a record's engines in it) the stash key
+# and the stashed text (``workers.core.offload.stash_key``) redact every occurrence of
+# them too (``redact_known``).
+
+_MIN_KNOWN = 3  # shorter values are not collected (every rule asks for more anyway)
+_MIN_PIECE = 8  # a cut secret: its head or tail of at least this many characters
+_KNOWN_TOKEN = re.compile(r"[A-Za-z0-9]")
+_MARKER_KEY = re.compile(r"<<cx:[0-9a-f]{16}>>")
+
+
+@dataclass(frozen=True)
+class KnownSecrets:
+    """The secrets of one record's texts (``secret -> kind``), collected on first use."""
+
+    texts: tuple[str, ...]
+    found: dict[str, str] = field(default_factory=dict, compare=False)
+    done: list[bool] = field(default_factory=lambda: [False], compare=False)
+
+    def secrets(self) -> dict[str, str]:
+        if not self.done[0]:
+            self.done[0] = True
+            for secret, kind in secrets_of(self.texts):
+                self.found.setdefault(secret, kind)
+        return self.found
+
+
+_KNOWN: ContextVar[KnownSecrets | None] = ContextVar("ctxpress_known_secrets", default=None)
+
+
+def secrets_of(texts: Iterable[str]) -> list[tuple[str, str]]:
+    """``(secret, kind)`` for every secret the rules find in ``texts``; a secret over
+    several lines (a key block) also gives each of its lines that looks like key material."""
+    out: list[tuple[str, str]] = []
+    for text in texts:
+        found: list[tuple[str, str]] = []
+        _redact(text, found)
+        for secret, kind in found:
+            if "[REDACTED:" in secret:
+                secret = secret.split("[REDACTED:", 1)[0]
+            if len(secret.strip()) < _MIN_KNOWN:
+                continue
+            out.append((secret, kind))
+            if "\n" in secret or "\\n" in secret:
+                for line in secret.replace("\\n", "\n").split("\n"):
+                    line = line.strip().removesuffix("\\r")
+                    if len(line) >= 16 and not line.startswith("-----"):
+                        out.append((line, kind))
+    return out
+
+
+@contextmanager
+def known_secrets(
+    source: Iterable[str] | Iterable[tuple[str, str]] | KnownSecrets,
+) -> Iterator[None]:
+    """Within the block, :func:`redact_known` also redacts these secrets.
+
+    ``source``: a :class:`KnownSecrets` (collected lazily), or ``(secret, kind)`` pairs.
+    """
+    if not isinstance(source, KnownSecrets):
+        pairs = list(source)
+        known = KnownSecrets(())
+        known.done[0] = True
+        for pair in pairs:
+            if isinstance(pair, tuple):
+                known.found.setdefault(pair[0], pair[1])
+        source = known
+    token = _KNOWN.set(source)
+    try:
+        yield
+    finally:
+        _KNOWN.reset(token)
+
+
+def redact_known(text: str) -> str:
+    """``text`` with every secret of the active :func:`known_secrets` redacted wherever it
+    stands (not inside a ``<<cx:KEY>>``), also the head or the tail of one cut at the
+    start or the end of ``text`` (a line an engine cut in two)."""
+    known = _KNOWN.get()
+    if known is None or not text:
+        return text
+    secrets = known.secrets()
+    if not secrets:
+        return text
+    spans: list[tuple[int, int, str]] = []
+    for secret, kind in secrets.items():
+        pos = text.find(secret)
+        while pos != -1:
+            end = pos + len(secret)
+            if _bounded(text, pos, end):
+                spans.append((pos, end, kind))
+            pos = text.find(secret, end)
+        if len(secret) > _MIN_PIECE:
+            for n in range(len(secret) - 1, _MIN_PIECE - 1, -1):
+                if text.startswith(secret[-n:]) and _bounded(text, 0, n):
+                    spans.append((0, n, kind))
+                    break
+            for n in range(len(secret) - 1, _MIN_PIECE - 1, -1):
+                if text.endswith(secret[:n]) and _bounded(text, len(text) - n, len(text)):
+                    spans.append((len(text) - n, len(text), kind))
+                    break
+    if not spans:
+        return text
+    keys = [m.span() for m in _MARKER_KEY.finditer(text)] if "<<cx:" in text else []
+    spans.sort(key=lambda s: (s[0], -s[1]))
+    pieces: list[str] = []
+    last = 0
+    for start, end, kind in spans:
+        if start < last or any(a < end and start < b for a, b in keys):
+            continue
+        pieces += (text[last:start], f"[REDACTED:{kind}]")
+        last = end
+    if not pieces:
+        return text
+    pieces.append(text[last:])
+    return "".join(pieces)
+
+
+def _bounded(text: str, start: int, end: int) -> bool:
+    """Not part of a longer token on either side."""
+    return (start == 0 or not _KNOWN_TOKEN.match(text[start - 1])) and (
+        end == len(text) or not _KNOWN_TOKEN.match(text[end])
+    )

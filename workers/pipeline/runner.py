@@ -35,7 +35,13 @@ from typing import TYPE_CHECKING, Any
 from workers.core.catalog import MODES
 from workers.core.errors import CtxpressError
 from workers.core.offload import MemoryStore, stored_text
-from workers.core.redact import redact, redact_count
+from workers.core.redact import (
+    KnownSecrets,
+    known_secrets,
+    redact,
+    redact_count,
+    redact_known,
+)
 from workers.core.settings import Settings
 from workers.core.tokens import TokenCounter, TokenizerFailed
 from workers.engines import Engine, EngineContext, UnknownEngine, resolve
@@ -204,7 +210,14 @@ class Pipeline:
 
     def run(self, record: Record) -> Outcome:
         try:
-            return self._run(record)
+            # what the record's texts show as secrets stays out of its stashes, also where
+            # a stashed span lost what made it recognisable (a JSON-table row's key names)
+            with known_secrets(KnownSecrets(tuple(u.text for u in record.units))):
+                outcome = self._run(record)
+                for key, text in outcome.stash.items():
+                    if (held := redact_known(stored_text(text))) != stored_text(text):
+                        outcome.stash[key] = held  # what stash_key hashed
+                return outcome
         except TokenizerFailed as exc:
             raise RecordError(str(exc), record.record_id, stage="tokenize") from exc
 
