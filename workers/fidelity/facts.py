@@ -76,6 +76,18 @@ _ERROR_LEVEL = re.compile(
 _WARNING_WORD = re.compile(r"\b(?:Warning|WARNING|warning|WARN)\b")
 
 
+# A compiler or linter warning (gcc/clang ``file:12:5: warning: ...``, javac,
+# tsc, rustc's ``warning: ...``, eslint's ``  3:7  warning  ...``): its quoted
+# names fold too, so one kind of warning in one file is one fact
+# (``unused variable 'a'`` and ``unused variable 'b'``); the toolfilter
+# engine shows the first and lists every location of the rest.
+_DIAG_WARNING = re.compile(
+    r"^(?:\S+?:\d+(?::\d+)?: warning: |\S+\(\d+,\d+\): warning |warning(?:\[[\w:]+\])?: "
+    r"|\d+:\d+\s+warning\s)"
+)
+_QUOTED = re.compile(r"'[^'\n]{1,200}'|`[^`\n]{1,200}`|\"[^\"\n]{1,200}\"|‘[^’\n]{1,200}’")
+
+
 def _shape_token(match: re.Match[str]) -> str:
     return "#" if match.lastgroup is None else match.group()
 
@@ -100,6 +112,8 @@ def line_shape(line: str) -> str:
     if "/proc/" in line:
         line = _PROC_PID.sub(lambda m: _DIGITS.sub("#", m.group()), line)
     if _WARNING_WORD.search(line) is not None and _ERROR_LEVEL.search(line) is None:
+        if _DIAG_WARNING.match(line):
+            line = _QUOTED.sub("'#'", line)
         return _SHAPE_TOKEN.sub(_warning_shape_token, line)
     return _SHAPE_TOKEN.sub(_shape_token, line)
 
@@ -257,7 +271,7 @@ _NOT_USER_FRAME = re.compile(
 
 
 _ANSI = ANSI  # the one escape-sequence pattern
-_TEST_FAILURE = re.compile(r"^\s*(?:[✕×✗✘]|●) \S")
+_TEST_FAILURE = re.compile(r"^\s*(?:[✕×✗✘]|●) \S|^\s*not ok \d+ - \S")  # jest/vitest/mocha, TAP
 _GREP_MATCH = re.compile(r"^([^\s:][^:\n]{0,400}?):(?:\d+[:-])?")
 _SHORT_STATUS = re.compile(r"^(?:[MADRCU?! ][MADRCU?! ]|\?\?) \S")
 _GREP_COMMANDS = frozenset({"grep", "egrep", "fgrep", "rg", "ag", "ack", "git-grep"})
@@ -286,7 +300,7 @@ def command_family(command: str | None) -> str | None:
 _DIFF_FIRST = frozenset("d@+-rn")
 _FRAME_FIRST = frozenset("Fa")
 _SUMMARY_FIRST = frozenset("=TFoPtROSaAIUurcB")
-_FAILURE_FIRST = frozenset("✕×✗✘●")
+_FAILURE_FIRST = frozenset("✕×✗✘●n")
 _LOCATION_FIRST = frozenset("-[")
 _CRASH_FIRST = frozenset("SDImt=")
 _NATIVE_FIRST = frozenset("/#=")
@@ -358,7 +372,8 @@ def _tool_lines(text: str, family: str | None) -> Iterable[tuple[str, str]]:
             and _FINDING.match(raw)
             and not raw.startswith((" ", "\t", "+", "-"))
         ) or ((first in _LOCATION_FIRST or ".go:" in line) and _LOCATION.match(raw)):
-            yield "finding", token
+            # a compiler warning is an error line: one kind in one file is one fact
+            yield "error_line" if _is_diag_warning(line) else "finding", token
         elif (
             (first in _CRASH_FIRST and _CRASH_HEAD.match(line))
             or (" HTTP/" in line and _HTTP_5XX.search(line))
@@ -386,6 +401,14 @@ def _tool_lines(text: str, family: str | None) -> Iterable[tuple[str, str]]:
         path_header = (
             token if not raw[0].isspace() and "." in line and _PATH_HEADER.match(line) else None
         )
+
+
+def _is_diag_warning(line: str) -> bool:
+    return (
+        _DIAG_WARNING.match(line) is not None
+        and _ERROR_LEVEL.search(line) is None
+        and _WARNING_WORD.search(line) is not None
+    )
 
 
 def _prose_lines(text: str) -> Iterable[tuple[str, str]]:

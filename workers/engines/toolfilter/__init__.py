@@ -18,6 +18,17 @@ Each line is classified in one linear pass:
 - the remaining lines are kept within the filter's head/tail budget (and
   around kept lines, ``context``) and dropped beyond it.
 
+Whatever the filter, the lines themselves are read for structure first
+(:mod:`.blocks`): in a test-runner report (pytest, unittest, go test -v,
+cargo test, jest, vitest, mocha, TAP, surefire, gradle, ctest) passing tests
+are dropped and counted (``… 30 passing tests omitted``), assertion lines and
+frames in user code are kept, library frames dropped; in compiler and linter
+diagnostics the headline and location stay while snippet art and help text
+are dropped, and repeats of one warning kind in one file collapse into one
+note that lists every location (``… warning -Wunused-variable 5 more times
+at main.c:4:33 main.c:5:33 …``).  The filter's own drop rules keep their
+labels; the gate's critical lines always stay.
+
 Every maximal run of dropped lines (blank lines inside a run join it) is
 replaced in place by one marker line ``… 412 lines omitted (all PASSED)
 <<cx:KEY>>`` and stashed under ``KEY = stash_key(run)``, so expanding the
@@ -29,8 +40,8 @@ splits a URL, path or number).  Fenced code blocks are kept whole (the gate
 protects a fence as one span).  Plain file reads (``cat``, ``head``,
 ``git show REV:PATH``, read tools) and fetched documents are left alone.
 
-The package: :mod:`.engine` (the engine), :mod:`.plan` (per-line classes
-and budgets), :mod:`.render` (runs of dropped lines -> markers),
+The package: :mod:`.engine` (the engine), :mod:`.blocks` (report and
+diagnostic structure), :mod:`.plan` (per-line classes and budgets), :mod:`.render` (runs of dropped lines -> markers),
 :mod:`.family` (the family an output is reported as: bench, ``--explain``),
 :mod:`.verify` (filter-author tooling: a filter's ``verify`` samples).  The
 filters themselves (model, regex safety, loading, selection) are the shared

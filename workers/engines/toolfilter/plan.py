@@ -14,6 +14,7 @@ from dataclasses import dataclass
 from workers.engines._filters import ANSI, LINE_CAP, Filter, Rule
 from workers.engines._filters.linear import Regex
 from workers.engines._prose import CRITICAL_CAP, gate_keys
+from workers.engines.toolfilter.blocks import QUIET, REPEATS, Structure, analyse
 from workers.fidelity.facts import critical_lines
 from workers.markers import has_marker
 
@@ -46,6 +47,8 @@ class Label:
     rows: bool = False
     key: str = ""
     counts: tuple[tuple[str, Regex], ...] = ()
+    item: bool = False  # a structure label (:mod:`.blocks`): the marker counts items
+    quiet: bool = False  # ... whose lines belong to other items (not counted on their own)
 
 
 REPEAT = Label("repeated lines")
@@ -72,6 +75,29 @@ def _rule_labels(filt: Filter) -> tuple[tuple[Label, ...], tuple[Label, ...]]:
             _RULE_LABELS.clear()
         _RULE_LABELS[id(filt)] = cached
     return cached[1], cached[2]
+
+
+_STRUCTURE_LABELS: dict[str, Label] = {}
+
+
+def structure_label(text: str) -> Label:
+    """The one label object of a structure label text (``passing tests`` ...)."""
+    label = _STRUCTURE_LABELS.get(text)
+    if label is None:
+        label = _STRUCTURE_LABELS.setdefault(text, Label(text, item=True, quiet=text in QUIET))
+    return label
+
+
+def _plain_lines(lines: list[str], ansi: bool, cr: bool) -> list[str]:
+    out: list[str] = []
+    for raw in lines:
+        m = raw if len(raw) <= LINE_CAP else raw[:LINE_CAP]
+        if ansi and "\x1b" in m:
+            m = ANSI.sub("", m)
+        if cr and m.endswith("\r"):
+            m = m.rstrip("\r")
+        out.append(m)
+    return out
 
 
 def _shape(line: str) -> str:
@@ -102,7 +128,15 @@ class Plan:
         self.total_rows = 0
         self.headers = 0  # kept lines that are not rows (headers, legends, markers)
         crit = {line for _, line in critical_lines(text, "tool_result")}
-        self._classify(crit, "\x1b" in text, bool(_OTHER_BREAKS.search(text)), "\r" in text)
+        ansi, cr, split = "\x1b" in text, "\r" in text, bool(_OTHER_BREAKS.search(text))
+
+        def critical(i: int) -> bool:
+            return lines[i].strip()[:CRITICAL_CAP] in crit
+
+        self.structure: Structure = analyse(
+            _plain_lines(lines, ansi, cr), critical if not (ansi or split) else None
+        )
+        self._classify(crit, ansi, split, cr)
         if "```" in text or "~~~" in text:
             self._keep_fences()
 
@@ -144,6 +178,10 @@ class Plan:
         drop_find = filt.drop.find if filt.drop is not None else None
         collapse_find = filt.collapse.find if filt.collapse is not None else None
         similar = filt.similar
+        s_keep = self.structure.keep
+        s_drop = self.structure.drop
+        s_repeats = {i for i, text in s_drop.items() if text == REPEATS}
+        repeat_label = structure_label(REPEATS)
         for i, raw in enumerate(self.lines):
             m = raw if len(raw) <= LINE_CAP else raw[:LINE_CAP]
             if ansi and "\x1b" in m:
@@ -182,6 +220,10 @@ class Plan:
                     self._block_limits[group_id] = (filt.group.head, 0)
                 current = group_id if key is not None else -1
             region[i] = current
+            if i in s_repeats:  # shown once above: the gate folds it to that line's shape
+                cls[i] = DROP
+                labels[i] = repeat_label
+                continue
             if header_find is not None and header_find(m) >= 0:
                 cls[i] = KEEP
                 self.headers += 1
@@ -196,6 +238,12 @@ class Plan:
                 if crit
                 else False
             )
+            stext = None if critical else s_drop.get(i)
+            if stext is not None and (drop_find is None or drop_find(m) < 0):
+                # the structure's drops win over the filter's keep rules (its own drops stay)
+                cls[i] = DROP
+                labels[i] = structure_label(stext)
+                continue
             if critical or (keep_find is not None and keep_find(m) >= 0):
                 dkey = raw.strip()
                 if filt.dedupe and dkey in seen_kept:
@@ -204,6 +252,11 @@ class Plan:
                 else:
                     seen_kept.add(dkey)
                     cls[i] = KEEP
+                prev_collapse = -1
+                prev_shape = None
+                continue
+            if i in s_keep:
+                cls[i] = KEEP
                 prev_collapse = -1
                 prev_shape = None
                 continue

@@ -27,7 +27,7 @@ from workers.engines.toolfilter.plan import (
     Plan,
 )
 from workers.fidelity.facts import protected_spans
-from workers.markers.stash import offload_marker
+from workers.markers.stash import NOTE_CAP, offload_marker
 
 __all__ = ["LONG_LINE", "LONG_LINE_KEEP", "MIN_SAVED_TOKENS", "FilterResult", "filter_text"]
 
@@ -59,6 +59,8 @@ def _note(plan: Plan, a: int, b: int) -> str:
             labels[label if label is not None else PLAIN] += 1
     n = b - a
     lines = _counted(n, "lines")
+    if any(label.item for label in labels):
+        return _structure_note(labels, lines, _repeats(plan, a, b))
     if len(labels) == 1:
         label = next(iter(labels))
         if label.note:
@@ -91,6 +93,49 @@ def _note(plan: Plan, a: int, b: int) -> str:
     ]
     if len(labels) > 3:
         parts.append("…")
+    return f"{lines} omitted ({', '.join(parts)})"
+
+
+def _repeats(plan: Plan, a: int, b: int) -> list[str]:
+    """``warning -Wunused-variable 5 more times at main.c:4:33 ...`` per kind in ``[a, b)``."""
+    found = plan.structure.repeats
+    if not found:
+        return []
+    kinds: dict[str, list[str]] = {}
+    for i in range(a, b):
+        repeat = found.get(i)
+        if repeat is not None and plan.cls[i] == DROP:
+            kinds.setdefault(repeat.kind, []).append(repeat.where)
+    return [
+        f"{kind} {len(w)} more time{'s' if len(w) > 1 else ''} at {' '.join(w)}"
+        for kind, w in kinds.items()
+    ]
+
+
+def _structure_note(labels: Counter[Label], lines: str, repeats: list[str]) -> str:
+    """``30 passing tests omitted``, ``12 snippet lines, 3 help lines omitted``.
+
+    Structure labels (:mod:`.blocks`) count their items; quiet ones (a test's
+    ``=== RUN`` line) belong to the items they run and are not named unless
+    alone; any other label makes the note count lines first.  Repeats of a
+    diagnostic come first, each kind with every location.
+    """
+    named = [(label, c) for label, c in labels.most_common() if not label.quiet]
+    if not named and not repeats:
+        named = list(labels.most_common())
+    if repeats:
+        rest = [_counted(count, label.text) for label, count in named[:3] if label.item]
+        note = "; ".join(repeats)
+        more = f"{note} (and {', '.join(rest)})"
+        return more if rest and len(more) <= NOTE_CAP else note
+    parts = [
+        _counted(count, label.text or ("rows" if label.rows else "other lines"))
+        for label, count in named[:3]
+    ]
+    if len(named) > 3:
+        parts.append("…")
+    if all(label.item for label, _ in named):
+        return f"{', '.join(parts)} omitted"
     return f"{lines} omitted ({', '.join(parts)})"
 
 

@@ -1,0 +1,401 @@
+"""Content structure of a tool output: test-runner reports and compiler/linter diagnostics.
+
+Whatever the command (``./run_tests.sh``, ``make check``, ``python3 x.py``)
+and whatever filter was picked, the lines themselves say whether an output
+holds a test report or diagnostics.  :func:`analyse` returns, for the lines
+it recognises, a class (keep or drop) and a label; :class:`~.plan.Plan`
+applies it after the gate's critical lines (which always stay) and before
+the filter's own rules.
+
+Test reports (pytest, unittest, go test -v with subtests, cargo test, jest,
+vitest, mocha, node --test/TAP, maven surefire, gradle, ctest):
+
+- a passing test's lines (``PASSED``, ``... ok``, ``--- PASS:``, ``=== RUN``,
+  ``✓ name``, ``ok 3 - name`` with its YAML block, ``Passed`` ctest lines,
+  surefire ``Tests run: 4, Failures: 0`` ...) are dropped, the marker counts
+  the tests (``… 30 passing tests omitted <<cx:KEY>>``);
+- a failing test's id, its assertion and diff lines (``Expected:``,
+  ``left:``, ``- expected``/``+ actual`` ...) and the frames in user code
+  stay; frames in the runtime, the standard library or dependencies are
+  dropped (``library frames``);
+- summaries are critical lines of the gate and stay.
+
+Diagnostics (rustc/cargo, gcc/clang, javac, tsc --pretty, go vet, eslint,
+code frames of jest and vitest): the headline and its location lines stay
+(critical for the gate), the snippet art under them (``12 |  code``,
+``|     ^^^``, javac's source line and caret) and the help text (rustc's
+``= help:``/``= note:``/``help:``, javac's ``symbol:``/``location:``, gcc's
+``In function`` context) are dropped (``snippet lines``, ``help lines``).
+
+Everything dropped is stashed by :mod:`.render` (``<<cx:KEY>>``), so
+expanding gives the output back exactly.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Callable
+from dataclasses import dataclass, field
+
+from workers.fidelity.facts import line_shape
+
+__all__ = ["Repeat", "Structure", "analyse"]
+
+# -- test reports ---------------------------------------------------------------------------------
+
+_PASS = re.compile(
+    r"^\S+::\S.*\sPASSED(?:\s|$)"  # pytest -v
+    r"|^\S+ \([\w.]+\)(?: \.\.\.)? ok$"  # unittest -v
+    r"|^\s*--- PASS: \S+ \([\d.]+m?s\)$"  # go test -v
+    r"|^test \S+ \.\.\. ok$"  # cargo test
+    r"|^\s+[✓✔√] \S"  # jest, vitest, mocha
+    r"|^\s*ok \d+ - \S"  # TAP (node --test)
+    r"|^\[INFO\] Tests run: \d+, Failures: 0, Errors: 0, Skipped: \d+, Time elapsed"  # surefire
+    r"|^\S.* > \S.* PASSED$"  # gradle
+    r"|^\s*\d+/\d+ Test\s+#\d+: \S+ \.+\s+Passed\s"  # ctest
+)
+# lines that belong to running tests, not to their result (a count is enough)
+_RUN = re.compile(
+    r"^=== (?:RUN|PAUSE|CONT|NAME)\s+\S+$"  # go test -v
+    r"|^\s*Start\s+\d+: \S+$"  # ctest
+    r"|^\s*# Subtest: \S"  # TAP
+    r"|^\[INFO\] Running [\w.$]+$"  # surefire
+)
+_FAIL = re.compile(
+    r"^\S+::\S.*\s(?:FAILED|ERROR)(?:\s|$)"
+    r"|^\S+ \([\w.]+\)(?: \.\.\.)? (?:FAIL|ERROR)$"
+    r"|^\s*--- FAIL: \S"
+    r"|^test \S+ \.\.\. FAILED$"
+    r"|^\s+(?:[✕×✗✘]|\d+\)) \S"
+    r"|^\s*not ok \d+ - \S"
+    r"|^\[ERROR\] Tests run: \d+, Failures: \d+"
+    r"|^\S.* > \S.* FAILED$"
+    r"|^\s*\d+/\d+ Test\s+#\d+: \S+ \.+\*{3}\w+"
+)
+_IGNORED = re.compile(r"^test \S+ \.\.\. ignored\b|^\s*--- SKIP: \S|^\S+::\S.*\sSKIPPED\b")
+# assertion and diff lines inside a failure: they stay
+_ASSERT = re.compile(
+    r"^\s*(?:left|right|expected|actual|Expected|Received|Actual|got|want)\s*:"
+    r"|^\s*[-+] (?:Expected|Received|expected|actual)\b"
+    r"|^\s*(?:E\s|\w*(?:Assertion)?Error\b|assert\w*\b|AssertionError)"
+    r"|^\s*(?:location|error|operator|code|failureType):\s"
+    r"|^\s+at .*(?:_test\.\w+|\.test\.\w+|\.spec\.\w+|[Tt]est\w*\.java):\d+"
+)
+# stack frames: dropped when they are not in user code, their source line with them
+_FRAME = re.compile(
+    r"^\s+at \S"
+    r"|^\s+\d+: \S"  # rust backtrace frame (its ``at`` line follows)
+    r'|^\s*File "[^"]+", line \d+'
+)
+_LIB_FRAME = re.compile(
+    r"/rustc/|/\.cargo/registry/|\brust_begin_unwind\b|^\s+\d+: (?:core|std|alloc|test)::"
+    r"|^\s+\d+: <\S+ as core::|node:internal|node_modules|\(internal/|/usr/lib/|/go/src/"
+    r"|site-packages/|/lib/python\d|\bat (?:java|javax|jdk|sun|kotlin|org\.junit|org\.apache)\."
+    r"|\bat process\.processImmediate\b|__rustc::"
+)
+_RUST_AT = re.compile(r"^\s+at \S+:\d+:\d+$")
+# a frame of TAP's ``stack: |-`` block (``Test.run (node:internal/test_runner/test:796:25)``)
+_TAP_FRAME = re.compile(r"^\s+(?:async )?[\w$.<>]+ \((?:node:|\S*node_modules/)\S+:\d+:\d+\)$")
+# a code frame under a failing test (jest ``> 34 | code``, vitest ``35|   code``, carets)
+_CODE_FRAME = re.compile(r"^\s+>?\s*\d+\s?\|(?:\s.*)?$|^\s+\|\s+\^\s*$")
+
+# -- diagnostics ----------------------------------------------------------------------------------
+
+_HEADLINE = re.compile(
+    r"^(?:error|warning)(?:\[[\w:]+\])?: "  # rustc
+    r"|^\S+?:\d+:\d+: (?:fatal error|error|warning): "  # gcc/clang, go vet with -c
+    r"|^\S+\.java:\d+: (?:error|warning): "  # javac
+    r"|^\S+\.[jt]sx?[:(]\d+[:,]\d+\)?:? -? ?(?:error|warning) (?:TS\d+)?"  # tsc
+    r"|^\s*❯ \S+:\d+:\d+$"  # vitest location above a code frame
+    r"|^\s+at .+[:(]\d+:\d+\)?$"  # a JS frame above jest's code frame
+)
+_SNIPPET = re.compile(
+    r"^\s*\d*\s*\|(?:\s.*)?$"  # rustc/gcc/vitest code and caret lines: ``12 |  code``, ``|  ^^^``
+    r"|^\s*>?\s*\d+\s?\|"  # jest code frame ``> 34 | code``
+    r"|^\s*[\^~]+\s*$"  # javac/tsc caret lines
+    r"|^\s*\.\.\.$"  # rustc elision
+    r"|^\s*::: \S"  # rustc secondary location (the primary ``-->`` stays)
+    r"|^\s*\d+\s+[~+-]\s"  # rustc suggestion lines ``10 +    "describe",``
+)
+_HELP = re.compile(
+    r"^\s*= (?:note|help|warning): "
+    r"|^(?:help|note): "
+    r"|^\s+(?:symbol|location|required|found|reason):\s"
+)
+# gcc's context above a finding (``main.c: In function 'f':``): shown, unless it
+# heads a repeat that is dropped
+_CONTEXT = re.compile(
+    r"^\S+: (?:In (?:static )?(?:function|member function|constructor|instantiation of) .*"
+    r"|At top level):$"
+)
+_JAVAC_HEAD = re.compile(r"^\S+\.java:\d+: (?:error|warning): ")
+
+
+@dataclass(frozen=True, slots=True)
+class Structure:
+    """What :func:`analyse` found: the family and per-line decisions.
+
+    ``keep``: lines that must stay (assertion lines, user frames).  ``drop``:
+    line index -> label text (``passing tests``, ``test run lines``, ...).
+    """
+
+    family: str  # "report", "diagnostics", "report+diagnostics" or ""
+    keep: frozenset[int]
+    drop: dict[int, str]
+    repeats: dict[int, Repeat] = field(default_factory=dict)
+
+
+_NONE = Structure("", frozenset(), {})
+
+PASSING = "passing tests"
+RUNNING = "test run lines"  # quiet: counted by the tests they belong to
+IGNORED = "ignored tests"
+FRAMES = "library frames"
+FRAME_LINES = "library frame lines"  # quiet: a frame's second line (its source or ``at``)
+SNIPPET = "snippet lines"
+HELP = "help lines"
+REPEATS = "repeated diagnostic lines"  # quiet: the note lists the repeats' kinds and locations
+QUIET = frozenset({RUNNING, REPEATS, FRAME_LINES})
+
+
+def analyse(lines: list[str], critical: Callable[[int], bool] | None = None) -> Structure:
+    """The report and diagnostic structure of ``lines`` (ANSI colour already stripped).
+
+    ``critical`` says which lines the gate must see; without it repeats of a
+    diagnostic are not collapsed (a coloured output: the gate compares the
+    lines as written).  A repeat's block is dropped whole, so no other line
+    of it may be critical.
+    """
+    passes = fails = heads = 0
+    for m in lines:
+        if not m or m.isspace():
+            continue
+        if _PASS.match(m):
+            passes += 1
+        elif _FAIL.match(m):
+            fails += 1
+        elif _HEADLINE.match(m) or _ESLINT_LINE.match(m):
+            heads += 1
+    report = passes + fails >= 3
+    diagnostics = heads >= 1
+    if not report and not diagnostics:
+        return _NONE
+    keep: set[int] = set()
+    drop: dict[int, str] = {}
+    repeats: dict[int, Repeat] = {}
+    if report:
+        _report(lines, keep, drop)
+    if diagnostics:
+        _diagnostics(lines, keep, drop, repeats, critical)
+    if not drop:
+        return _NONE
+    family = "+".join(f for f, on in (("report", report), ("diagnostics", diagnostics)) if on)
+    return Structure(family, frozenset(keep), drop, repeats)
+
+
+def _report(lines: list[str], keep: set[int], drop: dict[int, str]) -> None:
+    n = len(lines)
+    i = 0
+    while i < n:
+        m = lines[i]
+        if _PASS.match(m):
+            drop[i] = PASSING
+            # TAP: the YAML block of a passing test (``  ---`` ... ``  ...``)
+            if i + 1 < n and lines[i + 1].strip() == "---" and m.lstrip().startswith("ok "):
+                j = i + 1
+                while j < n and lines[j].strip() != "...":
+                    j += 1
+                if j < n:
+                    for k in range(i + 1, j + 1):
+                        drop[k] = RUNNING
+                    i = j
+        elif _RUN.match(m):
+            drop[i] = RUNNING
+        elif _IGNORED.match(m):
+            drop[i] = IGNORED
+        elif _TAP_FRAME.match(m):
+            drop[i] = FRAMES
+        elif _CODE_FRAME.match(m):
+            drop[i] = SNIPPET
+        elif _ASSERT.match(m):
+            keep.add(i)
+        elif _FRAME.match(m):
+            nxt = lines[i + 1] if i + 1 < n else ""
+            rust_pair = m.lstrip()[:1].isdigit() and _RUST_AT.match(nxt) is not None
+            text = m + " " + nxt if rust_pair else m
+            if _LIB_FRAME.search(text):
+                drop[i] = FRAMES
+                if rust_pair:
+                    drop[i + 1] = FRAMES
+                    i += 1
+                elif (
+                    m.lstrip().startswith("File ")
+                    and nxt.startswith("    ")
+                    and not _FRAME.match(nxt)
+                ):
+                    drop[i + 1] = FRAMES  # a Python frame's source line
+                    i += 1
+            else:
+                keep.add(i)
+                if rust_pair:
+                    keep.add(i + 1)
+                    i += 1
+        i += 1
+
+
+_GCC_HEAD = re.compile(
+    r"^(?P<file>\S+?):(?P<where>\d+(?::\d+)?): (?P<level>warning|error|fatal error): (?P<msg>.*)$"
+)
+_TSC_HEAD = re.compile(
+    r"^(?P<file>\S+)\((?P<where>\d+,\d+)\): (?P<level>warning|error) (?P<code>TS\d+): (?P<msg>.*)$"
+)
+_RUST_HEAD = re.compile(r"^(?P<level>warning|error)(?:\[(?P<code>[\w:]+)\])?: (?P<msg>.*)$")
+_ESLINT_LINE = re.compile(
+    r"^\s+(?P<where>\d+:\d+)\s+(?P<level>warning|error)\s+(?P<msg>.*?)\s{2,}(?P<code>[\w@/-]+)$"
+)
+_PATH_HEADER = re.compile(r"^(?:[A-Za-z]:)?[\w.@~+-]*(?:[/\\][\w.@~+-]+)+\.\w{1,12}$")
+_RUST_LOCATION = re.compile(r"^\s*--> (?P<file>\S+?):(?P<where>\d+:\d+)$")
+_FLAG = re.compile(r"\[(-W[\w=+-]+|[\w-]+)\]$")
+_QUOTED = re.compile(r"'[^'\n]{1,200}'|`[^`\n]{1,200}`|\"[^\"\n]{1,200}\"|‘[^’\n]{1,200}’")
+NOTE_ROOM = 170  # characters of one marker note that repeats may fill (the cap is 200)
+
+
+@dataclass(frozen=True, slots=True)
+class Repeat:
+    """A diagnostic block dropped as a repeat of an earlier one: its kind and location."""
+
+    kind: str  # ``warning -Wunused-variable``
+    where: str  # ``4:33`` (or rustc's ``--> src/lib.rs:8:9``, as written)
+
+
+def _kind(level: str, code: str | None, msg: str) -> str:
+    """``warning -Wunused-variable``, ``warning unused variable``, ``error semi``.
+
+    The level word stays in the marker note, so the note is an error line for
+    the gate (aging and budget keep it visible with its locations).
+    """
+    return f"{level} {code or ' '.join(_QUOTED.sub('', msg).split()).strip(' :,')}"
+
+
+def _diagnostics(
+    lines: list[str],
+    keep: set[int],
+    drop: dict[int, str],
+    repeats: dict[int, Repeat],
+    critical: Callable[[int], bool] | None,
+) -> None:
+    n = len(lines)
+    header = ""  # the file an eslint-style report is listing
+    seen: dict[tuple[str, str], str] = {}  # (kind, shape) of a block already shown
+    room = NOTE_ROOM  # note characters left in the current run of repeats
+    run_kinds: set[str] = set()  # the kinds that note names already
+    context = -1  # the last gcc context line
+    i = 0
+    while i < n:
+        m = lines[i]
+        if not m or m.isspace():
+            i += 1
+            continue
+        if not m[0].isspace() and _PATH_HEADER.match(m):
+            header = m
+            room = NOTE_ROOM
+            run_kinds = set()
+            i += 1
+            continue
+        if not _HEADLINE.match(m) and not (header and _ESLINT_LINE.match(m)):
+            if _CONTEXT.match(m):
+                context = i
+            elif _HELP.match(m) and not m.startswith(" ") and i not in keep:
+                drop[i] = HELP  # a loose ``help:`` or ``note:``
+            elif i not in drop:
+                room = NOTE_ROOM  # a visible line ends the run of repeats
+                run_kinds = set()
+            i += 1
+            continue
+        # a headline: its block runs to the next headline, blank or foreign line
+        j = i + 1
+        location = ""
+        javac = _JAVAC_HEAD.match(m) is not None
+        while j < n:
+            line = lines[j]
+            if not line or line.isspace() or _HEADLINE.match(line):
+                break
+            if header and _ESLINT_LINE.match(line):
+                break
+            loc = _RUST_LOCATION.match(line)
+            if loc is not None:
+                location = location or line.strip()
+            elif javac and j == i + 1 and line.startswith(" "):
+                pass  # javac repeats the source line under its headline
+            elif not (_SNIPPET.match(line) or _HELP.match(line)):
+                break
+            j += 1
+        repeat = _repeat_of(m, location, header, seen, j == i + 1) if critical is not None else None
+        cost = 0
+        if repeat is not None:
+            cost = (
+                len(repeat.where) + 1 + (0 if repeat.kind in run_kinds else len(repeat.kind) + 12)
+            )
+        if (
+            repeat is not None
+            and critical is not None
+            and cost <= room
+            and not any(
+                k in keep or (critical(k) and lines[k].strip() != location) for k in range(i + 1, j)
+            )
+        ):
+            room -= cost
+            run_kinds.add(repeat.kind)
+            repeats[i] = repeat
+            for k in range(i if context != i - 1 or critical(i - 1) else i - 1, j):
+                drop[k] = REPEATS
+        else:
+            room = NOTE_ROOM
+            run_kinds = set()
+            for k in range(i + 1, j):
+                if k in keep or _RUST_LOCATION.match(lines[k]):
+                    continue
+                drop[k] = HELP if _HELP.match(lines[k]) else SNIPPET
+        i = j
+
+
+def _repeat_of(
+    head: str, location: str, header: str, seen: dict[tuple[str, str], str], single: bool
+) -> Repeat | None:
+    """The block's :class:`Repeat` when an earlier block showed the same fact, else None.
+
+    Same fact: the same kind in the same file, and a headline the gate folds
+    to the same shape (:func:`~workers.fidelity.facts.line_shape`), so the
+    first block's headline keeps it visible.  rustc's ``-->`` locations are
+    facts of their own: the marker note lists them as written.
+    """
+    file = where = level = msg = ""
+    code: str | None = None
+    found = _GCC_HEAD.match(head) or _TSC_HEAD.match(head)
+    if found is not None:
+        file, where, level, msg = found["file"], found["where"], found["level"], found["msg"]
+        code = found.groupdict().get("code")
+        if code is None:
+            flag = _FLAG.search(msg)
+            code = flag.group(1) if flag is not None else None
+    elif (found := _RUST_HEAD.match(head)) is not None:
+        loc = _RUST_LOCATION.match(location)
+        if loc is None:
+            return None
+        level, msg, code = found["level"], found["msg"], found["code"]
+        file, where = loc["file"], location
+    elif header and (found := _ESLINT_LINE.match(head)) is not None:
+        level, msg, code, where = found["level"], found["msg"], found["code"], found["where"]
+        file = header
+    else:
+        return None
+    if level != "warning" and not (header and single):
+        return None  # errors at two places are two facts (eslint's one-line findings fold)
+    if not where.startswith("-->") and not header:
+        where = f"{file}:{where}"  # as the compiler wrote it: ``main.c:4:33``
+    kind = _kind(level, code, msg)
+    key = (kind, line_shape(head.strip()[:600]))
+    if key in seen:
+        return Repeat(kind, where)
+    seen[key] = where
+    return None
