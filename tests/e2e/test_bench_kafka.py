@@ -75,3 +75,23 @@ def test_bench_kafka_measures_every_path_for_both_sizes(kafka_bootstrap: str) ->
     while (left := _bench_topics(kafka_bootstrap) - before) and time.monotonic() < deadline:
         time.sleep(0.5)
     assert not left, sorted(left)
+
+
+@pytest.mark.slow
+def test_bench_kafka_has_rows_for_1_mb_and_5_mb_records(kafka_bootstrap: str) -> None:  # noqa: F811
+    done = subprocess.run(
+        [str(CTXPRESS), "bench-kafka", "--records", "6", "--sizes", "1048576,5242880", "--json",
+         "--bootstrap", kafka_bootstrap],
+        capture_output=True,
+        text=True,
+        timeout=280,
+        check=False,
+    )  # fmt: skip
+    assert done.returncode == 0, done.stderr[-3000:]
+    rows = json.loads(next(ln for ln in done.stdout.splitlines() if ln.startswith("[")))
+    assert sorted({r["size"] for r in rows}) == [1048576, 5242880]
+    for row in rows:
+        if row["path"] != "ctxpress worker":  # the worker is timed from its first output on
+            assert row["records"] == 6 and row["mb_s"] > 0, row
+    assert "for 1 MB records" in done.stdout and "for 5 MB records" in done.stdout
+    print("\n" + done.stdout)

@@ -1,4 +1,4 @@
-"""``ctxpress bench-kafka [--records N] [--sizes 2048,51200]``: throughput through the broker."""
+"""``ctxpress bench-kafka [--records N] [--sizes 2048,51200,...]``: throughput through the broker."""
 
 from __future__ import annotations
 
@@ -17,7 +17,7 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
         "bench-kafka",
         help="throughput through the broker: worker vs plain aiokafka loop vs in-process",
         description=(
-            "Measure records/s and MB/s through the local broker for 2 KB and 50 KB records: the "
+            "Measure records/s and MB/s through the local broker for 2 KB, 50 KB, 1 MB and 5 MB records: the "
             "ctxpress worker, a plain aiokafka consume->produce loop on the same broker, and the "
             "in-process pipeline. Starts its own worker; needs a running broker. The topics it "
             "creates are deleted at the end."
@@ -28,8 +28,9 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     )
     b.add_argument(
         "--sizes",
-        default="2048,51200",
-        help="record sizes in bytes, comma-separated (default: 2048,51200)",
+        default="2048,51200,1048576,5242880",
+        help="record sizes in bytes, comma-separated (default: 2048,51200,1048576,5242880: "
+        "single tool outputs, long ones, 1 MB and 5 MB transcripts)",
     )
     b.add_argument(
         "--mode", default="lossless", help="compression mode of the records (default: lossless)"

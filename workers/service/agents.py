@@ -23,6 +23,7 @@ from datetime import timedelta
 from typing import Any
 
 import faust
+from faust.exceptions import PartitionsMismatch
 
 from workers.service.faust_compat import current_event, input_topics
 from workers.service.handler import BatchHandler, Savings, savings_of
@@ -152,6 +153,7 @@ def install_agents(
         table.table.changelog_topic = changelog
 
     async def compress(stream: Any) -> None:
+        mismatch_logged: list[bool] = []
         async for events in stream.take_events(batch_size, batch_timeout):
             messages = [to_message(e) for e in events]
             try:
@@ -169,6 +171,17 @@ def install_agents(
                 raise
             try:
                 add_savings(table, events, savings_of(results), time.time())
+            except PartitionsMismatch as exc:  # an input topic got more partitions
+                if not mismatch_logged:
+                    mismatch_logged.append(True)
+                    log.warning(
+                        "the savings table is off until its changelog has the input topics' "
+                        "partition count (records are processed as before): %s. Raise the "
+                        "partitions of both input topics and of %s to the same count, then "
+                        "restart the workers one by one (README: Adding partitions)",
+                        exc,
+                        changelog_topic or "the changelog topic",
+                    )
             except Exception:  # aggregates are best effort; they never hold up a batch
                 log.exception("updating the savings table failed")
 

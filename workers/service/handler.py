@@ -55,6 +55,8 @@ YIELD_EVERY_S = 0.05
 # A batch is published in chunks of about this many input bytes: bounded transactions,
 # and (pipelined) the next chunk is processed while the previous one commits.
 CHUNK_BYTES = 2 * 1024 * 1024
+#: how many inputs of one batch the broker may refuse (one per try) before the worker stops
+REFUSED_RETRIES = 16
 
 
 class HandlerFailed(CtxpressError, RuntimeError):
@@ -291,13 +293,16 @@ class BatchHandler:
         started = time.perf_counter()
         generation = self._generation
         try:
-            try:
-                await self.publisher.publish(batches)
-            except RecordsRefused as refused:
-                # One poison record never stops the partition: its input becomes a dead letter
-                # (small, always accepted) and the batch is published again, once.
-                batches, results = self._without_refused(results, refused)
-                await self.publisher.publish(batches)
+            for attempt in range(REFUSED_RETRIES + 1):
+                try:
+                    await self.publisher.publish(batches)
+                    break
+                except RecordsRefused as refused:
+                    # One poison record never stops the partition: its input becomes a dead
+                    # letter (small) and the batch is published again without it.
+                    if attempt == REFUSED_RETRIES:
+                        raise
+                    batches, results = self._without_refused(results, refused)
         except BaseException as exc:
             for batch in batches:  # not published: ``expected`` stays where it was
                 if self.pending.get(batch.tp) == batch.next_offset:

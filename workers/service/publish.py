@@ -166,6 +166,10 @@ def _raise_refused(batch: PartitionBatch, acks: Sequence[Any], max_request_size:
     if refused:
         first = acks[refused[0]]
         topics = sorted({batch.outputs[i].topic for i in refused})
+        # The broker refuses a whole producer batch: small records sent with the big one
+        # fail too.  Name only the input of the largest refused output; the handler tries
+        # again without it (and again, while the broker refuses).
+        refused = [max(refused, key=lambda i: len(batch.outputs[i].value))]
         raise RecordsRefused(
             size_error_message(first, topics, max_request_size)
             if max_request_size

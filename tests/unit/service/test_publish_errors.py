@@ -10,7 +10,7 @@ from aiokafka import errors as kafka_errors
 
 from workers.core.settings import Settings
 from workers.pipeline.factory import build_pipeline
-from workers.service.handler import BatchHandler
+from workers.service.handler import REFUSED_RETRIES, BatchHandler
 from workers.service.process import REFUSED_LETTER_BYTES, Processor
 from workers.service.publish import (
     DEAD_LETTER,
@@ -98,16 +98,34 @@ def test_a_refused_record_becomes_a_dead_letter_and_the_partition_goes_on() -> N
     assert handler.expected[(NAMES.transcripts, 1)] == 3
 
 
-def test_a_second_refusal_is_fatal_and_commits_nothing() -> None:
+def test_a_broker_that_keeps_refusing_stops_the_worker_and_commits_nothing() -> None:
     processor = Processor(build_pipeline(Settings()), NAMES, "g")
 
     class Refusing(ListPublisher):
+        calls = 0
+
         async def publish(self, batches):  # type: ignore[no-untyped-def]
+            type(self).calls += 1
             raise RecordsRefused("refused", {(NAMES.transcripts, 1): {0}})
 
     publisher = Refusing()
     handler = BatchHandler(processor, publisher)
     with pytest.raises(RecordsRefused):
         asyncio.run(handler.handle([_msg(0, "hello")]))
+    assert publisher.calls == REFUSED_RETRIES + 1
     assert publisher.committed == {}
     assert (NAMES.transcripts, 1) not in handler.expected
+
+
+def test_only_the_largest_refused_output_is_named() -> None:
+    from workers.service.publish import _raise_refused
+
+    small, big = OutMessage("c", None, b"x" * 10), OutMessage("c", None, b"x" * 5000)
+    (batch,) = group_batches([("t", 0, 3, [small]), ("t", 0, 4, [big]), ("t", 0, 5, [small])])
+    refusal = kafka_errors.MessageSizeTooLargeError()
+    with pytest.raises(RecordsRefused) as caught:
+        _raise_refused(batch, [refusal, refusal, refusal], 1024)
+    assert caught.value.refused == {("t", 0): {4}}
+    with pytest.raises(kafka_errors.NotLeaderForPartitionError):
+        _raise_refused(batch, [None, kafka_errors.NotLeaderForPartitionError(), None], 1024)
+    _raise_refused(batch, [None, None, None], 1024)  # all acknowledged: nothing raised
