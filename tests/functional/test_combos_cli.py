@@ -269,3 +269,12 @@ def test_topic_rules_follow_the_topic_produce_would_pick(tmp_path: Path) -> None
     assert tool["route"] == {"source": "topic", "topic": "tool-outputs", "combo": "t"}
     assert [e["engine"] for e in tool["engines"]] == ["jsontable"]
     assert "route" not in chat and chat["mode"] == "lossless"
+
+
+def test_a_lossy_combo_without_offload_gets_the_note(
+    tmp_path: Path, combos: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    assert compress(tmp_path, "--mode", "lossless")[0] == 0
+    assert "no --offload DIR given" not in capsys.readouterr().err
+    assert compress(tmp_path, "--combos", str(combos))[0] == 0  # 'filters' is lossy
+    assert "no --offload DIR given" in capsys.readouterr().err

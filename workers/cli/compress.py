@@ -213,7 +213,12 @@ def run(args: argparse.Namespace) -> int:
 
 def _run(args: argparse.Namespace) -> int:
     pipeline, store = _build(args)
-    if store is None and pipeline.settings.mode in ("standard", "aggressive", AUTO):
+    lossy_combos = isinstance(pipeline, RoutedPipeline) and any(
+        c.mode not in ("off", "lossless") for c in pipeline.combos.combos.values()
+    )
+    if store is None and (
+        pipeline.settings.mode in ("standard", "aggressive", AUTO) or lossy_combos
+    ):
         print(
             "ctxpress compress: note: no --offload DIR given; stashed originals are not kept, "
             "so 'expand' cannot restore what lossy engines dropped",

@@ -268,3 +268,16 @@ def test_without_combo_or_auto_the_output_is_the_plain_pipelines() -> None:
         assert a.record == b.record
         assert a.mode == b.mode
         assert "route" not in b.stats and "combo" not in b.stats
+
+
+def test_run_routed_gives_a_plain_pipeline_only_the_mode_header() -> None:
+    from workers.pipeline.combos import run_routed
+
+    plain = Pipeline(Settings())
+    record = tool_output_record("r1", ROWS)
+    out = run_routed(plain, record, "off", (("ctxpress.combo", b"json-only"),), "t.transcripts")
+    assert out.stats["mode"] == "off" and "combo" not in out.stats
+    assert route_fields(out.stats) == {}
+    routed = RoutedPipeline(Settings(), combos=parse(TABLE))
+    out = run_routed(routed, record, "off", (("ctxpress.combo", b"json-only"),), "t.transcripts")
+    assert out.stats["combo"] == "json-only"
