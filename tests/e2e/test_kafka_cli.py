@@ -149,3 +149,35 @@ def test_consume_refuses_a_partition_the_topic_lacks(
     code = main(["consume", "--topic", "transcripts", "--prefix", run.prefix, "-p", "9", "-e"])
     assert code == 2
     assert "no partition 9" in capsys.readouterr().err
+
+
+def test_produce_sends_every_line_around_one_the_topic_refuses(
+    kafka_bootstrap: str,  # noqa: F811
+    tmp_path: Path,
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    """Topics of an old deployment (1 MiB): the 1.05 MB line is refused by produce itself,
+    so the idempotent producer's sequence is never broken (no OutOfOrderSequenceNumber for
+    the lines after it); the summary counts only what was sent."""
+    run = Run(kafka_bootstrap, tmp_path)
+    run.create_topics(max_message_bytes=1024 * 1024)
+    filler = "x" * 4000
+    lines = [
+        orjson.dumps({"id": f"s{i}", "messages": [{"role": "user", "content": f"{i} {filler}"}]})
+        for i in range(300)
+    ]
+    big = orjson.dumps({"id": "big", "messages": [{"role": "tool", "content": "y" * 1_050_000}]})
+    lines.insert(226, big)
+    source = tmp_path / "in.jsonl"
+    source.write_bytes(b"\n".join(lines) + b"\n")
+    code = main(["produce", "-i", str(source), "--prefix", run.prefix])
+    err = capsys.readouterr().err
+    assert code == 1
+    assert "line 227 not sent: RecordTooLarge" in err and "max.message.bytes" in err
+    assert err.count("not sent") == 1, err
+    sent_bytes = sum(len(line) for line in lines) - len(big)
+    assert (
+        f"produced 300 records (300 to {run.names.transcripts}), {sent_bytes / 1e6:.2f} MB" in err
+    )
+    ids = {orjson.loads(r.value)["id"] for r in run.read("transcripts", idle=3.0)}
+    assert ids == {f"s{i}" for i in range(300)}
