@@ -33,8 +33,8 @@ async def _produce(args: argparse.Namespace) -> int:
         raise UserError(f"unknown topic {args.topic!r}; valid topics: {', '.join(SHORT_NAMES)}")
     headers = parse_headers(args.header or [])
     if args.mode is not None:
-        if args.mode not in MODES:
-            raise UserError(f"unknown mode {args.mode!r}; valid modes: {', '.join(MODES)}")
+        if args.mode not in (*MODES, "auto"):
+            raise UserError(f"unknown mode {args.mode!r}; valid modes: {', '.join(MODES)}, auto")
         headers.append((MODE_HEADER, args.mode.encode("utf-8")))
     source, _size = open_in(args.input)
     try:
@@ -87,9 +87,9 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     p.add_argument(
         "--mode",
         default=None,
-        choices=tuple(MODES),
+        choices=(*MODES, "auto"),
         help=f"send a {MODE_HEADER} header: the worker compresses these records in this "
-        "mode, over their own 'mode' field and CTXPRESS_MODE",
+        "mode (auto: by their token count), over their own 'mode' field and CTXPRESS_MODE",
     )
     kafka_arguments(p)
     p.set_defaults(func=lambda a: run_async(_produce, a, "produce"))
