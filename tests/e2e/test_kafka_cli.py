@@ -181,3 +181,33 @@ def test_produce_sends_every_line_around_one_the_topic_refuses(
     )
     ids = {orjson.loads(r.value)["id"] for r in run.read("transcripts", idle=3.0)}
     assert ids == {f"s{i}" for i in range(300)}
+
+
+def test_an_auth_failure_is_one_error_without_unclosed_clients(
+    kafka_bootstrap: str,  # noqa: F811
+    tmp_path: Path,
+) -> None:
+    import os
+
+    source = tmp_path / "in.jsonl"
+    source.write_bytes(_records(2))
+    env = {
+        **os.environ,
+        "CTXPRESS_KAFKA_BOOTSTRAP": kafka_bootstrap,
+        "CTXPRESS_KAFKA_SECURITY_PROTOCOL": "SASL_PLAINTEXT",  # the broker speaks PLAINTEXT
+        "CTXPRESS_KAFKA_SASL_MECHANISM": "PLAIN",
+        "CTXPRESS_KAFKA_SASL_USERNAME": "u",
+        "CTXPRESS_KAFKA_SASL_PASSWORD": "p",
+    }
+    for command in (["produce", "-i", str(source)], ["consume", "--topic", "compressed", "-e"]):
+        done = subprocess.run(
+            [*ctxpress_argv(), *command],
+            env=env,
+            capture_output=True,
+            text=True,
+            timeout=120,
+            check=False,
+        )
+        assert done.returncode != 0, done.stderr
+        assert f"ctxpress {command[0]}:" in done.stderr, done.stderr
+        assert "Unclosed" not in done.stderr and "Traceback" not in done.stderr, done.stderr

@@ -1,12 +1,11 @@
 """A worker that cannot go on exits, non-zero and within seconds, and says what to change.
 
-- The ``compressed`` topic takes at most 200,000 bytes per record while the worker's
-  ``CTXPRESS_MAX_MESSAGE_BYTES`` is 1 MiB: the broker refuses a 400 KB output, the
-  publication fails for good, ``/live`` and ``/ready`` report 503 or the port is
-  closed, and the process exits with code 1 within 10 s, its log naming
-  ``max.message.bytes``.  Nothing was committed past the refused record: a worker
-  started with ``CTXPRESS_MAX_MESSAGE_BYTES=190000`` dead-letters it (stage
-  ``publish``) and processes the rest, every record exactly once.
+- Another producer takes the worker's transactional id for one input partition (a
+  zombie's successor fences it): the next publication there fails for good, ``/live``
+  and ``/ready`` report 503 or the port is closed, and the process exits with code 1
+  within 10 s, its log saying it was fenced.  Nothing was committed past the fenced
+  batch: a new worker processes it and the rest, every record exactly once.  (A record
+  the broker refuses as too large is no longer fatal: see test_worker_topic_limits.py.)
 - A worker whose event loop is blocked (an engine sleeping in ``time.sleep``) ends
   within ``CTXPRESS_SHUTDOWN_TIMEOUT`` after SIGTERM, and nothing of the blocked
   batch is published.
@@ -43,33 +42,25 @@ def status(port: int, path: str) -> int | None:
         return None
 
 
-async def _limit_compressed(run: Run, limit: int) -> None:
-    from aiokafka.admin import AIOKafkaAdminClient
-    from aiokafka.admin.config_resource import ConfigResource, ConfigResourceType
+async def _fence(run: Run, topic: str, partition: int) -> None:
+    """Start a producer with the worker's transactional id for ``topic[partition]``: a
+    zombie's successor.  Kafka bumps the epoch, so the worker's next transaction there
+    fails with ProducerFenced (a fatal error: another owner)."""
+    from aiokafka import AIOKafkaProducer
 
-    admin = AIOKafkaAdminClient(bootstrap_servers=run.bootstrap)
-    await admin.start()
-    try:
-        await admin.alter_configs(
-            [
-                ConfigResource(
-                    ConfigResourceType.TOPIC,
-                    run.names.compressed,
-                    configs={"max.message.bytes": str(limit)},
-                )
-            ]
-        )
-    finally:
-        await admin.close()
+    zombie = AIOKafkaProducer(
+        bootstrap_servers=run.bootstrap, transactional_id=f"{run.app_id}-{topic}-{partition}"
+    )
+    await zombie.start()
+    await zombie.stop()
 
 
-def test_a_refused_publication_exits_fast_and_loses_nothing(
+def test_a_fenced_worker_exits_fast_and_loses_nothing(
     kafka_bootstrap: str,  # noqa: F811
     tmp_path: Path,
 ) -> None:
     run = Run(kafka_bootstrap, tmp_path)
     run.create_topics()
-    asyncio.run(_limit_compressed(run, 200_000))
     small = [s for s in mixed_stream(30, seed=31, prefix="f") if s.kind == "transcript"]
     run.produce(small)
 
@@ -82,10 +73,11 @@ def test_a_refused_publication_exits_fast_and_loses_nothing(
     assert ready_seen, worker.log_tail()
     run.wait_for_outputs(len(small), worker, timeout=60)
 
-    big = big_transcript("too-big-for-topic", 400_000)
+    asyncio.run(_fence(run, run.names.transcripts, 0))
+    trigger = big_transcript("after-the-fence", 2_000)
     from tests.e2e.test_worker_big_records import _produce
 
-    asyncio.run(_produce(run, [(b"too-big-for-topic", big, [])]))
+    asyncio.run(_produce(run, [(b"after-the-fence", trigger, [])]))  # to partition 0
     unhealthy_at = None
     deadline = time.monotonic() + 60
     while worker.alive() and time.monotonic() < deadline:
@@ -97,16 +89,16 @@ def test_a_refused_publication_exits_fast_and_loses_nothing(
     code = worker.wait()
     log = worker.log_path.read_text(errors="replace")
     assert code == 1, worker.log_tail(80)
-    assert "max.message.bytes" in log and "CTXPRESS_MAX_MESSAGE_BYTES" in log, worker.log_tail(80)
+    assert "was fenced" in log, worker.log_tail(80)
     assert unhealthy_at is not None
     assert exited_at - unhealthy_at < 10.0, (exited_at - unhealthy_at, worker.log_tail(80))
 
-    # the fix the message names: a limit under the topic's; the big record is dead-lettered
-    worker = run.worker("worker-2", CTXPRESS_MAX_MESSAGE_BYTES="190000").start()
+    # nothing was committed past the fenced batch: a new worker processes it, exactly once
+    worker = run.worker("worker-2").start()
     try:
         after = [s for s in mixed_stream(30, seed=32, prefix="g") if s.kind == "transcript"]
         run.produce(after)
-        expected = {s.record_id for s in small + after}
+        expected = {s.record_id for s in small + after} | {"after-the-fence"}
         deadline = time.monotonic() + 120
         while time.monotonic() < deadline:
             keys = Counter(r.key.decode() for r in run.read("compressed", idle=2.0))
@@ -116,12 +108,11 @@ def test_a_refused_publication_exits_fast_and_loses_nothing(
     finally:
         code2, _seconds = worker.terminate(timeout=60)
     assert set(keys) == expected and set(keys.values()) == {1}, keys
-    assert [(b["stage"], b["record_id"]) for b in letters] == [("publish", "too-big-for-topic")]
-    assert "exceeds the limit of 190,000 bytes" in letters[0]["reason"]
+    assert letters == []
     assert code2 == 0, worker.log_tail(80)
     print(
-        f"\nrefused publication: unhealthy -> exit {exited_at - unhealthy_at:.1f} s (code {code}); "
-        f"restarted with a lower limit: {len(keys)} compressed, 1 dead letter"
+        f"\nfenced worker: unhealthy -> exit {exited_at - unhealthy_at:.1f} s (code {code}); "
+        f"restarted: {len(keys)} compressed, each once"
     )
 
 
