@@ -239,6 +239,40 @@ JAVA_SRC = (
 )
 
 
+POM = """<project xmlns="http://maven.apache.org/POM/4.0.0">
+  <modelVersion>4.0.0</modelVersion>
+  <groupId>shop</groupId><artifactId>ledger</artifactId><version>1.0</version>
+  <properties>
+    <maven.compiler.source>17</maven.compiler.source>
+    <maven.compiler.target>17</maven.compiler.target>
+    <project.build.sourceEncoding>UTF-8</project.build.sourceEncoding>
+  </properties>
+  <dependencies>
+    <dependency><groupId>junit</groupId><artifactId>junit</artifactId>
+      <version>4.13.2</version><scope>test</scope></dependency>
+  </dependencies>
+</project>
+"""
+JAVA_LEDGER = """package shop;
+
+public class Ledger {
+    public static int fee(int amount, int pct) {
+        return amount > 1000 ? amount * pct / 100 + 1 : amount * pct / 100;
+    }
+}
+"""
+JAVA_TEST = (
+    "package shop;\n\nimport static org.junit.Assert.assertEquals;\nimport org.junit.Test;\n\n"
+    "public class LedgerTest {\n"
+    + "".join(
+        f"    @Test public void feeSmall{i:02d}() {{ assertEquals({i}, Ledger.fee({i * 10}, 10)); }}\n"
+        for i in range(30)
+    )
+    + "    @Test public void feeLarge() { assertEquals(500, Ledger.fee(5000, 10)); }\n"
+    "    @Test public void feeNegative() { assertEquals(0, Ledger.fee(-5, 10) + 1); }\n}\n"
+)
+
+
 def _write(root: Path, files: dict[str, str]) -> None:
     for name, text in files.items():
         path = root / name
@@ -268,9 +302,10 @@ FACTS: dict[str, str] = {
     "vitest": r"FAIL |AssertionError|Tests\s+\d|Test Files\s|❯ \S+\.test\.js:\d+:\d+|^\s+[-+] ",
     "jest": r"●|Tests:|Test Suites:|at Object\.<anonymous> \(\S+\.test\.js:\d+:\d+\)|^\s+(?:Expected|Received):",
     "mocha": r"\d+ passing|\d+ failing|^\s*\d+\) slug|AssertionError|slug\.test\.js:\d+:\d+",
+    "mvn": r"<<< FAILURE!|^java\.lang\.AssertionError|at shop\.LedgerTest\.\w+\(|^Tests run: |BUILD FAILURE|^Failed tests:",
     "ctest": r"\*\*\*Failed|tests passed|tests failed|^\s+\d+ - vec_case_\d+ \(Failed\)",
     "cargo-build": r"^(?:error|warning)(?:\[E\d+\])?: |^\s*--> src/",
-    "tsc": r"error TS\d+",
+    "tsc": r"error.*TS\d+|^Found \d+ errors?",
     "gcc": r": (?:error|warning): ",
     "javac": r": error: |^\d+ errors?$",
     "go-vet": r"\.go:\d+:\d+: ",
@@ -438,6 +473,13 @@ def capture(work: Path) -> list[dict[str, Any]]:
                 "npx tsc --noEmit",
                 _run([str(bins / "tsc"), "--noEmit", "--strict", "src/order.ts"], js),
             )
+            add(
+                "tsc-pretty",
+                "tsc",
+                "diagnostics",
+                "npx tsc --noEmit --pretty",
+                _run([str(bins / "tsc"), "--noEmit", "--pretty", "--strict", "src/order.ts"], js),
+            )
         if (bins / "eslint").exists():
             add(
                 "eslint",
@@ -480,6 +522,19 @@ def capture(work: Path) -> list[dict[str, Any]]:
             "javac Ledger.java",
             _run(["javac", "-d", str(work / "classes"), "Ledger.java"], jv),
         )
+    if have("mvn"):  # offline: only when ~/.m2 already holds junit and surefire
+        mv = work / "mvn"
+        _write(
+            mv,
+            {
+                "pom.xml": POM,
+                "src/main/java/shop/Ledger.java": JAVA_LEDGER,
+                "src/test/java/shop/LedgerTest.java": JAVA_TEST,
+            },
+        )
+        text = _run(["mvn", "-B", "-o", "test"], mv)
+        if "Tests run:" in text:
+            add("mvn-test", "mvn", "report", "mvn -B test", text)
     return samples
 
 

@@ -37,9 +37,13 @@ import re
 from collections.abc import Callable
 from dataclasses import dataclass, field
 
+from workers.core.ansi import ANSI
 from workers.fidelity.facts import line_shape
 
-__all__ = ["Repeat", "Structure", "analyse"]
+__all__ = ["Repeat", "Structure", "analyse", "structure_family"]
+
+SCAN_LINES = 400  # structure_family reads this many lines ...
+OUTPUT_SCAN = 32768  # ... of this prefix
 
 # -- test reports ---------------------------------------------------------------------------------
 
@@ -71,6 +75,14 @@ _FAIL = re.compile(
     r"|^\[ERROR\] Tests run: \d+, Failures: \d+"
     r"|^\S.* > \S.* FAILED$"
     r"|^\s*\d+/\d+ Test\s+#\d+: \S+ \.+\*{3}\w+"
+    r"|^\S+\([\w.$]+\)\s+Time elapsed: .*<<< (?:FAILURE|ERROR)!$"  # surefire
+)
+# a runner's summary line: with one failing test, enough to call the output a report
+_SUMMARY = re.compile(
+    r"^(?:\[(?:INFO|ERROR|WARNING)\] )?Tests run: \d+, Failures: \d+"
+    r"|^test result: |^Ran \d+ tests? in |^Tests:\s+\d|^# (?:pass|fail) \d+$"
+    r"|^\s*\d+ (?:passing|failing)\b|\d+ tests failed out of \d+"
+    r"|^=+ .*\b(?:passed|failed)\b.* =+$|^(?:FAIL|ok)\s+\S+\s+[\d.]+s$"
 )
 _IGNORED = re.compile(r"^test \S+ \.\.\. ignored\b|^\s*--- SKIP: \S|^\S+::\S.*\sSKIPPED\b")
 # assertion and diff lines inside a failure: they stay
@@ -128,6 +140,8 @@ _CONTEXT = re.compile(
     r"^\S+: (?:In (?:static )?(?:function|member function|constructor|instantiation of) .*"
     r"|At top level):$"
 )
+_TSC_PRETTY = re.compile(r"^\S+:\d+:\d+ - (?:error|warning) TS\d+: ")
+_TSC_CODE = re.compile(r"^\d+ ")
 _JAVAC_HEAD = re.compile(r"^\S+\.java:\d+: (?:error|warning): ")
 
 
@@ -166,7 +180,7 @@ def analyse(lines: list[str], critical: Callable[[int], bool] | None = None) -> 
     lines as written).  A repeat's block is dropped whole, so no other line
     of it may be critical.
     """
-    passes = fails = heads = 0
+    passes = fails = heads = summaries = 0
     for m in lines:
         if not m or m.isspace():
             continue
@@ -176,7 +190,9 @@ def analyse(lines: list[str], critical: Callable[[int], bool] | None = None) -> 
             fails += 1
         elif _HEADLINE.match(m) or _ESLINT_LINE.match(m):
             heads += 1
-    report = passes + fails >= 3
+        elif _SUMMARY.search(m):
+            summaries += 1
+    report = passes + fails >= 3 or (fails >= 1 and summaries >= 1)
     diagnostics = heads >= 1
     if not report and not diagnostics:
         return _NONE
@@ -191,6 +207,18 @@ def analyse(lines: list[str], critical: Callable[[int], bool] | None = None) -> 
         return _NONE
     family = "+".join(f for f, on in (("report", report), ("diagnostics", diagnostics)) if on)
     return Structure(family, frozenset(keep), drop, repeats)
+
+
+def structure_family(text: str) -> str:
+    """``report``, ``diagnostics``, ``report+diagnostics`` or "" for a whole output.
+
+    Only the first ``SCAN_LINES`` lines are read (ANSI colour stripped): what
+    decides whether an output with no filter of its own is filtered at all.
+    """
+    head = text[:OUTPUT_SCAN]
+    if "\x1b" in head:
+        head = ANSI.sub("", head)
+    return analyse(head.split("\n")[:SCAN_LINES]).family
 
 
 def _report(lines: list[str], keep: set[int], drop: dict[int, str]) -> None:
@@ -286,7 +314,7 @@ def _diagnostics(
 ) -> None:
     n = len(lines)
     header = ""  # the file an eslint-style report is listing
-    seen: dict[tuple[str, str], str] = {}  # (kind, shape) of a block already shown
+    seen: dict[tuple[str, str, str], str] = {}  # (kind, file, shape) of a block shown
     room = NOTE_ROOM  # note characters left in the current run of repeats
     run_kinds: set[str] = set()  # the kinds that note names already
     context = -1  # the last gcc context line
@@ -316,10 +344,23 @@ def _diagnostics(
         j = i + 1
         location = ""
         javac = _JAVAC_HEAD.match(m) is not None
+        pretty = _TSC_PRETTY.match(m) is not None
         while j < n:
             line = lines[j]
+            if (
+                pretty
+                and j == i + 1
+                and j + 1 < n
+                and not line.strip()
+                and _TSC_CODE.match(lines[j + 1])
+            ):
+                j += 1  # tsc --pretty: a blank line, then the code under the headline
+                continue
             if not line or line.isspace() or _HEADLINE.match(line):
                 break
+            if pretty and _TSC_CODE.match(line):
+                j += 1
+                continue
             if header and _ESLINT_LINE.match(line):
                 break
             loc = _RUST_LOCATION.match(line)
@@ -360,7 +401,7 @@ def _diagnostics(
 
 
 def _repeat_of(
-    head: str, location: str, header: str, seen: dict[tuple[str, str], str], single: bool
+    head: str, location: str, header: str, seen: dict[tuple[str, str, str], str], single: bool
 ) -> Repeat | None:
     """The block's :class:`Repeat` when an earlier block showed the same fact, else None.
 
@@ -394,7 +435,7 @@ def _repeat_of(
     if not where.startswith("-->") and not header:
         where = f"{file}:{where}"  # as the compiler wrote it: ``main.c:4:33``
     kind = _kind(level, code, msg)
-    key = (kind, line_shape(head.strip()[:600]))
+    key = (kind, file, line_shape(head.strip()[:600]))
     if key in seen:
         return Repeat(kind, where)
     seen[key] = where

@@ -10,6 +10,7 @@ from typing import Any
 from workers.engines._filters import builtin_filters
 from workers.engines._text import is_json_document
 from workers.engines.base import Engine, EngineContext, EngineOutput
+from workers.engines.toolfilter.blocks import structure_family
 from workers.engines.toolfilter.render import filter_text
 from workers.messages.model import Unit
 
@@ -28,6 +29,7 @@ class ToolFilterEngine(Engine):
         texts: list[str] = []
         stash: dict[str, str] = {}
         hits: Counter[str] = Counter()
+        structures: Counter[str] = Counter()
         omitted = markers = 0
         for unit in units:
             text = unit.text
@@ -40,7 +42,12 @@ class ToolFilterEngine(Engine):
             ):
                 texts.append(text)
                 continue
-            filt = filters.select(unit.command, unit.tool_name, text)
+            found = filters.detect(unit.command, unit.tool_name, text)
+            filt = found.filter
+            if filt is None and found.source == "none" and structure_family(text):
+                # no command, tool or signature named a filter, but the lines are a
+                # test report or diagnostics: the generic filter with the structure
+                filt = filters.by_name.get("generic")
             if filt is None:
                 texts.append(text)
                 continue
@@ -53,6 +60,8 @@ class ToolFilterEngine(Engine):
             hits[filt.name] += 1
             omitted += result.lines_omitted
             markers += result.markers
+            if result.structure:
+                structures[result.structure] += 1
         details: dict[str, Any] = {}
         if hits:
             details = {
@@ -60,4 +69,6 @@ class ToolFilterEngine(Engine):
                 "lines_omitted": omitted,
                 "markers": markers,
             }
+            if structures:
+                details["structures"] = dict(sorted(structures.items()))
         return EngineOutput(texts=texts, details=details, stash=stash)

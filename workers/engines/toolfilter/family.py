@@ -3,7 +3,8 @@
 The family is the filter the ``toolfilter`` engine picks for the output
 (:meth:`~workers.engines._filters.FilterSet.detect`), named for people:
 ``generic`` chosen by a log signature is ``log``, the ``generic`` fallback
-is ``unknown``, file reads (left alone) are ``file read``; JSON documents are
+is ``unknown`` (``test report`` or ``diagnostics`` when :mod:`.blocks` finds
+one in the lines), file reads (left alone) are ``file read``; JSON documents are
 ``json`` (the JSON engines handle them).  ``source`` says what decided
 (``command``, ``tool``, ``output`` signature, ``content`` scoring,
 ``fallback``, ``skip``, ``none``) and ``note`` why the engine may leave the
@@ -16,6 +17,7 @@ from dataclasses import dataclass
 
 from workers.engines._filters import FilterSet, builtin_filters
 from workers.engines._text import is_json_document
+from workers.engines.toolfilter.blocks import structure_family
 from workers.engines.toolfilter.engine import _JSON_BLOCK, MIN_CHARS
 from workers.messages.model import Unit
 
@@ -23,6 +25,7 @@ __all__ = ["MESSAGES", "Family", "output_family"]
 
 MESSAGES = "(messages)"  # the family of every text that is not a tool output
 
+_STRUCTURES = {"report": "test report", "report+diagnostics": "test report"}
 _READS = {"read": "file read", "read-vcs": "file read", "fetch": "fetched document"}
 
 
@@ -50,6 +53,10 @@ def output_family(unit: Unit, filters: FilterSet | None = None) -> Family:
         note = f"shorter than {MIN_CHARS} characters: not filtered"
     if found.source == "skip":
         return Family(_READS.get(found.family, found.family), "skip", note or "left alone")
+    if found.filter is None or found.filter.name == "generic":
+        structure = structure_family(text)
+        if structure:  # the lines are a test report or diagnostics (:mod:`.blocks`)
+            return Family(_STRUCTURES.get(structure, structure), "content", note)
     if found.filter is None:
         return Family("unknown", found.source, note or "no filter for this output")
     if found.filter.name == "generic":

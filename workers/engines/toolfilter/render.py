@@ -42,6 +42,7 @@ class FilterResult:
     stash: dict[str, str]
     lines_omitted: int
     markers: int
+    structure: str = ""  # what :mod:`.blocks` found: ``report``, ``diagnostics``, both or ""
 
 
 def _counted(count: int, noun: str) -> str:
@@ -187,7 +188,7 @@ def filter_text(text: str, filt: Filter, tokens: TokenCounter) -> FilterResult |
     new = "\n".join(out)
     if plan.trailing:
         new += "\n"
-    return FilterResult(new, stash, omitted, markers)
+    return FilterResult(new, stash, omitted, markers, plan.structure.family)
 
 
 def _cap_line(line: str) -> tuple[str, str, str] | None:
