@@ -135,3 +135,28 @@ def test_lone_key_block_lines_cut_out_by_budget_never_reach_the_store(tmp_path: 
     assert [line for line in body if line.encode() in stored] == []
     for line in body:  # nor are they in the output: the budget stashed them
         assert line not in out["content"]
+
+
+def test_a_dead_letter_of_a_json_table_shows_no_secret_of_its_rows() -> None:
+    """A gate rejection's before and after (dead-letter data) hold the JSON-table rows."""
+    from workers.core.settings import Settings
+    from workers.engines import resolve
+    from workers.engines.base import Engine, EngineContext, EngineOutput
+    from workers.messages.model import Unit
+    from workers.pipeline.runner import Pipeline
+
+    class HalfEngine(Engine):  # a lossy engine the gate rejects: it drops numbers
+        name = "smartcrush"
+        lossless = False
+
+        def apply(self, units: Any, ctx: EngineContext) -> EngineOutput:
+            texts = [u.text[: len(u.text) // 2] for u in units if isinstance(u, Unit)]
+            return EngineOutput(texts=texts)
+
+    data = {"id": "t", "kind": "tool_output", "mode": "standard", "content": json.dumps(USERS)}
+    chain = [*resolve(("jsontable",)), HalfEngine()]
+    outcome = Pipeline(Settings(mode="off"), engines={"standard": chain}).run_raw(data)
+    (rejection,) = outcome.rejections
+    letter = json.dumps(rejection.as_dict())
+    assert "json-table" in letter and "user17" in letter
+    assert [u["password"] for u in USERS if u["password"] in letter] == []

@@ -92,8 +92,14 @@ class Rejection:
     after: str = ""
     error_class: str = ""
     error_message: str = ""
+    # the record's secrets: its dead letter's before and after never show them either
+    known: KnownSecrets | None = None
 
     def as_dict(self) -> dict[str, Any]:
+        with known_secrets(self.known or ()):
+            return self._as_dict()
+
+    def _as_dict(self) -> dict[str, Any]:
         reason = (
             f"fidelity gate rejected {self.engine} on message {self.message_index}: "
             + ", ".join(sorted({v.kind for v in self.violations}))
@@ -108,8 +114,8 @@ class Rejection:
             "message_index": self.message_index,
             "unit": self.uid,
             "violations": [v.as_dict() for v in self.violations],
-            "before": redact(self.before),
-            "after": redact(self.after),
+            "before": redact_known(redact(self.before)),
+            "after": redact_known(redact(self.after)),
             "error_class": self.error_class or "FidelityViolation",
             "error_message": self.error_message or reason,
         }
@@ -212,8 +218,11 @@ class Pipeline:
         try:
             # what the record's texts show as secrets stays out of its stashes, also where
             # a stashed span lost what made it recognisable (a JSON-table row's key names)
-            with known_secrets(KnownSecrets(tuple(u.text for u in record.units))):
+            known = KnownSecrets(tuple(u.text for u in record.units))
+            with known_secrets(known):
                 outcome = self._run(record)
+                for rejection in outcome.rejections:
+                    rejection.known = known
                 for key, text in outcome.stash.items():
                     if (held := redact_known(stored_text(text))) != stored_text(text):
                         outcome.stash[key] = held  # what stash_key hashed
