@@ -40,7 +40,7 @@ from dataclasses import dataclass, field
 from workers.core.ansi import ANSI
 from workers.fidelity.facts import line_shape
 
-__all__ = ["Repeat", "Structure", "analyse", "structure_family"]
+__all__ = ["Repeat", "Structure", "analyse", "may_have_structure", "structure_family"]
 
 SCAN_LINES = 400  # structure_family reads this many lines ...
 OUTPUT_SCAN = 32768  # ... of this prefix
@@ -119,7 +119,6 @@ _HEADLINE = re.compile(
     r"|^\S+\.java:\d+: (?:error|warning): "  # javac
     r"|^\S+\.[jt]sx?[:(]\d+[:,]\d+\)?:? -? ?(?:error|warning) (?:TS\d+)?"  # tsc
     r"|^\s*❯ \S+:\d+:\d+$"  # vitest location above a code frame
-    r"|^\s+at .+[:(]\d+:\d+\)?$"  # a JS frame above jest's code frame
 )
 _SNIPPET = re.compile(
     r"^\s*\d*\s*\|(?:\s.*)?$"  # rustc/gcc/vitest code and caret lines: ``12 |  code``, ``|  ^^^``
@@ -145,6 +144,20 @@ _TSC_CODE = re.compile(r"^\d+ ")
 _JAVAC_HEAD = re.compile(r"^\S+\.java:\d+: (?:error|warning): ")
 
 
+# a superset of the lines the first pass counts, found by one scan from newline
+# to newline (most outputs have none; the per-line pass then never runs)
+_ANY = re.compile(
+    r"\n(?:\S+::\S.*\s(?:PASSED|FAILED|ERROR)|\S+ \([\w.]+\)(?: \.\.\.)? (?:ok|FAIL|ERROR)$"
+    r"|[ \t]*--- (?:PASS|FAIL): |test \S+ \.\.\. (?:ok|FAILED)|[ \t]+(?:[✓✔√✕×✗✘]|\d+\)) \S"
+    r"|[ \t]*(?:not )?ok \d+ - |\[(?:INFO|ERROR)\] Tests run: |\S+\([\w.$]+\)[ \t]+Time elapsed"
+    r"|\S.* > \S.* (?:PASSED|FAILED)$|[ \t]*\d+/\d+ Test[ \t]+#"
+    r"|(?:error|warning)(?:\[[\w:]+\])?: |\S+?:\d+(?::\d+)?: (?:fatal error|error|warning): "
+    r"|\S+\.java:\d+: (?:error|warning): |\S+\.[jt]sx?[:(]\d+[:,]\d+|[ \t]*❯ \S+:\d+:\d+$"
+    r"|[ \t]+\d+:\d+[ \t]+(?:warning|error)[ \t])",
+    re.M,
+)
+
+
 @dataclass(frozen=True, slots=True)
 class Structure:
     """What :func:`analyse` found: the family and per-line decisions.
@@ -159,7 +172,7 @@ class Structure:
     repeats: dict[int, Repeat] = field(default_factory=dict)
 
 
-_NONE = Structure("", frozenset(), {})
+_NONE = NO_STRUCTURE = Structure("", frozenset(), {})
 
 PASSING = "passing tests"
 RUNNING = "test run lines"  # quiet: counted by the tests they belong to
@@ -172,16 +185,26 @@ REPEATS = "repeated diagnostic lines"  # quiet: the note lists the repeats' kind
 QUIET = frozenset({RUNNING, REPEATS, FRAME_LINES})
 
 
-def analyse(lines: list[str], critical: Callable[[int], bool] | None = None) -> Structure:
+def may_have_structure(text: str) -> bool:
+    """Whether ``text`` (ANSI colour stripped) has a line :func:`analyse` could count."""
+    return _ANY.search("\n" + text) is not None
+
+
+def analyse(
+    lines: list[str], critical: Callable[[int], bool] | None = None, probed: bool = False
+) -> Structure:
     """The report and diagnostic structure of ``lines`` (ANSI colour already stripped).
 
     ``critical`` says which lines the gate must see; without it repeats of a
     diagnostic are not collapsed (a coloured output: the gate compares the
     lines as written).  A repeat's block is dropped whole, so no other line
-    of it may be critical.
+    of it may be critical.  ``probed``: :func:`may_have_structure` said yes already.
     """
+    if not probed and not may_have_structure("\n".join(lines)):
+        return _NONE  # one scan: most outputs have no such line
     passes = fails = heads = summaries = 0
-    for m in lines:
+    n = len(lines)
+    for i, m in enumerate(lines):
         if not m or m.isspace():
             continue
         if _PASS.match(m):
@@ -189,7 +212,9 @@ def analyse(lines: list[str], critical: Callable[[int], bool] | None = None) -> 
         elif _FAIL.match(m):
             fails += 1
         elif _HEADLINE.match(m) or _ESLINT_LINE.match(m):
-            heads += 1
+            # rustc's bare ``warning: ...`` is a diagnostic only above its ``-->``
+            if not _RUST_HEAD.match(m) or (i + 1 < n and _RUST_LOCATION.match(lines[i + 1])):
+                heads += 1
         elif _SUMMARY.search(m):
             summaries += 1
     report = passes + fails >= 3 or (fails >= 1 and summaries >= 1)

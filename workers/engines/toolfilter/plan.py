@@ -14,7 +14,14 @@ from dataclasses import dataclass
 from workers.engines._filters import ANSI, LINE_CAP, Filter, Rule
 from workers.engines._filters.linear import Regex
 from workers.engines._prose import CRITICAL_CAP, gate_keys
-from workers.engines.toolfilter.blocks import QUIET, REPEATS, Structure, analyse
+from workers.engines.toolfilter.blocks import (
+    NO_STRUCTURE,
+    QUIET,
+    REPEATS,
+    Structure,
+    analyse,
+    may_have_structure,
+)
 from workers.fidelity.facts import critical_lines
 from workers.markers import has_marker
 
@@ -133,9 +140,11 @@ class Plan:
         def critical(i: int) -> bool:
             return lines[i].strip()[:CRITICAL_CAP] in crit
 
-        self.structure: Structure = analyse(
-            _plain_lines(lines, ansi, cr), critical if not (ansi or split) else None
-        )
+        self.structure: Structure = NO_STRUCTURE
+        if may_have_structure(ANSI.sub("", text) if ansi else text):
+            self.structure = analyse(
+                _plain_lines(lines, ansi, cr), critical if not (ansi or split) else None, True
+            )
         self._classify(crit, ansi, split, cr)
         if "```" in text or "~~~" in text:
             self._keep_fences()
