@@ -326,7 +326,7 @@ def test_one_marker_per_dropped_run_with_words_and_counts(tokens: TokenCounter) 
     markers = MARKER.findall(after)
     assert markers and len(markers) == len(stash)
     for note, key in markers:
-        assert re.search(r"\d+ (?:lines|rows|more)", note), note
+        assert re.search(r"\d+ (?:[\w ]+ )?(?:lines|rows|more|tests|frames)\b", note), note
         assert key in stash
         # each marker sits alone on its line
         assert re.search(rf"(?m)^… [^\n]*<<cx:{key}>>$", after)

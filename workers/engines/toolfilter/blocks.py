@@ -84,6 +84,16 @@ _SUMMARY = re.compile(
     r"|^\s*\d+ (?:passing|failing)\b|\d+ tests failed out of \d+"
     r"|^=+ .*\b(?:passed|failed)\b.* =+$|^(?:FAIL|ok)\s+\S+\s+[\d.]+s$"
 )
+# pytest's failure sections: the source context and argument lines are stashed,
+# the ``>`` line, the ``E`` lines and ``file.py:12:`` locations stay
+_PY_SECTION = re.compile(r"^_{3,} .+ _{3,}$")
+_PY_SECTION_END = re.compile(r"^=+ .+ =+$|^-+ Captured .+ -+$")
+_PY_SOURCE = re.compile(r"^ {4,}\S|^(?:_ ){3,}_?$|^[a-z_]\w* = \S.*$")
+# a runner's session header lines (pytest): the environment, not a result
+_SESSION = re.compile(
+    r"^(?:platform \S+ -- Python |cachedir: |rootdir: |configfile: |plugins: |hypothesis profile "
+    r"|asyncio: mode=|Using --randomly-seed=)"
+)
 _IGNORED = re.compile(r"^test \S+ \.\.\. ignored\b|^\s*--- SKIP: \S|^\S+::\S.*\sSKIPPED\b")
 # assertion and diff lines inside a failure: they stay
 _ASSERT = re.compile(
@@ -180,6 +190,8 @@ IGNORED = "ignored tests"
 FRAMES = "library frames"
 FRAME_LINES = "library frame lines"  # quiet: a frame's second line (its source or ``at``)
 SNIPPET = "snippet lines"
+SOURCE = "source lines"
+SESSION = "session header lines"
 HELP = "help lines"
 REPEATS = "repeated diagnostic lines"  # quiet: the note lists the repeats' kinds and locations
 QUIET = frozenset({RUNNING, REPEATS, FRAME_LINES})
@@ -249,9 +261,18 @@ def structure_family(text: str) -> str:
 def _report(lines: list[str], keep: set[int], drop: dict[int, str]) -> None:
     n = len(lines)
     i = 0
+    in_failure = False  # inside a pytest failure section (``____ test_x ____``)
     while i < n:
         m = lines[i]
-        if _PASS.match(m):
+        if _PY_SECTION.match(m):
+            in_failure = True
+        elif in_failure and _PY_SECTION_END.match(m):
+            in_failure = False
+        elif in_failure and _PY_SOURCE.match(m):
+            drop[i] = SOURCE  # the test's source around ``>`` and its arguments
+        elif _SESSION.match(m):
+            drop[i] = SESSION  # the runner's environment, not a result
+        elif _PASS.match(m):
             drop[i] = PASSING
             # TAP: the YAML block of a passing test (``  ---`` ... ``  ...``)
             if i + 1 < n and lines[i + 1].strip() == "---" and m.lstrip().startswith("ok "):
@@ -279,14 +300,14 @@ def _report(lines: list[str], keep: set[int], drop: dict[int, str]) -> None:
             if _LIB_FRAME.search(text):
                 drop[i] = FRAMES
                 if rust_pair:
-                    drop[i + 1] = FRAMES
+                    drop[i + 1] = FRAME_LINES
                     i += 1
                 elif (
                     m.lstrip().startswith("File ")
                     and nxt.startswith("    ")
                     and not _FRAME.match(nxt)
                 ):
-                    drop[i + 1] = FRAMES  # a Python frame's source line
+                    drop[i + 1] = FRAME_LINES  # a Python frame's source line
                     i += 1
             else:
                 keep.add(i)
