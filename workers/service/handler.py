@@ -40,6 +40,7 @@ from dataclasses import dataclass, field
 
 from workers.core.errors import CtxpressError
 from workers.service.metrics import Metrics
+from workers.service.offthread import PipelineThread
 from workers.service.process import Processor
 from workers.service.publish import PartitionBatch, Publisher, RecordsRefused, group_batches
 from workers.service.records import InMessage, Processed
@@ -50,8 +51,6 @@ TP = tuple[str, int]
 
 __all__ = ["BatchHandler", "HandlerFailed", "Savings", "savings_of"]
 
-# Give the event loop a turn (web requests, timers) after this much CPU.
-YIELD_EVERY_S = 0.05
 # A batch is published in chunks of about this many input bytes: bounded transactions,
 # and (pipelined) the next chunk is processed while the previous one commits.
 CHUNK_BYTES = 2 * 1024 * 1024
@@ -132,6 +131,7 @@ class BatchHandler:
         self.not_owned = 0
         self._inflight: asyncio.Task[None] | None = None
         self._lock = asyncio.Lock()
+        self._thread = PipelineThread()
         self._moved_at: dict[TP, float] = {}
         # Without a source there is nothing to wait for (tests); with one, batches wait
         # until the partitions' start offsets are known.
@@ -244,14 +244,10 @@ class BatchHandler:
         if not fresh:
             await self.flush()
             return []
-        results: list[Processed] = []
-        last_yield = time.perf_counter()
-        for msg in fresh:
-            results.append(self.processor.process(msg))
-            now = time.perf_counter()
-            if now - last_yield > YIELD_EVERY_S:
-                await asyncio.sleep(0)
-                last_yield = time.perf_counter()
+        # On the pipeline thread: meanwhile the loop publishes the previous batch and fetches.
+        results: list[Processed] = await self._thread.run(
+            lambda: [self.processor.process(msg) for msg in fresh]
+        )
         batches = _regroup(results)
         await self.flush()  # the previous batch first: per-partition order, errors surface
         now = time.monotonic()
