@@ -18,14 +18,33 @@ vitest, mocha, node --test/TAP, maven surefire, gradle, ctest):
   ``left:``, ``- expected``/``+ actual`` ...) and the frames in user code
   stay; frames in the runtime, the standard library or dependencies are
   dropped (``library frames``);
-- summaries are critical lines of the gate and stay.
+- summaries are critical lines of the gate and stay;
+- pytest's session header (``platform``, ``rootdir``, ``plugins`` ...) and
+  the source context of a failure (around its ``>`` line) are dropped; code
+  frames of jest and vitest too (their ``file:line:col`` frame stays).
 
-Diagnostics (rustc/cargo, gcc/clang, javac, tsc --pretty, go vet, eslint,
-code frames of jest and vitest): the headline and its location lines stay
-(critical for the gate), the snippet art under them (``12 |  code``,
-``|     ^^^``, javac's source line and caret) and the help text (rustc's
-``= help:``/``= note:``/``help:``, javac's ``symbol:``/``location:``, gcc's
-``In function`` context) are dropped (``snippet lines``, ``help lines``).
+An output is a report when at least three test result lines (passing or
+failing) are found, or one failing test and a runner's summary.
+
+Diagnostics (rustc/cargo/clippy, gcc/clang, javac, tsc and tsc --pretty,
+go vet, eslint, vitest's ``❯ file:l:c``): the headline and its location
+lines stay (critical for the gate), the snippet art under them
+(``12 |  code``, ``|     ^^^``, rustc's suggestion lines, javac's source
+line and caret) and the help text (rustc's ``= help:``/``= note:``/``help:``,
+javac's ``symbol:``/``location:``) are dropped (``snippet lines``, ``help
+lines``); gcc's ``In function 'f':`` context stays.
+
+Repeats: a warning (or an eslint finding without a snippet) of the same kind
+in the same file as one shown above, whose headline the gate folds to the
+same shape (:func:`~workers.fidelity.facts.line_shape`: positions and quoted
+names fold for compiler warnings), is dropped whole, context line included;
+the marker note names the kind and lists every location as written
+(``… warning -Wunused-variable 5 more times at main.c:4:33 main.c:5:33 …``,
+rustc's ``--> src/lib.rs:8:9`` verbatim, since those lines are facts).  The
+note keeps the level word, so it is an error line for the gate and aging
+and budget keep it visible; a note that would pass ``NOTE_ROOM`` characters
+ends the run (the next repeat is shown).  Errors are never folded into
+another error (two places, two facts).
 
 Everything dropped is stashed by :mod:`.render` (``<<cx:KEY>>``), so
 expanding gives the output back exactly.
@@ -48,14 +67,14 @@ OUTPUT_SCAN = 32768  # ... of this prefix
 # -- test reports ---------------------------------------------------------------------------------
 
 _PASS = re.compile(
-    r"^\S+::\S.*\sPASSED(?:\s|$)"  # pytest -v
+    r"^[\w/.\\-]{1,300}\.py::[^\n]{0,400}?\sPASSED(?:\s|$)"  # pytest -v (bounded: linear on any line)
     r"|^\S+ \([\w.]+\)(?: \.\.\.)? ok$"  # unittest -v
     r"|^\s*--- PASS: \S+ \([\d.]+m?s\)$"  # go test -v
     r"|^test \S+ \.\.\. ok$"  # cargo test
     r"|^\s+[✓✔√] \S"  # jest, vitest, mocha
     r"|^\s*ok \d+ - \S"  # TAP (node --test)
     r"|^\[INFO\] Tests run: \d+, Failures: 0, Errors: 0, Skipped: \d+, Time elapsed"  # surefire
-    r"|^\S.* > \S.* PASSED$"  # gradle
+    r"|^[\w.$]{1,300} > [^\n]{1,400}? PASSED$"  # gradle
     r"|^\s*\d+/\d+ Test\s+#\d+: \S+ \.+\s+Passed\s"  # ctest
 )
 # lines that belong to running tests, not to their result (a count is enough)
@@ -66,14 +85,14 @@ _RUN = re.compile(
     r"|^\[INFO\] Running [\w.$]+$"  # surefire
 )
 _FAIL = re.compile(
-    r"^\S+::\S.*\s(?:FAILED|ERROR)(?:\s|$)"
+    r"^[\w/.\\-]{1,300}\.py::[^\n]{0,400}?\s(?:FAILED|ERROR)(?:\s|$)"
     r"|^\S+ \([\w.]+\)(?: \.\.\.)? (?:FAIL|ERROR)$"
     r"|^\s*--- FAIL: \S"
     r"|^test \S+ \.\.\. FAILED$"
     r"|^\s+(?:[✕×✗✘]|\d+\)) \S"
     r"|^\s*not ok \d+ - \S"
     r"|^\[ERROR\] Tests run: \d+, Failures: \d+"
-    r"|^\S.* > \S.* FAILED$"
+    r"|^[\w.$]{1,300} > [^\n]{1,400}? FAILED$"
     r"|^\s*\d+/\d+ Test\s+#\d+: \S+ \.+\*{3}\w+"
     r"|^\S+\([\w.$]+\)\s+Time elapsed: .*<<< (?:FAILURE|ERROR)!$"  # surefire
 )
@@ -94,7 +113,9 @@ _SESSION = re.compile(
     r"^(?:platform \S+ -- Python |cachedir: |rootdir: |configfile: |plugins: |hypothesis profile "
     r"|asyncio: mode=|Using --randomly-seed=)"
 )
-_IGNORED = re.compile(r"^test \S+ \.\.\. ignored\b|^\s*--- SKIP: \S|^\S+::\S.*\sSKIPPED\b")
+_IGNORED = re.compile(
+    r"^test \S+ \.\.\. ignored\b|^\s*--- SKIP: \S|^[\w/.\\-]{1,300}\.py::[^\n]{0,400}?\sSKIPPED\b"
+)
 # assertion and diff lines inside a failure: they stay
 _ASSERT = re.compile(
     r"^\s*(?:left|right|expected|actual|Expected|Received|Actual|got|want)\s*:"
@@ -119,7 +140,7 @@ _RUST_AT = re.compile(r"^\s+at \S+:\d+:\d+$")
 # a frame of TAP's ``stack: |-`` block (``Test.run (node:internal/test_runner/test:796:25)``)
 _TAP_FRAME = re.compile(r"^\s+(?:async )?[\w$.<>]+ \((?:node:|\S*node_modules/)\S+:\d+:\d+\)$")
 # a code frame under a failing test (jest ``> 34 | code``, vitest ``35|   code``, carets)
-_CODE_FRAME = re.compile(r"^\s+>?\s*\d+\s?\|(?:\s.*)?$|^\s+\|\s+\^\s*$")
+_CODE_FRAME = re.compile(r"^[ \t]+(?:>[ \t]*)?\d+ ?\|(?:\s.*)?$|^[ \t]+\|[ \t]+\^[ \t]*$")
 
 # -- diagnostics ----------------------------------------------------------------------------------
 
@@ -131,8 +152,8 @@ _HEADLINE = re.compile(
     r"|^\s*❯ \S+:\d+:\d+$"  # vitest location above a code frame
 )
 _SNIPPET = re.compile(
-    r"^\s*\d*\s*\|(?:\s.*)?$"  # rustc/gcc/vitest code and caret lines: ``12 |  code``, ``|  ^^^``
-    r"|^\s*>?\s*\d+\s?\|"  # jest code frame ``> 34 | code``
+    r"^[ \t]*(?:\d+[ \t]*)?\|(?:\s.*)?$"  # rustc/gcc/vitest code, carets: ``12 |  code``, ``|  ^^``
+    r"|^[ \t]*(?:>[ \t]*)?\d+ ?\|"  # jest code frame ``> 34 | code``
     r"|^\s*[\^~]+\s*$"  # javac/tsc caret lines
     r"|^\s*\.\.\.$"  # rustc elision
     r"|^\s*::: \S"  # rustc secondary location (the primary ``-->`` stays)
@@ -157,10 +178,10 @@ _JAVAC_HEAD = re.compile(r"^\S+\.java:\d+: (?:error|warning): ")
 # a superset of the lines the first pass counts, found by one scan from newline
 # to newline (most outputs have none; the per-line pass then never runs)
 _ANY = re.compile(
-    r"\n(?:\S+::\S.*\s(?:PASSED|FAILED|ERROR)|\S+ \([\w.]+\)(?: \.\.\.)? (?:ok|FAIL|ERROR)$"
+    r"\n(?:[\w/.\\-]{1,300}\.py::[^\n]{0,400}?\s(?:PASSED|FAILED|ERROR)|\S+ \([\w.]+\)(?: \.\.\.)? (?:ok|FAIL|ERROR)$"
     r"|[ \t]*--- (?:PASS|FAIL): |test \S+ \.\.\. (?:ok|FAILED)|[ \t]+(?:[✓✔√✕×✗✘]|\d+\)) \S"
     r"|[ \t]*(?:not )?ok \d+ - |\[(?:INFO|ERROR)\] Tests run: |\S+\([\w.$]+\)[ \t]+Time elapsed"
-    r"|\S.* > \S.* (?:PASSED|FAILED)$|[ \t]*\d+/\d+ Test[ \t]+#"
+    r"|[\w.$]{1,300} > [^\n]{1,400}? (?:PASSED|FAILED)$|[ \t]*\d+/\d+ Test[ \t]+#"
     r"|(?:error|warning)(?:\[[\w:]+\])?: |\S+?:\d+(?::\d+)?: (?:fatal error|error|warning): "
     r"|\S+\.java:\d+: (?:error|warning): |\S+\.[jt]sx?[:(]\d+[:,]\d+|[ \t]*❯ \S+:\d+:\d+$"
     r"|[ \t]+\d+:\d+[ \t]+(?:warning|error)[ \t])",
