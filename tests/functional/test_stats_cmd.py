@@ -149,3 +149,32 @@ def test_help_explains_every_option() -> None:
     for option in ("--input", "--price-per-million", "--chart", "--json"):
         assert option in done.stdout
     assert "command family" in done.stdout and "USD saved" in done.stdout
+
+
+def test_stats_topic_rows_become_records() -> None:
+    from workers.pipeline.stats_report import records_from_engine_rows, summarize
+
+    def row(rid: str, engine: str, before: int, after: int, status: str = "applied") -> bytes:
+        return orjson.dumps(
+            {"record_id": rid, "mode": "standard", "engine": engine, "status": status,
+             "tokens_before": before, "tokens_after": after, "details": {}}
+        )  # fmt: skip
+
+    rows = [
+        row("a", "dedup", 100, 90),
+        row("a", "toolfilter", 90, 40),
+        row("b", "dedup", 50, 50, "unchanged"),
+        row("b", "toolfilter", 50, 30),
+        row("b", "dedup", 50, 50, "unchanged"),  # b processed again (a replay): a new record
+        row("b", "toolfilter", 50, 30),
+    ]
+    records = [orjson.loads(r) for r in records_from_engine_rows(rows)]
+    assert [(r["record_id"], r["tokens_before"], r["tokens_after"]) for r in records] == [
+        ("a", 100, 40),
+        ("b", 50, 30),
+        ("b", 50, 30),
+    ]
+    report = summarize(orjson.dumps(r) for r in records).as_json()
+    assert report["total"]["tokens_saved"] == 60 + 20 + 20
+    assert report["engines"]["toolfilter"]["records"] == 3
+    assert report["engines"]["dedup"]["tokens_saved"] == 10

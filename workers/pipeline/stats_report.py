@@ -1,4 +1,5 @@
-"""Savings over a ``ctxpress compress --stats`` file: per mode, engine and command family.
+"""Savings over a ``ctxpress compress --stats`` file (or the worker's stats topic, see
+:func:`records_from_engine_rows`): per mode, engine and command family.
 
 Pure computing, no I/O: :func:`summarize` takes the stats lines (bytes, one
 JSON object each) and returns a :class:`Report`; :func:`render_table`,
@@ -26,7 +27,15 @@ import orjson
 
 from workers.core.errors import CtxpressError
 
-__all__ = ["BadStatsLine", "Report", "Row", "render_chart", "render_table", "summarize"]
+__all__ = [
+    "BadStatsLine",
+    "Report",
+    "Row",
+    "records_from_engine_rows",
+    "render_chart",
+    "render_table",
+    "summarize",
+]
 
 CHART_WIDTH = 40
 
@@ -148,6 +157,42 @@ def summarize(lines: Iterable[bytes], price: float | None = None) -> Report:
             if isinstance(hits, dict) and hits:
                 _add_families(report, hits, e_before, e_after)
     return report
+
+
+def records_from_engine_rows(rows: Iterable[bytes]) -> Iterable[bytes]:
+    """The worker's stats topic (one row per engine run, in chain order per record) as the
+    per-record lines :func:`summarize` reads: a record's tokens before are its first
+    engine's, its tokens after its last engine's.  Rows of one record are consecutive on
+    its partition (the key is the record id); a record whose rows are interleaved with
+    another's is still grouped by its id within a run of rows."""
+    current: dict[str, Any] | None = None
+    for line_no, raw in enumerate(rows, 1):
+        try:
+            row = orjson.loads(raw)
+        except orjson.JSONDecodeError as exc:
+            raise BadStatsLine(f"row {line_no}: not JSON ({exc})") from exc
+        if not isinstance(row, dict) or not isinstance(row.get("engine"), str):
+            raise BadStatsLine(f"row {line_no}: not a stats-topic row (no 'engine')")
+        rid = row.get("record_id")
+        if current is not None and (current["record_id"] != rid or _repeats(current, row)):
+            yield orjson.dumps(current)
+            current = None
+        if current is None:
+            current = {
+                "record_id": rid,
+                "mode": row.get("mode", "unknown"),
+                "tokens_before": row.get("tokens_before"),
+                "engines": [],
+            }
+        current["engines"].append(row)
+        current["tokens_after"] = row.get("tokens_after")
+    if current is not None:
+        yield orjson.dumps(current)
+
+
+def _repeats(current: dict[str, Any], row: dict[str, Any]) -> bool:
+    """A record's rows again (the same id processed twice): a new record."""
+    return any(step.get("engine") == row["engine"] for step in current["engines"])
 
 
 def _add_families(report: Report, hits: dict[str, Any], before: int, after: int) -> None:
