@@ -274,3 +274,32 @@ def test_hostile_lines_take_linear_time(unit: str) -> None:
         may_have_structure(text)
         analyse(text.split("\n"), lambda i: False)
         assert time.process_time() - start < 1.5, (unit, len(text))
+
+
+def test_the_gate_folds_one_warning_kind_per_file_and_never_two_errors() -> None:
+    from workers.fidelity.lossy import hidden_critical
+
+    critical = sorted(critical_lines(SAMPLES["gcc"]["output"], "tool_result"))
+    first = "main.c:3:33: warning: unused variable 'unused0' [-Wunused-variable]"
+    assert ("error_line", first) in critical
+    shown = [first]
+    hidden = dict(hidden_critical(critical, shown))
+    assert (
+        "main.c:5:33: warning: unused variable 'unused2' [-Wunused-variable]" not in hidden.values()
+    )
+    # another kind, another file, or an error: facts of their own
+    assert (
+        "main.c:8:12: warning: 'helper5' defined but not used [-Wunused-function]"
+        in hidden.values()
+    )
+    assert line_shape("b.c:4:33: warning: unused variable 'x' [-Wunused-variable]") != line_shape(
+        "main.c:4:33: warning: unused variable 'x' [-Wunused-variable]"
+    )
+    assert line_shape("main.c:3:5: error: 'x' undeclared") != line_shape(
+        "main.c:9:5: error: 'y' undeclared"
+    )
+    assert line_shape("main.c:3:5: error: 'x' undeclared") != line_shape(
+        "main.c:9:5: error: 'x' undeclared"
+    )
+    # a log warning keeps its quoted names apart (only compiler warnings fold them)
+    assert line_shape("WARNING user 'bob' is locked") != line_shape("WARNING user 'eve' is locked")
