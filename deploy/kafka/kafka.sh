@@ -3,7 +3,8 @@
 # resolved from Maven Central with deploy/kafka/pom.xml. No Docker, nothing installed by hand:
 # Java 17+ and Maven 3.8+ on PATH are enough.
 #
-#   deploy/kafka/kafka.sh fetch     copy the broker's jars into the cache (once per pom.xml)
+#   deploy/kafka/kafka.sh fetch     copy the broker's jars and Kafka's console tools (kafka-tools)
+#                                   into the cache (once per pom.xml); `ctxpress kafka tool` runs them
 #   deploy/kafka/kafka.sh start     fetch if needed, write server.properties, format, start, wait
 #   deploy/kafka/kafka.sh stop      SIGTERM, wait up to 30 s, then SIGKILL
 #   deploy/kafka/kafka.sh status    "running ..." (exit 0) or "stopped" (exit 3)
@@ -153,6 +154,10 @@ do_fetch() {
     if ! compgen -G "$tmp/kafka_2.13-*.jar" >/dev/null; then
         rm -rf "$tmp"
         die "Maven finished but no kafka_2.13 jar was copied; check deploy/kafka/pom.xml"
+    fi
+    if ! compgen -G "$tmp/kafka-tools-[0-9]*.jar" >/dev/null; then
+        rm -rf "$tmp"
+        die "Maven finished but no kafka-tools jar was copied; check deploy/kafka/pom.xml"
     fi
     # Swap atomically so a changed pom never leaves old and new jars mixed on the class path.
     rm -rf "$JARS"
@@ -369,7 +374,7 @@ do_logs() {
 }
 
 usage() {
-    sed -n '2,22p' "${BASH_SOURCE[0]}" | sed 's/^# \{0,1\}//'
+    sed -n '2,23p' "${BASH_SOURCE[0]}" | sed 's/^# \{0,1\}//'
 }
 
 cmd="${1:-}"

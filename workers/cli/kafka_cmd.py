@@ -4,6 +4,7 @@
 ``func(args)`` returns the process exit code.
 
     ctxpress kafka fetch|start|stop|status|logs [-f] [-n N]
+    ctxpress kafka tool --list | NAME [ARG ...]    Kafka's own console tools (kafka-tools jar)
     ctxpress topics list [--prefix P] [--dir D] [--json]
     ctxpress topics create [--prefix P] [--bootstrap B] [--replication-factor N] [--dir D]
 """
@@ -12,18 +13,26 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import hashlib
 import json
+import os
+import shlex
+import shutil
 import subprocess
 import sys
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from workers.cli._common import UserError
 from workers.service.kafka.options import client_options
 from workers.service.topics import REPO_ROOT, TopicSpec, TopicSpecError, create_topics, load_topics
 
-__all__ = ["KAFKA_SCRIPT", "register"]
+__all__ = ["KAFKA_SCRIPT", "TOOLS", "KafkaTool", "register", "tool_argv"]
 
 KAFKA_SCRIPT = REPO_ROOT / "deploy" / "kafka" / "kafka.sh"
+KAFKA_POM = REPO_ROOT / "deploy" / "kafka" / "pom.xml"
+TOOLS_LOG4J = REPO_ROOT / "deploy" / "kafka" / "tools-log4j2.properties"
 
 _KAFKA_ACTIONS = {
     "fetch": "download the broker's jars from Maven Central into the cache (once)",
@@ -58,6 +67,192 @@ def _run_kafka(args: argparse.Namespace) -> int:
         return subprocess.run(argv, check=False).returncode
     except KeyboardInterrupt:  # `logs -f` ends with Ctrl-C
         return 130
+
+
+# -- ctxpress kafka tool --------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class KafkaTool:
+    """One of Kafka's console tools: ``bin/kafka-NAME.sh`` runs ``main_class``."""
+
+    main_class: str
+    help: str
+    # where the default --bootstrap-server goes when the arguments name none: "front" (top-level
+    # option; jopt-simple tools take it anywhere), "end" (an option of the tool's subcommand),
+    # None (the tool takes no --bootstrap-server)
+    bootstrap: str | None = "front"
+
+
+_T = "org.apache.kafka.tools."
+# Names as in Kafka's bin/ folder without "kafka-" and ".sh"; classes as found with `unzip -l`
+# in kafka-tools-4.1.1.jar and kafka_2.13-4.1.1.jar (ConfigCommand is still in the core jar).
+TOOLS: dict[str, KafkaTool] = {
+    "acls": KafkaTool(_T + "AclCommand", "list, add and remove ACLs"),
+    "broker-api-versions": KafkaTool(
+        _T + "BrokerApiVersionsCommand", "the API versions each broker supports"
+    ),
+    "client-metrics": KafkaTool(_T + "ClientMetricsCommand", "client metrics subscriptions"),
+    "cluster": KafkaTool(_T + "ClusterTool", "cluster id, unregister a broker", "end"),
+    "configs": KafkaTool(
+        "kafka.admin.ConfigCommand", "describe and alter topic, broker, client configs"
+    ),
+    "console-consumer": KafkaTool(
+        _T + "consumer.ConsoleConsumer", "print a topic's records (--isolation-level ...)"
+    ),
+    "console-producer": KafkaTool(_T + "ConsoleProducer", "send lines from stdin to a topic"),
+    "console-share-consumer": KafkaTool(
+        _T + "consumer.ConsoleShareConsumer", "print records through a share group"
+    ),
+    "consumer-groups": KafkaTool(
+        _T + "consumer.group.ConsumerGroupCommand",
+        "list, describe (offsets, lag, members), reset and delete consumer groups",
+    ),
+    "consumer-perf-test": KafkaTool(_T + "ConsumerPerformance", "consumer throughput test"),
+    "delegation-tokens": KafkaTool(_T + "DelegationTokenCommand", "delegation tokens"),
+    "delete-records": KafkaTool(
+        _T + "DeleteRecordsCommand", "delete records below an offset (--offset-json-file)"
+    ),
+    "dump-log": KafkaTool("kafka.tools.DumpLogSegments", "print a log segment's records", None),
+    "e2e-latency": KafkaTool(_T + "EndToEndLatency", "end-to-end latency test", None),
+    "features": KafkaTool(_T + "FeatureCommand", "describe and upgrade feature versions"),
+    "get-offsets": KafkaTool(_T + "GetOffsetShell", "a topic's offsets (--time -1: the ends)"),
+    "groups": KafkaTool(_T + "GroupsCommand", "list every group, all types"),
+    "jmx": KafkaTool(_T + "JmxTool", "read JMX metrics", None),
+    "leader-election": KafkaTool(_T + "LeaderElectionCommand", "elect partition leaders"),
+    "log-dirs": KafkaTool(_T + "LogDirsCommand", "log directories and partition sizes"),
+    "metadata-quorum": KafkaTool(
+        _T + "MetadataQuorumCommand", "KRaft quorum status and replication"
+    ),
+    "producer-perf-test": KafkaTool(
+        _T + "ProducerPerformance",
+        "producer throughput test (--producer-props bootstrap.servers=...)",
+        None,
+    ),
+    "reassign-partitions": KafkaTool(
+        _T + "reassign.ReassignPartitionsCommand", "move partitions between brokers"
+    ),
+    "replica-verification": KafkaTool(
+        _T + "ReplicaVerificationTool", "compare replicas (--broker-list)", None
+    ),
+    "share-groups": KafkaTool(_T + "consumer.group.ShareGroupCommand", "share groups"),
+    "storage": KafkaTool("kafka.tools.StorageTool", "format and inspect KRaft storage", None),
+    "streams-application-reset": KafkaTool(
+        _T + "StreamsResetter", "reset a Kafka Streams application's offsets"
+    ),
+    "streams-groups": KafkaTool(_T + "streams.StreamsGroupCommand", "streams groups"),
+    "topics": KafkaTool(_T + "TopicCommand", "list, describe, create, alter and delete topics"),
+    "transactions": KafkaTool(_T + "TransactionsCommand", "list, describe and abort transactions"),
+    "verifiable-consumer": KafkaTool(_T + "VerifiableConsumer", "system-test consumer"),
+    "verifiable-producer": KafkaTool(_T + "VerifiableProducer", "system-test producer"),
+}
+
+_NO_DEFAULT_BOOTSTRAP = ("--bootstrap-server", "--bootstrap-controller", "--broker-list")
+
+
+def _tool_named(name: str) -> tuple[str, KafkaTool | None]:
+    """``console-consumer``, ``kafka-console-consumer`` and ``kafka-console-consumer.sh`` name
+    the same tool; a Java class name (``org.apache.kafka.tools.TopicCommand``) is run as it is."""
+    short = name.removesuffix(".sh").removeprefix("kafka-")
+    if short in TOOLS:
+        return TOOLS[short].main_class, TOOLS[short]
+    if "." in name and not name.endswith(".sh"):
+        return name, None
+    raise UserError(
+        f"no Kafka tool {name!r}; 'ctxpress kafka tool --list' lists them: " + ", ".join(TOOLS)
+    )
+
+
+def tool_argv(
+    name: str, args: list[str], jars: Path, bootstrap: str, java: str = "java"
+) -> list[str]:
+    """The ``java`` command line that runs tool ``name`` with ``args``.
+
+    When the tool takes ``--bootstrap-server`` and ``args`` name no broker (and ask for no
+    ``--help``), ctxpress's own bootstrap (CTXPRESS_KAFKA_BOOTSTRAP, else the local broker) is
+    added, so ``ctxpress kafka tool topics --list`` talks to the broker the other commands use.
+    """
+    main_class, tool = _tool_named(name)
+    given = [a.split("=", 1)[0] for a in args]
+    if (
+        tool is not None
+        and tool.bootstrap is not None
+        and args
+        and not any(flag in given for flag in _NO_DEFAULT_BOOTSTRAP)
+        and not {"-h", "--help", "--version"} & set(given)
+    ):
+        extra = ["--bootstrap-server", bootstrap]
+        args = [*extra, *args] if tool.bootstrap == "front" else [*args, *extra]
+    opts = shlex.split(os.environ.get("CTXPRESS_KAFKA_TOOL_OPTS", "-Xmx256m"))
+    return [
+        java,
+        *opts,
+        "-Djava.awt.headless=true",
+        f"-Dlog4j2.configurationFile={TOOLS_LOG4J}",
+        "-cp",
+        f"{jars}/*",
+        main_class,
+        *args,
+    ]
+
+
+def _tools_jars() -> Path:
+    """The cache's jar folder, fetched first when pom.xml changed or kafka-tools is missing."""
+    from workers.core.localkafka import broker_home
+
+    home = broker_home(os.environ)
+    jars = home / "jars"
+    stamp = home / "jars.stamp"
+    want = hashlib.sha256(KAFKA_POM.read_bytes()).hexdigest()
+    try:
+        fresh = stamp.read_text().strip() == want
+    except OSError:
+        fresh = False
+    if fresh and any(jars.glob("kafka-tools-[0-9]*.jar")):
+        return jars
+    # kafka.sh prints its progress on stdout: here it goes to stderr, stdout is the tool's
+    code = subprocess.run(
+        ["bash", str(KAFKA_SCRIPT), "fetch"], stdout=sys.stderr, check=False
+    ).returncode
+    if code != 0 or not any(jars.glob("kafka-tools-[0-9]*.jar")):
+        raise UserError(f"could not fetch Kafka's tools into {jars} (kafka.sh fetch, exit {code})")
+    return jars
+
+
+def _tool_list() -> str:
+    width = max(len(name) for name in TOOLS)
+    lines = [f"{'NAME'.ljust(width)}  {'MAIN CLASS'.ljust(52)}  WHAT"]
+    for name, tool in TOOLS.items():
+        lines.append(f"{name.ljust(width)}  {tool.main_class.ljust(52)}  {tool.help}")
+    return "\n".join(lines)
+
+
+def _run_tool(args: argparse.Namespace) -> int:
+    if args.list:
+        print(_tool_list())
+        return 0
+    if not args.name:
+        _err("kafka tool: name a tool (ctxpress kafka tool --list lists them)")
+        return 2
+    java = os.environ.get("JAVA", "java")
+    try:
+        _tool_named(args.name)  # an unknown name fails before any fetch
+        if shutil.which(java) is None:
+            raise UserError(f"{java} not found on PATH: Kafka's tools need Java 17+")
+        argv = tool_argv(args.name, list(args.tool_args), _tools_jars(), _bootstrap(), java)
+    except UserError as exc:
+        _err(f"kafka tool: {exc}")
+        return 2
+    try:
+        return subprocess.run(argv, check=False).returncode
+    except KeyboardInterrupt:  # console-consumer ends with Ctrl-C
+        return 130
+
+
+def _bootstrap() -> str:
+    from workers.core.localkafka import bootstrap_from_env
+
+    return bootstrap_from_env()
 
 
 # -- ctxpress topics ------------------------------------------------------------------------
@@ -208,6 +403,23 @@ def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) ->
                 help="number of last lines to print (default: 100)",
             )
         p.set_defaults(func=_run_kafka)
+    tool = kafka_sub.add_parser(
+        "tool",
+        help="run one of Kafka's own console tools (kafka-console-consumer, ...) on its jars",
+        description=(
+            "Run a Kafka console tool from the kafka-tools jar in the broker's cache (fetched "
+            "first if needed), like bin/kafka-NAME.sh: 'ctxpress kafka tool console-consumer "
+            "--topic ctxpress.compressed --isolation-level read_committed --from-beginning'. "
+            "NAME may carry Kafka's 'kafka-' prefix and '.sh' suffix, or be a Java main class. "
+            "Without --bootstrap-server, ctxpress's bootstrap is passed (CTXPRESS_KAFKA_BOOTSTRAP, "
+            "else the local broker). JVM flags: CTXPRESS_KAFKA_TOOL_OPTS (default -Xmx256m). "
+            "Every argument after NAME goes to the tool; the exit code is the tool's."
+        ),
+    )
+    tool.add_argument("--list", action="store_true", help="list the tools and their main classes")
+    tool.add_argument("name", nargs="?", metavar="NAME", help="the tool (see --list)")
+    tool.add_argument("tool_args", nargs=argparse.REMAINDER, metavar="ARG", help="its arguments")
+    tool.set_defaults(func=_run_tool)
 
     topics = subparsers.add_parser(
         "topics",
