@@ -18,7 +18,8 @@ from __future__ import annotations
 import asyncio
 import json
 import re
-from collections.abc import Iterable, Mapping
+from collections.abc import AsyncIterator, Iterable, Mapping
+from contextlib import asynccontextmanager
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -345,6 +346,16 @@ async def missing_topics(
     timeout_ms: int = 15000,
 ) -> list[str]:
     """The names in ``wanted`` the cluster does not have (one metadata request)."""
+    async with _check_admin(bootstrap, client_options, timeout_ms) as admin:
+        existing = set(await admin.list_topics())
+    return [name for name in wanted if name not in existing]
+
+
+@asynccontextmanager
+async def _check_admin(
+    bootstrap: str, client_options: Mapping[str, Any] | None, timeout_ms: int
+) -> AsyncIterator[Any]:
+    """A started admin client for the start-up checks, closed afterwards."""
     from workers.service.kafka import clients
 
     admin = clients.admin(
@@ -354,10 +365,9 @@ async def missing_topics(
     )
     await admin.start()
     try:
-        existing = set(await admin.list_topics())
+        yield admin
     finally:
         await admin.close()
-    return [name for name in wanted if name not in existing]
 
 
 class TopicLimitError(CtxpressError, RuntimeError):
@@ -374,22 +384,12 @@ async def topic_limits(
     """topic -> its effective ``max.message.bytes`` (the broker's default when not set)."""
     from aiokafka.admin.config_resource import ConfigResource, ConfigResourceType
 
-    from workers.service.kafka import clients
-
-    admin = clients.admin(
-        clients.connection(bootstrap=bootstrap, options=client_options),
-        client_id="ctxpress-topics-check",
-        request_timeout_ms=timeout_ms,
-    )
-    await admin.start()
-    try:
-        wanted = [
-            ConfigResource(ConfigResourceType.TOPIC, name, {"max.message.bytes": None})
-            for name in topics
-        ]
+    wanted = [
+        ConfigResource(ConfigResourceType.TOPIC, name, {"max.message.bytes": None})
+        for name in topics
+    ]
+    async with _check_admin(bootstrap, client_options, timeout_ms) as admin:
         responses = await admin.describe_configs(wanted)
-    finally:
-        await admin.close()
     limits: dict[str, int] = {}
     for response in responses:
         for error_code, _message, _type, name, entries in response.resources:
