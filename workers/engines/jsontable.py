@@ -16,8 +16,8 @@ each exactly as written in the input (``1.50``, ``1E+2``, ``-0``,
 ``12345678901234567890``, ``"\\u00e9"``; nested values in compact JSON).  The
 engine writes the attributes of the original layout after ``rows`` (see
 :mod:`workers.markers.jsonlayout`: ``indent``, ``depth``, ``margin``, ``eol``,
-``item``, ``key``), so the gate and later engines decode it exactly; at the end
-of a record the pipeline moves them into ``compression.markers.table``
+``item``, ``key``), so the gate's decode check is exact; once the gate has
+accepted a change the pipeline moves them into ``compression.markers.table``
 (:func:`workers.markers.json_table.take_layouts`), so the visible header is the
 plain ``[[json-table:v1 columns=[...] rows=N]]`` other pipelines decode.
 When the array is nested, the marker replaces just the array's text; the

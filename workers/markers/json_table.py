@@ -8,10 +8,10 @@ so decoding gives back the original bytes.
 The visible header is exactly the plain form other pipelines decode.  How the
 original was laid out (the attribute list of :mod:`workers.markers.jsonlayout`:
 ``indent=2 depth=1 item=", "`` ...) is out of band: the engine writes the
-attributes after ``rows=N`` while the pipeline runs, and the pipeline moves
-them (:func:`take_layouts`) into the record's ``compression`` manifest, one
-entry per table keyed by the unit and a digest of the plain header line
-(:func:`table_digest`).  :func:`decode_with` re-applies them.  A layout entry
+attributes after ``rows=N`` (its decode check needs them), and as soon as the
+pipeline has accepted its changes it moves them (:func:`take_layouts`) into
+the record's ``compression`` manifest, one entry per table keyed by the unit
+and a digest of the plain header line (:func:`table_digest`).  :func:`decode_with` re-applies them.  A layout entry
 can only choose JSON whitespace and separators between the tokens of a table
 the unit's text holds: every lexeme comes from the visible marker.  Markers
 with the attributes inline (records written before, and tables kept inside a

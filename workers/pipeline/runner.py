@@ -243,22 +243,21 @@ class Pipeline:
         return out, found, tokens
 
     def _take_table_layouts(
-        self, units: Sequence[Unit], texts: list[str], tokens: int, stash: Mapping[str, str]
-    ) -> tuple[list[str], dict[str, dict[str, str]], int]:
-        """``texts`` with the JSON tables' layouts moved out of band (into the manifest):
-        the texts, per unit the layouts taken, and the token total after."""
-        out: list[str] = []
-        tables: dict[str, dict[str, str]] = {}
-        stashed = [v for v in stash.values() if json_table.OPEN in v]
-        for unit, text in zip(units, texts, strict=True):
+        self,
+        units: Sequence[Unit],
+        texts: list[str],
+        counts: list[int],
+        tables: dict[str, dict[str, str]],
+    ) -> None:
+        """Move the JSON tables' layouts out of ``texts`` into ``tables`` (unit -> layouts,
+        for the manifest), in place; ``counts`` follow."""
+        for i, (unit, text) in enumerate(zip(units, texts, strict=True)):
             if text != unit.text and json_table.OPEN in text:
-                plain, layouts = json_table.take_layouts(text, stashed)
+                plain, layouts = json_table.take_layouts(text)
                 if layouts:
                     tables[unit.uid] = layouts
-                    tokens += self.tokens.count(plain) - self.tokens.count(text)
-                    text = plain
-            out.append(text)
-        return out, tables, tokens
+                    texts[i] = plain
+                    counts[i] = self.tokens.count(plain)
 
     def _run(self, record: Record) -> Outcome:
         started = time.perf_counter()
@@ -293,6 +292,7 @@ class Pipeline:
         )
         stash: dict[str, str] = {}
         written = _Written()
+        tables: dict[str, dict[str, str]] = {}  # unit -> its JSON tables' layouts
         all_stats: list[EngineStats] = []
         rejections: list[Rejection] = []
         disabled: frozenset[str] = record.extra.get("disable_engines", frozenset())
@@ -304,6 +304,11 @@ class Pipeline:
             stats, texts, counts = self._run_engine(
                 engine, record, units, texts, counts, locked, ctx, stash, rejections, written
             )
+            if engine.name == "jsontable" and stats.status == "applied":
+                # the layouts go out of band now: what later engines and the stats count
+                # is the visible text
+                self._take_table_layouts(units, texts, counts, tables)
+                stats.tokens_after = sum(counts)
             all_stats.append(stats)
         tokens_after = sum(counts)
         if tokens_after > tokens_before:  # never-worse, whole record
@@ -313,9 +318,9 @@ class Pipeline:
         secrets = 0
         if self.settings.redact_output:  # no credential in the output either
             texts, secrets, tokens_after = self._redact_output(texts, tokens_after)
-        texts, tables, tokens_after = self._take_table_layouts(units, texts, tokens_after, stash)
         changes = {u.path: t for u, t in zip(units, texts, strict=True) if t != u.text}
         manifest = _manifest(units, texts, stash, written)
+        tables = {u.uid: tables[u.uid] for u in units if u.path in changes and u.uid in tables}
         if tables:
             manifest = replace(manifest, table=tables)
         out = apply_texts(record.data, changes) if changes else dict(record.data)
