@@ -80,6 +80,28 @@ class Run:
             )
         )
 
+    def set_max_message_bytes(self, topics: Sequence[str], limit: int) -> None:
+        """Set ``max.message.bytes`` of ``topics`` (AlterConfigs: their other overrides reset)."""
+        from aiokafka.admin import AIOKafkaAdminClient
+        from aiokafka.admin.config_resource import ConfigResource, ConfigResourceType
+
+        async def go() -> None:
+            admin = AIOKafkaAdminClient(bootstrap_servers=self.bootstrap)
+            await admin.start()
+            try:
+                await admin.alter_configs(
+                    [
+                        ConfigResource(
+                            ConfigResourceType.TOPIC, t, {"max.message.bytes": str(limit)}
+                        )
+                        for t in topics
+                    ]
+                )
+            finally:
+                await admin.close()
+
+        asyncio.run(go())
+
     def produce(self, samples: Sequence[Sample]) -> None:
         lines = [s.line for s in samples]
         report = asyncio.run(produce_lines(lines, self.settings()))

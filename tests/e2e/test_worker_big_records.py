@@ -31,25 +31,6 @@ MIB = 1024 * 1024
 INPUT_MAX = 8 * MIB
 
 
-async def _raise_input_limits(run: Run) -> None:
-    from aiokafka.admin import AIOKafkaAdminClient
-    from aiokafka.admin.config_resource import ConfigResource, ConfigResourceType
-
-    admin = AIOKafkaAdminClient(bootstrap_servers=run.bootstrap)
-    await admin.start()
-    try:
-        await admin.alter_configs(
-            [
-                ConfigResource(
-                    ConfigResourceType.TOPIC, topic, configs={"max.message.bytes": str(INPUT_MAX)}
-                )
-                for topic in run.names.inputs
-            ]
-        )
-    finally:
-        await admin.close()
-
-
 async def _produce(
     run: Run, records: list[tuple[bytes | None, bytes, list[tuple[str, bytes]]]]
 ) -> None:
@@ -84,7 +65,7 @@ def test_big_outputs_and_poison_pills_do_not_stop_the_stream(
 ) -> None:
     run = Run(kafka_bootstrap, tmp_path)
     run.create_topics(max_message_bytes=MIB)
-    asyncio.run(_raise_input_limits(run))
+    run.set_max_message_bytes(run.names.inputs, INPUT_MAX)
 
     before = [s for s in mixed_stream(40, seed=21, prefix="a") if s.kind == "transcript"]
     after = [s for s in mixed_stream(60, seed=22, prefix="z") if s.kind == "transcript"]

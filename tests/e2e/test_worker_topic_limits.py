@@ -28,20 +28,6 @@ pytestmark = [pytest.mark.kafka, pytest.mark.timeout(300)]
 MIB = 1024 * 1024
 
 
-async def _lower(run: Run, topic: str, limit: int) -> None:
-    from aiokafka.admin import AIOKafkaAdminClient
-    from aiokafka.admin.config_resource import ConfigResource, ConfigResourceType
-
-    admin = AIOKafkaAdminClient(bootstrap_servers=run.bootstrap)
-    await admin.start()
-    try:
-        await admin.alter_configs(
-            [ConfigResource(ConfigResourceType.TOPIC, topic, {"max.message.bytes": str(limit)})]
-        )
-    finally:
-        await admin.close()
-
-
 def test_worker_refuses_to_start_when_output_topics_take_less(
     kafka_bootstrap: str,  # noqa: F811
     tmp_path: Path,
@@ -68,7 +54,7 @@ def test_a_limit_lowered_at_run_time_dead_letters_only_the_big_record(
     try:
         run.produce(small[:3])
         run.wait_for_outputs(3, worker, timeout=120)
-        asyncio.run(_lower(run, run.names.compressed, 200_000))
+        run.set_max_message_bytes([run.names.compressed], 200_000)
         big = big_transcript("big-500k", 500_000)
         lines = [s.line for s in small[3:6]] + [big] + [s.line for s in small[6:9]]
         report = asyncio.run(produce_lines(lines, run.settings(), "transcripts"))
