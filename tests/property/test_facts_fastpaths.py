@@ -102,7 +102,8 @@ def reference_tool_lines(text: str, family: str | None) -> Iterator[tuple[str, s
         elif (
             facts._FINDING.match(raw) and not raw.startswith((" ", "\t", "+", "-"))
         ) or facts._LOCATION.match(raw):
-            yield "finding", token
+            # a compiler warning is an error line (one kind in one file is one fact)
+            yield "error_line" if facts._is_diag_warning(line) else "finding", token
         elif (
             facts._CRASH_HEAD.match(line)
             or facts._HTTP_5XX.search(line)
