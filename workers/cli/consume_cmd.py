@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import argparse
+import contextlib
 import re
 import sys
 import time
@@ -48,6 +49,40 @@ def _envelope(record: Any) -> bytes:
             "value": _value(record.value),
         }
     )
+
+
+class _Expanded:
+    """A consumed record with its value replaced by the expanded original."""
+
+    def __init__(self, record: Any, value: bytes) -> None:
+        self._record = record
+        self.value = value
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self._record, name)
+
+
+async def _expand(topic: Any, record: Any) -> Any:
+    """``record`` with its compressed value expanded; None (and a line on stderr) when it cannot
+    be. A value that is not a compressed record (no ``compression`` object) stays as it is."""
+    from workers.messages import InvalidRecord
+    from workers.pipeline.expand import ExpandError
+
+    if record.value is None:
+        return record
+    line = record.value.strip()
+    decoded = decode_line(line, 0, len(line) + 1)
+    if isinstance(decoded, BadLine):
+        return record
+    try:
+        return _Expanded(record, await topic.expand(line, decoded))
+    except (ExpandError, InvalidRecord, ValueError) as exc:
+        print(
+            f"ctxpress consume: {record.topic} {record.partition}:{record.offset}: cannot expand: "
+            f"{exc}",
+            file=sys.stderr,
+        )
+        return None
 
 
 def _with(record: Any, keys: bool, headers: bool) -> bytes:
@@ -113,8 +148,14 @@ async def _consume(args: argparse.Namespace) -> int:
         raise UserError("--from-time and --from-offset exclude each other")
     offset = parse_offset(args.from_offset) if args.from_offset is not None else None
     from_time = parse_time(args.from_time) if args.from_time is not None else None
-    seen = 0
-    with open_out(args.output or "-") as out:
+    seen = failed = 0
+    async with contextlib.AsyncExitStack() as stack:
+        expander = None
+        if args.expand:  # the originals: stashes come from the worker's offload topic
+            from workers.cli._kafka_offload import OffloadTopic
+
+            expander = await stack.enter_async_context(OffloadTopic(settings))
+        out = stack.enter_context(open_out(args.output or "-"))
         assert out is not None
         async for record in read_topic(
             settings,
@@ -127,6 +168,12 @@ async def _consume(args: argparse.Namespace) -> int:
             offset=offset,
             from_time_ms=from_time,
         ):
+            if expander is not None:
+                record = await _expand(expander, record)
+                if record is None:
+                    failed += 1
+                    seen += 1
+                    continue
             if args.envelope:
                 out.write(_envelope(record) + b"\n")
             elif args.keys or args.headers:
@@ -151,6 +198,9 @@ async def _consume(args: argparse.Namespace) -> int:
         )
         return 1
     print(f"ctxpress consume: {seen:,} records from {topic}", file=sys.stderr)
+    if failed:
+        print(f"ctxpress consume: {failed:,} record(s) could not be expanded", file=sys.stderr)
+        return 1
     return 0
 
 
@@ -237,6 +287,13 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
         "read_uncommitted (also those of open and aborted transactions)",
     )
     c.add_argument("-o", "--output", default=None, help="output file (default: stdout)")
+    c.add_argument(
+        "--expand",
+        action="store_true",
+        help="print the original records, as 'ctxpress expand --offload kafka' restores them "
+        "(stashed spans from the offload topic); a record that cannot be expanded is left out, "
+        "named on stderr, and the exit code is 1",
+    )
     c.add_argument(
         "--envelope",
         action="store_true",
