@@ -177,7 +177,6 @@ def tool_argv(
     if (
         tool is not None
         and tool.bootstrap is not None
-        and args
         and not any(flag in given for flag in _NO_DEFAULT_BOOTSTRAP)
         and not {"-h", "--help", "--version"} & set(given)
     ):
