@@ -286,3 +286,11 @@ def test_consume_expand_gives_the_inputs_back(deployment: Deployment) -> None:
     )  # fmt: skip
     assert done.returncode == 1
     assert f"{len(want)} line(s) could not be expanded".encode() in done.stderr
+
+    # a prefix without topics: one line at once, not a wait
+    missing = _ctxpress(
+        "consume", "--topic", "compressed", "--expand", "-e", "--bootstrap", run.bootstrap,
+        "--prefix", f"none{other.tag}.",
+    )  # fmt: skip
+    assert missing.returncode == 2
+    assert f"the offload topic none{other.tag}.offload does not exist".encode() in missing.stderr

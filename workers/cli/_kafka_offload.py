@@ -19,6 +19,7 @@ from typing import Any
 from workers.cli._common import UserError
 from workers.core.settings import Settings
 from workers.pipeline.expand import ExpandError, expand_line
+from workers.service.kafka import clients
 from workers.service.kafka.options import client_options
 from workers.service.offload_topic import KafkaOffloadStore
 from workers.service.topics import TopicNames
@@ -42,6 +43,7 @@ class OffloadTopic:
         self._task: asyncio.Task[None] | None = None
 
     async def __aenter__(self) -> OffloadTopic:
+        await self._check_topic()
         self._task = asyncio.create_task(self.store.run(poll_timeout_ms=200))
         caught_up = asyncio.create_task(self.store.wait_caught_up())
         done, _ = await asyncio.wait(
@@ -57,6 +59,21 @@ class OffloadTopic:
                 f"{self.load_timeout:g} s; does it exist ('ctxpress topics create')?"
             )
         return self
+
+    async def _check_topic(self) -> None:
+        """Fail at once when the topic is missing (the store's reader would wait for it)."""
+        conn = clients.connection(bootstrap=self.bootstrap, options=self.store.client_options)
+        consumer = clients.consumer(conn, group_id=None, enable_auto_commit=False)
+        await consumer.start()
+        try:
+            partitions = await clients.partitions_of(consumer, self.topic)
+        finally:
+            await consumer.stop()
+        if not partitions:
+            raise UserError(
+                f"the offload topic {self.topic} does not exist on {self.bootstrap}; is the "
+                "prefix right (--prefix, CTXPRESS_TOPIC_PREFIX)? 'ctxpress topics create' makes it"
+            )
 
     async def __aexit__(self, *exc: object) -> None:
         await self._close()

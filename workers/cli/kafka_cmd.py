@@ -35,7 +35,8 @@ KAFKA_POM = REPO_ROOT / "deploy" / "kafka" / "pom.xml"
 TOOLS_LOG4J = REPO_ROOT / "deploy" / "kafka" / "tools-log4j2.properties"
 
 _KAFKA_ACTIONS = {
-    "fetch": "download the broker's jars from Maven Central into the cache (once)",
+    "fetch": "download the broker's and the console tools' jars from Maven Central into the "
+    "cache (once per pom.xml)",
     "start": "start the local single-node broker (fetches first if needed) and wait until ready",
     "stop": "stop the local broker (SIGTERM, SIGKILL after 30 s)",
     "status": "print whether the local broker runs (exit 0) or not (exit 3)",
