@@ -1,16 +1,22 @@
-"""expand(compress(x)) == x for dedup on random texts with repeated blocks."""
+"""expand(compress(x)) == x for dedup on random texts with repeated blocks and re-runs."""
 
 from __future__ import annotations
 
-from hypothesis import given, settings
+import json
+
+from hypothesis import HealthCheck, event, given, settings
 from hypothesis import strategies as st
 
+from workers.core.settings import Settings
 from workers.core.tokens import TokenCounter
 from workers.engines.base import EngineContext
 from workers.engines.dedup import DedupEngine, decode
-from workers.testing import make_unit
+from workers.pipeline.expand import expand_record
+from workers.pipeline.runner import Pipeline
+from workers.testing import make_unit, openai_record
 
 COUNTER = TokenCounter()
+PIPELINE = Pipeline(Settings(mode="lossless"))
 line = st.text(st.characters(blacklist_categories=("Cs",)), min_size=0, max_size=40).map(
     lambda s: s.replace("\n", " ")
 )
@@ -80,3 +86,79 @@ def test_dedup_replaces_long_repeats_and_round_trips(texts: list[str]) -> None:
     for unit, text in zip(units, out.texts, strict=True):
         restored[unit.uid] = decode(text, restored)
         assert restored[unit.uid] == unit.text
+
+
+# -- re-runs: most lines as before, some changed, inserted or dropped (issue 13) ---------
+
+run_line = st.one_of(
+    long_line,
+    long_line,
+    long_line,
+    line,
+    st.just(""),
+    st.sampled_from(["  ", "\t", "\r", "[[", "]]", "|", "…"]),
+)
+
+
+@st.composite
+def reruns(draw: st.DrawFn) -> tuple[list[str], list[bool]]:
+    """A first run of a command, then re-runs that edit some of its lines; which are frozen."""
+    base = draw(st.lists(run_line, min_size=6, max_size=40))
+    texts = ["\n".join(base)]
+    for _ in range(draw(st.integers(1, 3))):
+        lines = list(draw(st.sampled_from(texts)).split("\n"))
+        for _ in range(draw(st.integers(0, 4))):
+            at = draw(st.integers(0, len(lines)))
+            edit = draw(st.sampled_from(["replace", "insert", "delete"]))
+            if edit == "insert" or not lines:
+                lines.insert(at, draw(run_line))
+            elif edit == "replace":
+                lines[min(at, len(lines) - 1)] = draw(run_line)
+            else:
+                del lines[min(at, len(lines) - 1)]
+        if draw(st.booleans()):  # the run repeated inside one output (a retry loop)
+            lines += lines[: draw(st.integers(0, len(lines)))]
+        texts.append("\n".join(lines))
+    frozen = draw(st.lists(st.booleans(), min_size=len(texts), max_size=len(texts)))
+    return texts, frozen
+
+
+@given(reruns())
+@settings(max_examples=300, deadline=None)
+def test_reruns_round_trip(case: tuple[list[str], list[bool]]) -> None:
+    texts, frozen = case
+    units = [make_unit(i, t, frozen=f) for i, (t, f) in enumerate(zip(texts, frozen, strict=True))]
+    out = DedupEngine().apply(units, EngineContext(tokens=COUNTER))
+    event(f"line runs replaced: {min(out.details.get('line_runs_replaced', 0), 3)}")
+    restored: dict[str, str] = {}
+    for unit, text in zip(units, out.texts, strict=True):
+        if unit.frozen:
+            assert text == unit.text
+        restored[unit.uid] = decode(text, restored)
+        assert restored[unit.uid] == unit.text
+
+
+@given(st.lists(long_line, min_size=12, max_size=30), st.integers(0, 11), long_line)
+@settings(max_examples=100, deadline=None)
+def test_a_rerun_with_one_line_changed_is_mostly_back_references(
+    base: list[str], at: int, changed: str
+) -> None:
+    base = [f"{i}: {text}" for i, text in enumerate(base)]  # test ids, paths: lines differ
+    again = list(base)
+    again[at] = changed + " (now)"
+    units = [make_unit(0, "\n".join(base)), make_unit(1, "\n".join(again))]
+    out = DedupEngine().apply(units, EngineContext(tokens=COUNTER))
+    assert out.texts[0] == units[0].text
+    assert "[[dup:v1 src=" in out.texts[1] and changed + " (now)" in out.texts[1]
+    assert COUNTER.count(out.texts[1]) < COUNTER.count(units[1].text) // 2
+    assert decode(out.texts[1], {units[0].uid: units[0].text}) == units[1].text
+
+
+@given(reruns())
+@settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+def test_reruns_round_trip_through_the_pipeline(case: tuple[list[str], list[bool]]) -> None:
+    texts, _ = case
+    data = openai_record("rerun", *[("tool", t) for t in texts], command="pytest -q")
+    outcome = PIPELINE.run_raw(json.loads(json.dumps(data)))
+    wire = json.loads(json.dumps(outcome.record))
+    assert expand_record(wire) == data

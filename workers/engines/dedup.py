@@ -1,9 +1,25 @@
-"""``dedup``: repeated blocks become a back-reference to their first copy.
+"""``dedup``: repeated text becomes a back-reference to its first copy.
 
-Blocks are the runs of text between blank lines; a block of at least 80
-characters and 3 lines that already appeared earlier (in an earlier message
-or earlier in the same message, frozen messages included as sources) is
-replaced, in non-frozen messages, by::
+Two kinds of repeats, both at least 80 characters and 3 lines, that already
+appeared earlier (in an earlier message or earlier in the same message,
+frozen messages included as sources):
+
+* runs of lines, in a tool output: the longest run of consecutive lines
+  (starting and ending on a non-blank line, blank lines inside allowed) that
+  repeats a run of an earlier tool output, kept when its marker costs at most
+  half its tokens.  This is what a re-run of a test or a build gives (agents
+  re-run them after each edit): most lines as before, a timing, a count or a
+  failing test between them, so no blank-line block is the same while long
+  runs of lines are.  Never within one output (repeated lines of one program
+  are its own content, for the later engines to read), nor in a file read
+  (a file read again is read-lifecycle's: the newest copy stays whole).  Runs
+  inside a pretty-printed JSON document are taken too (an API response asked
+  for again): on the public corpus that saves more in every mode than leaving
+  the document whole for the JSON engines;
+* blocks, the text between blank lines, outside those runs, exactly as
+  before (kept when the marker costs fewer tokens than the block).
+
+Each is replaced, in non-frozen messages, by::
 
     [[dup:v1 src=m3 at=120 len=842 | same 14 lines as message 3: first line…]]
 
@@ -18,8 +34,11 @@ the untouched input).
 from __future__ import annotations
 
 import re
+from bisect import bisect_right
 from collections.abc import Mapping, Sequence
+from itertools import accumulate
 
+from workers.engines._shell import is_file_read
 from workers.engines.base import EngineContext, EngineOutput, LosslessEngine
 from workers.markers.dup import DUP_MARKER, decode, dup_marker
 from workers.messages.model import Unit
@@ -28,6 +47,8 @@ __all__ = ["DUP_MARKER", "DedupEngine", "decode"]
 
 MIN_CHARS = 80
 MIN_LINES = 3
+RUN_LINES = 3  # a run of repeated lines starts with this many (and has MIN_CHARS)
+MAX_SOURCES = 8  # earlier places of the same RUN_LINES lines a run may start from
 PREVIEW_CHARS = 48
 _SEPARATOR = re.compile(r"\n[ \t]*\n")
 
@@ -54,53 +75,171 @@ def _where(unit: Unit) -> str:
     return "system prompt" if unit.index < 0 else f"message {unit.index}"
 
 
+def _marker(units: Sequence[Unit], pos: int, src_pos: int, at: int, block: str) -> str:
+    src = "self" if src_pos == pos else units[src_pos].uid
+    lines = block.count("\n") + 1
+    where = "above" if src == "self" else _where(units[src_pos])
+    return dup_marker(src, at, len(block), f"same {lines} lines as {where}: {_preview(block)}")
+
+
+def _overlaps(runs: list[tuple[int, int, str]], starts: list[int], a: int, b: int) -> bool:
+    """Whether ``[a, b)`` overlaps one of ``runs`` (sorted spans; ``starts`` their starts)."""
+    k = bisect_right(starts, b - 1) - 1  # the last run starting before b
+    return k >= 0 and runs[k][1] > a
+
+
+class _LineIndex:
+    """Runs of :data:`RUN_LINES` consecutive lines seen so far -> where (unit, line).
+
+    What blank-line blocks miss: a re-run of a test or a build repeats most of
+    an earlier run's lines, with a timing, a count or one failing test in
+    between, so its blocks differ while long runs of lines are the same; and an
+    output repeated across blank lines is one run, not one reference per block.
+    """
+
+    __slots__ = ("lines", "seen")
+
+    def __init__(self) -> None:
+        self.seen: dict[str, list[tuple[int, int]]] = {}  # at most MAX_SOURCES each
+        self.lines: dict[int, tuple[list[str], list[int]]] = {}
+
+    def scan(
+        self, pos: int, text: str, units: Sequence[Unit], ctx: EngineContext, replace: bool
+    ) -> list[tuple[int, int, str]]:
+        """Index the lines of unit ``pos``; when ``replace``, also the back-references
+        ``(start, end, marker)`` for its runs of lines that repeat an earlier unit's lines.
+
+        A run is at least :data:`MIN_LINES` lines and :data:`MIN_CHARS`
+        characters, starts and ends on a non-blank line, and is kept when its
+        marker counts at most half its tokens.  Of the earlier places its first
+        lines were seen (the first :data:`MAX_SOURCES`), the longest run wins.
+        """
+        lines = text.split("\n")
+        starts = list(accumulate([len(line) + 1 for line in lines[:-1]], initial=0))
+        self.lines[pos] = (lines, starts)
+        n = len(lines)
+        k = RUN_LINES
+        found: list[tuple[int, int, str]] = []
+        seen = self.seen
+        i = 0
+        while replace and i + k <= n:
+            places = seen.get("\n".join(lines[i : i + k]))
+            if places:
+                # longest run first; of equal ones the earliest place
+                end, place = max((self._end(i, p, lines), (-p[0], -p[1])) for p in places)
+                kept = self._run_marker(
+                    pos, i, end, (-place[0], -place[1]), text, lines, starts, units, ctx
+                )
+                if kept is not None:
+                    found.append(kept)
+                    i = end
+                    continue
+            i += 1
+        for i in range(n - k + 1):  # this unit's lines, for the units after it
+            at = seen.setdefault("\n".join(lines[i : i + k]), [])
+            if len(at) < MAX_SOURCES:
+                at.append((pos, i))
+        return found
+
+    def _end(self, i: int, place: tuple[int, int], lines: list[str]) -> int:
+        """End (line index, exclusive) of the run from line ``i`` repeating the lines at ``place``."""
+        src_lines = self.lines[place[0]][0]
+        offset = place[1] - i
+        j = i + RUN_LINES
+        stop = min(len(lines), len(src_lines) - offset)
+        while j < stop and src_lines[j + offset] == lines[j]:
+            j += 1
+        return j
+
+    def _run_marker(
+        self,
+        pos: int,
+        i: int,
+        j: int,
+        place: tuple[int, int],
+        text: str,
+        lines: list[str],
+        starts: list[int],
+        units: Sequence[Unit],
+        ctx: EngineContext,
+    ) -> tuple[int, int, str] | None:
+        """The back-reference for lines ``i`` to ``j`` repeating the lines at ``place``,
+        blank lines at both ends left out; None when it is too short or saves too little."""
+        src_pos, s = place
+        end = j
+        while end > i and not lines[end - 1].strip():
+            end -= 1
+        first = i
+        while first < end and not lines[first].strip():
+            first += 1
+        if end - first < MIN_LINES:
+            return None
+        a, b = starts[first], starts[end - 1] + len(lines[end - 1])
+        if b - a < MIN_CHARS:
+            return None
+        block = text[a:b]
+        marker = _marker(units, pos, src_pos, self.lines[src_pos][1][s + first - i], block)
+        if 2 * ctx.tokens.count(marker) > ctx.tokens.count(block):
+            return None
+        return a, b, marker
+
+
 class DedupEngine(LosslessEngine):
     name = "dedup"
     lossless = True
 
     def apply(self, units: Sequence[Unit], ctx: EngineContext) -> EngineOutput:
         first_seen: dict[str, tuple[int, int]] = {}  # block -> (unit position, offset)
+        runs = _LineIndex()
         texts: list[str] = []
-        replaced = 0
+        replaced = lines_replaced = 0
         chars_saved = 0
         for pos, unit in enumerate(units):
             text = unit.text
-            spans = _blocks(text) if len(text) >= MIN_CHARS else []
-            if not spans:
+            if len(text) < MIN_CHARS:
                 texts.append(text)
                 continue
-            pieces: list[str] = []
-            cursor = 0
-            for a, b in spans:
+            # runs of repeated lines first (they span blank lines), then whole blocks
+            found: list[tuple[int, int, str]] = []
+            if unit.kind == "tool_result":  # tool outputs are the sources and the targets
+                replace = not unit.frozen and not is_file_read(unit)
+                found = runs.scan(pos, text, units, ctx, replace)
+            lines_replaced += len(found)
+            run_starts = [a for a, _, _ in found]
+            for a, b in _blocks(text):
                 block = text[a:b]
                 seen = first_seen.get(block)
                 if seen is None:
                     first_seen[block] = (pos, a)
                     continue
-                if unit.frozen:
+                if unit.frozen or _overlaps(found, run_starts, a, b):
                     continue
                 src_pos, at = seen
-                src = "self" if src_pos == pos else units[src_pos].uid
-                lines = block.count("\n") + 1
-                where = "above" if src == "self" else _where(units[src_pos])
-                marker = dup_marker(
-                    src, at, len(block), f"same {lines} lines as {where}: {_preview(block)}"
-                )
+                marker = _marker(units, pos, src_pos, at, block)
                 if 3 * len(marker) > len(block) and ctx.tokens.count(marker) >= ctx.tokens.count(
                     block
                 ):
                     continue
+                found.append((a, b, marker))
+                replaced += 1
+            if not found:
+                texts.append(text)
+                continue
+            found.sort()
+            pieces: list[str] = []
+            cursor = 0
+            for a, b, marker in found:
                 pieces.append(text[cursor:a])
                 pieces.append(marker)
                 cursor = b
-                replaced += 1
-                chars_saved += len(block) - len(marker)
-            if cursor:
-                pieces.append(text[cursor:])
-                texts.append("".join(pieces))
-            else:
-                texts.append(text)
-        details = {"blocks_replaced": replaced, "chars_saved": chars_saved} if replaced else {}
+                chars_saved += b - a - len(marker)
+            pieces.append(text[cursor:])
+            texts.append("".join(pieces))
+        details: dict[str, int] = {}
+        if replaced or lines_replaced:
+            details = {"blocks_replaced": replaced, "chars_saved": chars_saved}
+            if lines_replaced:
+                details["line_runs_replaced"] = lines_replaced
         return EngineOutput(texts=texts, details=details)
 
     def decode(self, text: str, originals: Mapping[str, str]) -> str:

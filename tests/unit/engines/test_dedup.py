@@ -1,5 +1,7 @@
 from __future__ import annotations
 
+from dataclasses import replace
+
 from workers.core.tokens import TokenCounter
 from workers.engines.base import EngineContext
 from workers.engines.dedup import DedupEngine, decode
@@ -39,3 +41,93 @@ def test_short_blocks_are_left_alone() -> None:
     data = openai_record("r", ("tool", "a\nb\nc\n\na\nb\nc"))
     texts, _ = run(data)
     assert texts[1] == "a\nb\nc\n\na\nb\nc"
+
+
+# -- runs of lines: re-runs of a command, files read again (issue 13) --------------------
+
+TESTS = [
+    f"tests/test_orders.py::test_case_{i:02d} PASSED{' ' * (i % 3)}[{5 * i:3d}%]" for i in range(20)
+]
+
+
+def pytest_run(failing: int | None, seconds: str) -> str:
+    lines = [
+        "============================= test session starts ==============================",
+        "platform linux -- Python 3.11.9, pytest-8.3.2, pluggy-1.5.0",
+        f"collected {len(TESTS)} items",
+        "",
+        *[t.replace("PASSED", "FAILED") if i == failing else t for i, t in enumerate(TESTS)],
+        "",
+    ]
+    if failing is not None:
+        lines += [
+            "=================================== FAILURES ===================================",
+            f"____ test_case_{failing:02d} ____",
+            "E       assert 41 == 42",
+        ]
+    summary = f"{len(TESTS) - (failing is not None)} passed"
+    if failing is not None:
+        summary = f"1 failed, {summary}"
+    lines.append(f"========================= {summary} in {seconds}s =========================")
+    return "\n".join(lines)
+
+
+def test_a_rerun_points_at_the_earlier_run_and_keeps_what_changed() -> None:
+    first, again = pytest_run(None, "0.53"), pytest_run(7, "0.61")
+    data = openai_record("r", ("tool", first), ("user", "fix it"), ("tool", again))
+    texts, originals = run(data)
+    [i_first] = [i for i, t in enumerate(originals.values()) if t == first]
+    [i_again] = [i for i, t in enumerate(originals.values()) if t == again]
+    uid_first = list(originals)[i_first]
+    out = texts[i_again]
+    assert texts[i_first] == first  # the first run stays as it was
+    # no blank-line block of the re-run is the same, yet both runs of lines around the
+    # changed test line are back-references to the first run
+    assert out.count(f"[[dup:v1 src={uid_first} ") == 2
+    assert "tests/test_orders.py::test_case_07 FAILED" in out
+    assert "E       assert 41 == 42" in out
+    assert "1 failed, 19 passed in 0.61s" in out
+    assert "test_case_03 PASSED" not in out and "test_case_12 PASSED" not in out
+    assert len(out) < len(again) // 2
+    assert decode(out, originals) == again
+
+
+def test_an_output_repeated_across_blank_lines_is_one_back_reference() -> None:
+    source = "\n\n".join(
+        f"def price_{i}(qty: int) -> float:\n    base = {i}.50\n    return base * qty"
+        for i in range(6)
+    )
+    data = openai_record("r", ("tool", source), ("user", "and now?"), ("tool", source))
+    texts, originals = run(data)
+    assert texts[-1].count("[[dup:v1 ") == 1
+    assert texts[-1].startswith("[[dup:v1 src=") and texts[-1].endswith("]]")
+    assert "same 23 lines as message 2: def price_0(qty: int) -> float:]]" in texts[-1]
+    assert decode(texts[-1], originals) == source
+
+
+def test_file_reads_and_repeats_inside_one_output_get_no_line_runs() -> None:
+    again = pytest_run(7, "0.61")
+    # a file read again is read-lifecycle's (the newest copy stays whole): blocks only
+    data = openai_record(
+        "r", ("tool", pytest_run(None, "0.53")), ("tool", again), command="cat log.txt"
+    )
+    texts, _ = run(data)
+    assert texts[-1].count("[[dup:v1 ") == 1  # the session header, a block of its own
+    assert texts[-1].count(" PASSED") == 19  # the test lines: no block of them is the same
+    # the same lines twice in one output are that output's own content
+    joined = again.replace("collected 20 items\n\n", "collected 20 items\n")  # no same block
+    twice = again + "\nretrying\n" + joined.replace("0.61", "0.70")
+    texts, _ = run(openai_record("r", ("tool", twice)))
+    assert texts[-1] == twice
+
+
+def test_runs_that_save_too_little_and_frozen_units_are_left_alone() -> None:
+    short = "alpha beta gamma delta one\nalpha beta gamma delta two\nalpha beta gamma delta three"
+    data = openai_record("r", ("tool", short + "\nX"), ("tool", "Y\n" + short))
+    texts, _ = run(data)
+    assert len(short) >= 80 and texts[-1] == "Y\n" + short  # the marker would not halve it
+    first = pytest_run(None, "0.53")
+    units = parse_record(openai_record("r", ("tool", first), ("tool", first))).units
+    frozen = [units[0], units[1], replace(units[2], frozen=True)]  # the re-run is frozen
+    out = DedupEngine().apply(frozen, EngineContext(tokens=TokenCounter()))
+    assert out.texts == [u.text for u in frozen]
