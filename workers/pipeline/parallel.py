@@ -12,6 +12,7 @@ fits in one chunk runs in-process (no pool to start for a few records).
 
 from __future__ import annotations
 
+import gc
 import multiprocessing
 import os
 from collections import deque
@@ -114,6 +115,9 @@ def compress_parallel(
         return
     global _STATE
     _STATE = (pipeline, store, timings, keep)
+    # What the workers inherit is moved out of the collector's sight: their collections then
+    # do not walk (and copy-on-write) the parent's whole heap.
+    gc.freeze()
     try:
         context = multiprocessing.get_context("fork")
         with ProcessPoolExecutor(jobs, mp_context=context) as pool:
@@ -126,3 +130,4 @@ def compress_parallel(
                 yield from pending.popleft().result()
     finally:
         _STATE = None
+        gc.unfreeze()
