@@ -272,3 +272,23 @@ def test_timings_brings_the_timings_back(tmp_path: Path) -> None:
     assert main([*args, "--quiet", "--timings"]) == 0
     records = [json.loads(x) for x in (tmp_path / "o.jsonl").read_bytes().splitlines()]
     assert any(r["compression"]["duration_ms"] > 0 for r in records)
+
+
+def test_all_dead_letters_quote_the_first_reason_and_where_the_rest_are(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    data = b"".join(
+        json.dumps({**GOOD, "id": f"t{i}", "mode": "turbo"}).encode() + b"\n" for i in range(3)
+    )
+    letters = tmp_path / "dlq.jsonl"
+    assert compress(tmp_path, data, "--dead-letter", str(letters)) == 1
+    err = last_error(capsys)
+    assert (
+        "no record came out of 3 line(s): every line was a dead letter, the first because "
+        "line 1: unknown mode 'turbo'; valid modes: off, lossless, standard, aggressive, auto"
+        in err
+    )
+    assert err.endswith(f"(see {letters} for each)")
+    assert len(letters.read_bytes().splitlines()) == 3
+    assert compress(tmp_path, data) == 1
+    assert last_error(capsys).endswith("(pass --dead-letter FILE to see each)")

@@ -77,8 +77,9 @@ def compression_of(head: bytes) -> str | None:
     return None
 
 
-def diagnose(head: bytes) -> str:
-    """Why no line of an input starting with ``head`` was a record, in one line."""
+def diagnose(head: bytes, reason: str | None = None, letters: str | None = None) -> str:
+    """Why no line of an input starting with ``head`` was a record, in one line (``reason``:
+    the first dead letter's; ``letters``: the --dead-letter file, if any)."""
     packed = compression_of(head)  # gzip and zstd are read, so never seen here
     if packed is not None:
         return f"the input is {packed}-compressed: decompress it first (ctxpress reads JSONL, .gz and .zst)"
@@ -93,7 +94,10 @@ def diagnose(head: bytes) -> str:
             "the input looks like one JSON document over several lines, not JSONL "
             "(one record per line): write each record on one line"
         )
-    return "every line was a dead letter; pass --dead-letter FILE to see why"
+    where = f"see {letters} for each" if letters else "pass --dead-letter FILE to see each"
+    if reason:
+        return f"every line was a dead letter, the first because {reason} ({where})"
+    return f"every line was a dead letter ({where})"
 
 
 @dataclass(frozen=True, slots=True)
@@ -102,11 +106,19 @@ class Verdict:
     message: str | None = None
 
 
-def verdict(records: int, dead_letters: int, head: bytes, max_ratio: float | None) -> Verdict:
+def verdict(
+    records: int,
+    dead_letters: int,
+    head: bytes,
+    max_ratio: float | None,
+    first: str | None = None,
+    letters: str | None = None,
+) -> Verdict:
     """Exit status of a run: 1 when no record came out of a non-empty input or too many lines failed."""
     lines = records + dead_letters
     if lines and not records:
-        return Verdict(1, f"no record came out of {lines:,} line(s): {diagnose(head)}")
+        why = diagnose(head, first, letters)
+        return Verdict(1, f"no record came out of {lines:,} line(s): {why}")
     if max_ratio is not None and lines and dead_letters / lines > max_ratio:
         return Verdict(
             1,

@@ -278,7 +278,14 @@ def _run(args: argparse.Namespace) -> int:
                 f"{summary.dead_letters} line(s) were dead-lettered; pass --dead-letter FILE to see why",
                 file=sys.stderr,
             )
-    done = verdict(summary.records, summary.dead_letters, head.head, args.max_dead_letter_ratio)
+    done = verdict(
+        summary.records,
+        summary.dead_letters,
+        head.head,
+        args.max_dead_letter_ratio,
+        summary.first_dead_letter,
+        args.dead_letter if args.dead_letter not in (None, "-") else None,
+    )
     if done.message:
         print(f"ctxpress compress: error: {done.message}", file=sys.stderr)
     return done.status

@@ -254,11 +254,15 @@ class Summary:
         default_factory=dict
     )  # engine -> [before, after, applied, rejected]
     latencies_ms: list[float] = field(default_factory=list)
+    #: the reason of the first dead letter (what an error message can quote)
+    first_dead_letter: str | None = None
 
     def add(self, result: LineResult) -> None:
         self.bytes_in += result.size
         if result.outcome is None:
             self.dead_letters += 1
+            if self.first_dead_letter is None and result.dead_letter is not None:
+                self.first_dead_letter = str(result.dead_letter.get("reason", ""))[:300] or None
             return
         outcome = result.outcome
         self.records += 1

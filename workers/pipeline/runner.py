@@ -191,7 +191,10 @@ class Pipeline:
         if engines is None:
             names = MODES.get(mode)
             if names is None:
-                raise UnknownEngine(f"unknown mode {mode!r}; valid modes: {', '.join(MODES)}")
+                raise UnknownEngine(
+                    f"unknown mode {mode!r}; valid modes: {', '.join(MODES)}, auto (one of them "
+                    "by the record's token count)"
+                )
             engines = resolve(names)
             for engine in engines:
                 if engine.lossless:
