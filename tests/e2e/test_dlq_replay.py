@@ -137,3 +137,41 @@ def test_filters() -> None:
     assert not Filters(from_ms=6000).take(gate)
     assert Filters(from_ms=4000, to_ms=5000).take(gate)
     assert not Filters(record_ids=frozenset({"x"})).take(gate)
+
+
+def test_a_tombstone_goes_through_the_worker_and_replays_as_null(
+    kafka_bootstrap: str,  # noqa: F811
+    tmp_path: Path,
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    run = Run(kafka_bootstrap, tmp_path)
+    run.create_topics()
+
+    async def send_tombstone() -> None:
+        producer = clients.producer(clients.connection(bootstrap=run.bootstrap), acks="all")
+        await producer.start()
+        try:
+            await producer.send_and_wait(run.names.transcripts, None, key=b"gone-7", partition=2)
+        finally:
+            await producer.stop()
+
+    asyncio.run(send_tombstone())
+    worker = run.worker().start()
+    try:
+        run.wait_for_outputs(1, worker, timeout=120)
+        letters = run.read("dead-letter", idle=2.0)
+    finally:
+        worker.terminate(timeout=60)
+    (letter,) = letters
+    body = orjson.loads(letter.value)
+    assert (body["error_class"], body["original_value"], body["original_null"]) == (
+        "Tombstone",
+        None,
+        True,
+    )
+    assert letter.key == b"gone-7"
+    _out, err = _replay(run, capsys)
+    assert "re-published 1 dead letters" in err
+    (replayed,) = [r for r in run.read("transcripts", idle=1.0) if r.key == b"gone-7" and r.headers]
+    assert replayed.value is None  # a null again, not b""
+    assert dict(replayed.headers)["ctxpress.replay.of"].startswith(run.names.dead_letter.encode())
