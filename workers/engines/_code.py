@@ -19,6 +19,7 @@ grammar that is not installed, a text that does not parse as its language
 
 from __future__ import annotations
 
+import importlib
 import posixpath
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
@@ -178,57 +179,29 @@ def language_of(path: str, text: str) -> str | None:
 _PARSERS: dict[str, Any] = {}
 
 
+#: language -> (grammar package, its language function); every grammar is a dependency
+_GRAMMARS: dict[str, tuple[str, str]] = {
+    "python": ("tree_sitter_python", "language"),
+    "go": ("tree_sitter_go", "language"),
+    "rust": ("tree_sitter_rust", "language"),
+    "typescript": ("tree_sitter_typescript", "language_typescript"),
+    "tsx": ("tree_sitter_typescript", "language_tsx"),
+    "javascript": ("tree_sitter_javascript", "language"),
+    "java": ("tree_sitter_java", "language"),
+    "c": ("tree_sitter_c", "language"),
+    "cpp": ("tree_sitter_cpp", "language"),
+}
+
+
 def _loaders() -> dict[str, Callable[[], object]]:
+    """The language functions of the grammar packages that import."""
     loaders: dict[str, Callable[[], object]] = {}
-    try:
-        import tree_sitter_python
-
-        loaders["python"] = tree_sitter_python.language
-    except ImportError:  # pragma: no cover - every grammar is a dependency
-        pass
-    try:
-        import tree_sitter_go
-
-        loaders["go"] = tree_sitter_go.language
-    except ImportError:  # pragma: no cover
-        pass
-    try:
-        import tree_sitter_rust
-
-        loaders["rust"] = tree_sitter_rust.language
-    except ImportError:  # pragma: no cover
-        pass
-    try:
-        import tree_sitter_typescript
-
-        loaders["typescript"] = tree_sitter_typescript.language_typescript
-        loaders["tsx"] = tree_sitter_typescript.language_tsx
-    except ImportError:  # pragma: no cover
-        pass
-    try:
-        import tree_sitter_javascript
-
-        loaders["javascript"] = tree_sitter_javascript.language
-    except ImportError:  # pragma: no cover
-        pass
-    try:
-        import tree_sitter_java
-
-        loaders["java"] = tree_sitter_java.language
-    except ImportError:  # pragma: no cover
-        pass
-    try:
-        import tree_sitter_c
-
-        loaders["c"] = tree_sitter_c.language
-    except ImportError:  # pragma: no cover
-        pass
-    try:
-        import tree_sitter_cpp
-
-        loaders["cpp"] = tree_sitter_cpp.language
-    except ImportError:  # pragma: no cover
-        pass
+    for lang, (package, function) in _GRAMMARS.items():
+        try:
+            module = importlib.import_module(package)
+        except ImportError:  # pragma: no cover - every grammar is a dependency
+            continue
+        loaders[lang] = getattr(module, function)
     return loaders
 
 

@@ -153,7 +153,7 @@ def install_agents(
         table.table.changelog_topic = changelog
 
     async def compress(stream: Any) -> None:
-        mismatch_logged: list[bool] = []
+        mismatch_logged = False
         async for events in stream.take_events(batch_size, batch_timeout):
             messages = [to_message(e) for e in events]
             try:
@@ -173,7 +173,7 @@ def install_agents(
                 add_savings(table, events, savings_of(results), time.time())
             except PartitionsMismatch as exc:  # an input topic got more partitions
                 if not mismatch_logged:
-                    mismatch_logged.append(True)
+                    mismatch_logged = True
                     log.warning(
                         "the savings table is off until its changelog has the input topics' "
                         "partition count (records are processed as before): %s. Raise the "

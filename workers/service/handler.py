@@ -262,8 +262,9 @@ class BatchHandler:
 
     def _without_refused(
         self, results: list[Processed], refused: RecordsRefused
-    ) -> tuple[list[PartitionBatch], list[Processed]]:
-        """The batch again, each input whose output the broker refused now one dead letter."""
+    ) -> list[PartitionBatch]:
+        """The batch again, each input whose output the broker refused now one dead letter
+        (replaced in ``results``, so the metrics count the dead letters)."""
         out: list[Processed] = []
         for result in results:
             msg = result.message
@@ -276,8 +277,8 @@ class BatchHandler:
                 )
                 result = self.processor.refused(msg, str(refused), result.record_id)
             out.append(result)
-        results[:] = out  # the caller's list: metrics count the dead letters
-        return _regroup(out), out
+        results[:] = out
+        return _regroup(results)
 
     async def flush(self) -> None:
         """Wait for the batch in flight; raises what its publication raised."""
@@ -298,7 +299,7 @@ class BatchHandler:
                     # letter (small) and the batch is published again without it.
                     if attempt == REFUSED_RETRIES:
                         raise
-                    batches, results = self._without_refused(results, refused)
+                    batches = self._without_refused(results, refused)
         except BaseException as exc:
             for batch in batches:  # not published: ``expected`` stays where it was
                 if self.pending.get(batch.tp) == batch.next_offset:

@@ -145,21 +145,18 @@ class Processor:
         """The dead letter of an input whose output the broker refused as too large: at most
         64 KiB, so that a dead-letter topic whose limit was lowered too still takes it (an
         original over that is cut, and stays in its input topic at the offset named)."""
-        saved = self.max_message_bytes
-        self.max_message_bytes = min(saved, REFUSED_LETTER_BYTES)
-        try:
-            return self._reject(
-                msg,
-                "publish",
-                "OutputRefused",
-                f"the broker refused this record's output: {reason[:1500]}",
-                record_id,
-            )
-        finally:
-            self.max_message_bytes = saved
+        return self._reject(
+            msg,
+            "publish",
+            "OutputRefused",
+            f"the broker refused this record's output: {reason[:1500]}",
+            record_id,
+            limit=min(self.max_message_bytes, REFUSED_LETTER_BYTES),
+        )
 
-    def _fits(self, out: OutMessage) -> bool:
-        return wire_size(out.key, out.value, out.headers) <= self.max_message_bytes
+    def _fits(self, out: OutMessage, limit: int | None = None) -> bool:
+        """Within ``limit`` (default: CTXPRESS_MAX_MESSAGE_BYTES)."""
+        return wire_size(out.key, out.value, out.headers) <= (limit or self.max_message_bytes)
 
     def _fit(self, msg: InMessage, result: Processed) -> Processed:
         """``result`` with every output within the limit, or its input as one dead letter."""
@@ -369,10 +366,10 @@ class Processor:
         return ours + theirs
 
     def _copied_headers(
-        self, msg: InMessage
+        self, msg: InMessage, limit: int
     ) -> tuple[tuple[tuple[str, bytes], ...], list[dict[str, Any]]]:
         """The input headers a dead letter copies (bounded), and what was left out."""
-        budget = min(COPIED_HEADERS_BYTES, self.max_message_bytes // 8)
+        budget = min(COPIED_HEADERS_BYTES, limit // 8)
         kept: list[tuple[str, bytes]] = []
         dropped: list[dict[str, Any]] = []
         for name, value in msg.headers:
@@ -387,15 +384,25 @@ class Processor:
         return tuple(kept), dropped
 
     def _reject(
-        self, msg: InMessage, stage: str, error_class: str, reason: str, record_id: str | None
+        self,
+        msg: InMessage,
+        stage: str,
+        error_class: str,
+        reason: str,
+        record_id: str | None,
+        *,
+        limit: int | None = None,
     ) -> Processed:
+        """The input as one dead letter of at most ``limit`` bytes (default:
+        CTXPRESS_MAX_MESSAGE_BYTES)."""
+        limit = limit or self.max_message_bytes
         now_ms = int(self.clock() * 1000)
         raw = msg.value or b""
         # Redacted like everything else: reason, record id, value, key and copied headers.
         # A letter whose original held a secret is not replayable (its bytes are not kept).
         reason = redact(reason)
         record_id = redact(record_id) if record_id else record_id
-        theirs, dropped = self._copied_headers(msg)
+        theirs, dropped = self._copied_headers(msg, limit)
         red_theirs = tuple((name, redact_bytes(value)) for name, value in theirs)
         red_raw = redact_bytes(raw)
         red_key = None if msg.key is None else redact_bytes(msg.key)
@@ -420,7 +427,7 @@ class Processor:
             body["original_null"] = True
             body["original_key"] = _key_text(red_key)
             out = letter(body, red_key, clean)
-        elif wire_size(msg.key, raw, ()) <= self.max_message_bytes:
+        elif wire_size(msg.key, raw, ()) <= limit:
             # The original bytes unchanged, when they fit (JSON escaping can multiply them).
             body = dead_letter_for_line(0, reason, b"", record_id, stage, error_class)
             body.pop("original_value", None)
@@ -430,10 +437,12 @@ class Processor:
                 body["original_value_b64"] = base64.b64encode(red_raw).decode("ascii")
             body["original_key"] = _key_text(red_key)
             out = letter(body, red_key, clean)
-            if not self._fits(out):
+            if not self._fits(out, limit):
                 out = None
         if out is None:
-            out = self._cut_reject(msg, red_raw, reason, record_id, stage, error_class, letter)
+            out = self._cut_reject(
+                msg, red_raw, reason, record_id, stage, error_class, letter, limit
+            )
         return Processed(
             msg,
             [out],
@@ -453,15 +462,17 @@ class Processor:
         stage: str,
         error_class: str,
         letter: Callable[[dict[str, Any], bytes | None, bool], OutMessage],
+        limit: int,
     ) -> OutMessage:
-        """A dead letter with a bounded prefix of the (redacted) original (not replayable)."""
+        """A dead letter of at most ``limit`` bytes with a bounded prefix of the (redacted)
+        original (not replayable)."""
         key = None if msg.key is None else redact_bytes(msg.key)[:MAX_KEY_BYTES]
         text: str | None
         try:
             text = raw.decode("utf-8")
         except UnicodeDecodeError:
             text = None
-        chars = min(PREFIX_CHARS, self.max_message_bytes // 16)
+        chars = min(PREFIX_CHARS, limit // 16)
         while True:
             body = dead_letter_for_line(0, reason, b"", record_id, stage, error_class)
             body.pop("original_value", None)
@@ -474,7 +485,7 @@ class Processor:
             body["original_sha256"] = hashlib.sha256(raw).hexdigest()
             body["original_key"] = _key_text(key)
             out = letter(body, key, False)
-            if self._fits(out) or chars == 0:
+            if self._fits(out, limit) or chars == 0:
                 return out
             chars //= 4
 

@@ -171,9 +171,7 @@ def _raise_refused(batch: PartitionBatch, acks: Sequence[Any], max_request_size:
         # again without it (and again, while the broker refuses).
         refused = [max(refused, key=lambda i: len(batch.outputs[i].value))]
         raise RecordsRefused(
-            size_error_message(first, topics, max_request_size)
-            if max_request_size
-            else f"the broker refused {len(refused)} record(s) of {', '.join(topics)} as too large",
+            size_error_message(first, topics, max_request_size),
             {batch.tp: batch.refused(refused)},
         ) from first
     for ack in acks:
@@ -480,7 +478,11 @@ class IdempotentPublisher(Publisher):
             refused: dict[TP, set[int]] = {}
             for batch, sent in zip(batches, futures, strict=True):
                 try:
-                    _raise_refused(batch, await asyncio.gather(*sent, return_exceptions=True), 0)
+                    _raise_refused(
+                        batch,
+                        await asyncio.gather(*sent, return_exceptions=True),
+                        self.max_request_size,
+                    )
                 except RecordsRefused as exc:
                     refused.update(exc.refused)
             if refused:
