@@ -150,4 +150,5 @@ def test_bench_jobs_prints_one_core_and_n_jobs_in_the_same_run(
     row = section[2].split()
     assert row[0] == "lossless" and float(row[1]) > 0 and float(row[2]) > 0
     assert row[3].endswith("x") and float(row[3][:-1]) > 0
-    assert float(row[4]) > 0 and len(row) == 8  # CPU x, the three load averages
+    assert float(row[4]) > 0 and len(row) == 9  # CPU x, machine x, the three load averages
+    assert row[5].endswith("x") and 0 < float(row[5][:-1]) <= 4  # 2 processes: at most ~2x

@@ -10,11 +10,15 @@ same lines, each with empty caches; the ratio is of the median passes, and
 workers) over that of one core, which says what the ratio would be on idle
 cores (about ``jobs / cpu_overhead``) when the machine is shared.  The
 load average is reported with it: on a shared machine it says how many cores
-were really free.
+were really free.  ``machine_ratio`` is the same ratio for a loop of pure
+arithmetic (one process, then ``jobs`` forked processes doing the same each),
+measured next to every pass: what the cores give right now to work that shares
+nothing, the ceiling of ``ratio`` in that run.
 """
 
 from __future__ import annotations
 
+import multiprocessing
 import os
 import re
 import resource
@@ -29,7 +33,7 @@ from workers.pipeline.caches import clear_content_caches
 from workers.pipeline.parallel import compress_parallel
 from workers.pipeline.runner import Pipeline
 
-__all__ = ["bench_jobs", "scaled"]
+__all__ = ["bench_jobs", "machine_ratio", "scaled"]
 
 
 _STRING = re.compile(rb'"(?:[^"\\]|\\.)*"')
@@ -62,6 +66,34 @@ def _children_cpu() -> float:
     return usage.ru_utime + usage.ru_stime
 
 
+_SPIN_LOOPS = 2_000_000
+
+
+def _spin(loops: int = _SPIN_LOOPS) -> int:
+    """Pure arithmetic for about a fifth of a second: CPU work that shares nothing."""
+    x = 0
+    for i in range(loops):
+        x += i * i % 7
+    return x
+
+
+def machine_ratio(jobs: int) -> float:
+    """How much faster ``jobs`` processes do ``jobs`` times :func:`_spin` than one process does
+    it once each, now (``jobs`` on free cores, less on a shared machine)."""
+    started = time.perf_counter()
+    for _ in range(jobs):
+        _spin()
+    one = time.perf_counter() - started
+    context = multiprocessing.get_context("fork")
+    workers = [context.Process(target=_spin) for _ in range(jobs)]
+    started = time.perf_counter()
+    for worker in workers:
+        worker.start()
+    for worker in workers:
+        worker.join()
+    return one / (time.perf_counter() - started)
+
+
 def _pass(lines: list[bytes], pipeline: Pipeline, jobs: int) -> tuple[float, float, int, int]:
     """Wall seconds, CPU seconds (this process and its finished children), records, bytes out."""
     clear_content_caches()
@@ -89,6 +121,7 @@ def bench_jobs(lines: list[bytes], mode: str, jobs: int, repeat: int = 3) -> dic
     many: list[float] = []
     cpu_one: list[float] = []
     cpu_many: list[float] = []
+    ceiling: list[float] = []
     load_before = os.getloadavg()
     for _ in range(repeat):
         seconds, cpu, records_one, bytes_one = _pass(lines, pipeline, 1)
@@ -97,6 +130,7 @@ def bench_jobs(lines: list[bytes], mode: str, jobs: int, repeat: int = 3) -> dic
         seconds, cpu, records_many, bytes_many = _pass(lines, pipeline, jobs)
         many.append(seconds)
         cpu_many.append(cpu)
+        ceiling.append(machine_ratio(jobs))
         if (records_one, bytes_one) != (records_many, bytes_many):
             raise AssertionError(f"{mode}: {jobs} jobs gave other output than one core")
     one_s, many_s = statistics.median(one), statistics.median(many)
@@ -111,6 +145,8 @@ def bench_jobs(lines: list[bytes], mode: str, jobs: int, repeat: int = 3) -> dic
         # CPU of the jobs pass (parent + workers) over CPU of one core: the cost of the pool;
         # on idle cores the ratio would be about jobs / cpu_overhead
         "cpu_overhead": round(statistics.median(cpu_many) / statistics.median(cpu_one), 2),
+        # the same ratio for work that shares nothing, measured after each pass
+        "machine_ratio": round(statistics.median(ceiling), 2),
         "load_average": [round(x, 2) for x in load_before],
         "load_average_after": [round(x, 2) for x in os.getloadavg()],
         "cores": os.cpu_count(),
