@@ -16,6 +16,7 @@ __all__ = ["AGGRESSIVE", "ENGINES", "LOSSLESS", "MODES", "STANDARD"]
 # so that a mode only pays for its own engines.
 ENGINES: dict[str, str] = {
     "dedup": "workers.engines.dedup:DedupEngine",
+    "ansi": "workers.engines.ansi:AnsiEngine",
     "jsontable": "workers.engines.jsontable:JsonTableEngine",
     "jsonminify": "workers.engines.jsonminify:JsonMinifyEngine",
     "whitespace": "workers.engines.whitespace:WhitespaceEngine",
@@ -32,7 +33,7 @@ ENGINES: dict[str, str] = {
     "budget": "workers.engines.budget:BudgetEngine",
 }
 
-LOSSLESS: tuple[str, ...] = ("dedup", "jsontable", "jsonminify")
+LOSSLESS: tuple[str, ...] = ("dedup", "ansi", "jsontable", "jsonminify")
 STANDARD: tuple[str, ...] = (
     *LOSSLESS,
     "whitespace",

@@ -15,6 +15,7 @@ with the writer and the decoder, one row below, and its name in
 | ``VIEW\\n<<cx:view>>… <<cx:KEY>>`` | :mod:`~workers.markers.structured_view` | structured |
 | ``[[json-min:v1 LAYOUT]]…[[/json-min]]`` | :mod:`~workers.markers.json_min` | jsonminify |
 | ``[[json-table:v1 columns=[…] rows=N]]…`` (layout in the manifest) | :mod:`~workers.markers.json_table` | jsontable |
+| (nothing visible: escape sequences in the manifest) | :mod:`~workers.markers.ansi` | ansi |
 | ``[[dup:v1 src=UNIT at=N len=N \\| preview]]`` | :mod:`~workers.markers.dup` | dedup |
 
 A marker counts only if the record's own pipeline wrote it.  Two rules hold
@@ -36,7 +37,7 @@ from typing import Any
 
 from workers.core.errors import CtxpressError
 from workers.core.offload import KEY_HEX, OffloadStore
-from workers.markers import dup, json_min, json_table, stash, structured_view, superseded
+from workers.markers import ansi, dup, json_min, json_table, stash, structured_view, superseded
 
 __all__ = [
     "LOCK",
@@ -69,7 +70,9 @@ class Manifest:
     (:func:`workers.markers.json_table.table_digest` of the plain header ->
     attribute list).  In the ``compression`` object (:data:`MANIFEST_KEY`):
     ``{"stash": ["KEY", ...], "dup": ["UNIT=SRC:AT:LEN", ...], "newer": ["UNIT>INDEX", ...],
-    "table": ["UNIT=DIGEST ATTRS", ...]}``,
+    "table": ["UNIT=DIGEST ATTRS", ...], "ansi": ["UNIT=DIGEST RUNS", ...]}``
+    (``ansi``: the escape sequences the ``ansi`` engine took out of the unit,
+    :mod:`workers.markers.ansi`),
     each list sorted, empty lists left out, the object left out when empty.
     """
 
@@ -77,9 +80,10 @@ class Manifest:
     dup: Mapping[str, frozenset[str]] = field(default_factory=dict)
     newer: Mapping[str, frozenset[int]] = field(default_factory=dict)
     table: Mapping[str, Mapping[str, str]] = field(default_factory=dict)
+    ansi: Mapping[str, str] = field(default_factory=dict)
 
     def __bool__(self) -> bool:
-        return bool(self.stash or self.dup or self.newer or self.table)
+        return bool(self.stash or self.dup or self.newer or self.table or self.ansi)
 
     def as_json(self) -> dict[str, list[str]]:
         out: dict[str, list[str]] = {}
@@ -93,6 +97,8 @@ class Manifest:
             out["table"] = sorted(
                 f"{uid}={d} {a}" for uid, layouts in self.table.items() for d, a in layouts.items()
             )
+        if self.ansi:
+            out["ansi"] = sorted(f"{uid}={entry}" for uid, entry in self.ansi.items())
         return out
 
     @classmethod
@@ -117,11 +123,17 @@ class Manifest:
             digest, space, attrs = entry.partition(" ")
             if sep and space and _DIGEST.fullmatch(digest):
                 tables.setdefault(uid, {})[digest] = attrs
+        runs: dict[str, str] = {}
+        for item in _strings(value.get("ansi")):
+            uid, sep, entry = item.partition("=")
+            if sep:
+                runs[uid] = entry
         return cls(
             keys,
             {u: frozenset(r) for u, r in dups.items()},
             {u: frozenset(i) for u, i in newer.items()},
             tables,
+            runs,
         )
 
     @classmethod
@@ -200,6 +212,15 @@ MARKERS: tuple[Marker, ...] = (
         store_free=True,
     ),
     Marker(
+        "ansi",
+        "ansi",
+        r"(?!)",  # nothing visible: the sequences are in the manifest
+        lambda text, ctx: (
+            text if ctx.manifest is None else ansi.restore(text, ctx.manifest.ansi.get(ctx.uid))
+        ),
+        store_free=False,
+    ),
+    Marker(
         "dup",
         "dedup",
         r"\[\[/?dup:",
@@ -253,7 +274,7 @@ _TOKEN = re.compile(
 )
 # token prefix -> the engines that may write it (stash keys: any lossy engine, own stash only)
 _WRITERS: tuple[tuple[str, frozenset[str]], ...] = (
-    (structured_view.VIEW_HEADER, frozenset({"structured"})),
+    (structured_view.VIEW_HEADER, frozenset({"structured", "toolfilter"})),
     ("[[dup:", frozenset({"dedup"})),
     ("[[/dup:", frozenset({"dedup"})),
     ("[[json-min:", frozenset({"jsonminify"})),

@@ -419,6 +419,8 @@ class Pipeline:
         stashes = {**stash, **output.stash} if output.stash else stash
         changed = inflated = rejected = 0
         backref_texts = output.details.pop("_backrefs", {}) if output.details else {}
+        # unit index -> the out-of-band layout a lossless engine wrote for it (ansi)
+        layouts = output.details.pop("_layouts", {}) if output.details else {}
         # units a dedup back-reference points at: a lossy engine may change them only
         # in a way expand undoes exactly, or the reference would copy the wrong text
         pointed = _pointed_at(current, locked, stash) if not engine.lossless else None
@@ -445,7 +447,7 @@ class Pipeline:
             ):
                 violations = [Violation("backref", "a dedup back-reference points at this text")]
             elif engine.lossless:
-                violations = _check_decode(engine, unit.text, after, originals)
+                violations = _check_decode(engine, unit.text, after, originals, layouts.get(i))
             else:
                 refs = [new_texts[j] for j in backref_texts.get(i, ())]
                 violations = check_lossy(
@@ -477,6 +479,8 @@ class Pipeline:
             changed += 1
             if written is not None:
                 written.add(i, engine.name, unit.text, after)
+                if i in layouts:
+                    written.ansi[i] = layouts[i]
         if changed and output.stash:
             # Keep the stash entries that an accepted text (or another entry) points at.
             referenced = set(OFFLOAD_REF.findall("\n".join(new_texts)))
@@ -518,11 +522,12 @@ MAX_MARKER_VIOLATIONS = 5
 class _Written:
     """Per unit, the back-references its accepted engines wrote (dedup, read-lifecycle)."""
 
-    __slots__ = ("dup", "newer")
+    __slots__ = ("ansi", "dup", "newer")
 
     def __init__(self) -> None:
         self.dup: dict[int, set[str]] = {}
         self.newer: dict[int, set[int]] = {}
+        self.ansi: dict[int, str] = {}  # the ansi engine's out-of-band entry
 
     def add(self, i: int, engine: str, before: str, after: str) -> None:
         if engine == "dedup" and dup.LITERAL in after:
@@ -560,7 +565,8 @@ def _manifest(
             found = {n for t in reachable for n in _newer_copies(t)} & written.newer[i]
             if found:
                 newer[unit.uid] = frozenset(found)
-    return Manifest(frozenset(keys), dups, newer)
+    runs = {units[i].uid: e for i, e in written.ansi.items() if texts[i] != units[i].text}
+    return Manifest(frozenset(keys), dups, newer, ansi=runs)
 
 
 def _reachable(text: str, stash: Mapping[str, str], keys: set[str]) -> list[str]:
@@ -609,13 +615,22 @@ def _undone(before: str, after: str, own: Mapping[str, str]) -> bool:
 
 
 def _check_decode(
-    engine: Engine, before: str, after: str, originals: Mapping[str, str]
+    engine: Engine,
+    before: str,
+    after: str,
+    originals: Mapping[str, str],
+    layout: str | None = None,
 ) -> list[Violation]:
     decode = getattr(engine, "decode", None)
-    if decode is None:
+    decode_with = getattr(engine, "decode_with", None)
+    if decode is None or (layout is not None and decode_with is None):
         return [Violation("lossless", "engine has no decoder")]
     try:
-        restored = decode(after, originals)
+        if layout is None:
+            restored = decode(after, originals)
+        else:
+            assert decode_with is not None
+            restored = decode_with(after, layout)
     except Exception as exc:
         return [Violation("lossless", f"decoder raised {type(exc).__name__}: {exc}")]
     if restored != before:

@@ -83,7 +83,12 @@ def test_auto_as_the_default_mode_follows_the_token_count() -> None:
     middle = pipeline.run_raw(tool_output_record("m", _words(10)))
     assert 50 <= middle.stats["tokens_before"] < 400
     assert middle.stats["mode"] == "lossless"
-    assert [e["engine"] for e in middle.stats["engines"]] == ["dedup", "jsontable", "jsonminify"]
+    assert [e["engine"] for e in middle.stats["engines"]] == [
+        "dedup",
+        "ansi",
+        "jsontable",
+        "jsonminify",
+    ]
     big = pipeline.run_raw(tool_output_record("b", _words(200)))
     assert big.stats["tokens_before"] >= 400
     assert big.stats["mode"] == "standard"

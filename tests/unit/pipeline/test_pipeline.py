@@ -117,7 +117,7 @@ def test_a_record_can_disable_engines() -> None:
     assert outcome.stats["engines"][0]["status"] == "disabled"
     assert outcome.record["messages"][3]["content"] == block + "\n\n" + block
     data["disable_engines"] = ["turbo"]
-    with pytest.raises(RecordError, match="valid engines: dedup, jsontable"):
+    with pytest.raises(RecordError, match="valid engines: dedup, ansi, jsontable"):
         pipeline_with(DedupEngine()).run_raw(data)
 
 

@@ -1,0 +1,92 @@
+"""Coloured tool output through ``ctxpress compress --mode lossless`` and ``ctxpress expand``.
+
+The samples are real program output with colour forced on
+(:mod:`tests.support.ansi_samples`: ``tsc --pretty``, cargo, gcc, jest,
+vitest, ``ls``, ``git log``, ``grep``).  Lossless mode takes their escape
+sequences out of the visible text into the record's ``compression`` manifest
+(the ``ansi`` engine), and expand gives every input line back byte for byte.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import orjson
+import pytest
+
+from tests.support import ansi_samples
+from workers.cli import main
+from workers.markers import has_marker
+
+SAMPLES = ansi_samples.load()
+# measured on the checked-in samples: 38.4 % of the tokens (0 % without the ansi engine)
+FLOOR_PCT = 30.0
+
+
+def _run(tmp_path: Path, mode: str) -> tuple[Path, list[dict[str, object]], bytes]:
+    src, out = tmp_path / "in.jsonl", tmp_path / f"{mode}.jsonl"
+    back, stash = tmp_path / f"{mode}-back.jsonl", tmp_path / f"{mode}-stash"
+    lines = [
+        orjson.dumps(
+            {
+                "id": s["name"],
+                "kind": "tool_output",
+                "command": s["command"],
+                "content": s["output"],
+            }
+        )
+        for s in SAMPLES
+    ]
+    src.write_bytes(b"\n".join(lines) + b"\n")
+    args = ["-i", str(src), "-o", str(out), "--offload", str(stash), "--quiet"]
+    assert main(["compress", "--mode", mode, *args]) == 0
+    assert main(["expand", "--offload", str(stash), "-i", str(out), "-o", str(back)]) == 0
+    records = [orjson.loads(line) for line in out.read_bytes().splitlines()]
+    assert back.read_bytes() == src.read_bytes()
+    return src, records, back.read_bytes()
+
+
+def test_the_samples_are_coloured() -> None:
+    names = {s["name"] for s in SAMPLES}
+    assert len(SAMPLES) >= 8
+    assert all("\x1b[" in s["output"] for s in SAMPLES)
+    assert {"tsc-pretty", "gcc-color", "ls-color", "grep-color"} <= names
+
+
+def test_lossless_takes_the_colour_out_of_band_and_expand_restores_the_bytes(
+    tmp_path: Path,
+) -> None:
+    _, records, _ = _run(tmp_path, "lossless")
+    before = after = 0
+    for sample, record in zip(SAMPLES, records, strict=True):
+        comp = record["compression"]
+        before += comp["tokens_before"]
+        after += comp["tokens_after"]
+        if has_marker(sample["output"]):  # marker-like input is never changed
+            assert record["content"] == sample["output"]
+            continue
+        assert "\x1b[" not in record["content"], sample["name"]
+        assert comp["engines_applied"][:1] == ["ansi"], sample["name"]
+        (entry,) = comp["markers"]["ansi"]
+        assert entry.startswith(f"{comp['changed'][0]}="), entry[:20]
+        assert comp["tokens_after"] < comp["tokens_before"], sample["name"]
+    saved = 100.0 * (before - after) / before
+    print(f"lossless on the coloured samples: {before} -> {after} tokens, {saved:.1f}% saved")
+    assert saved >= FLOOR_PCT
+
+
+def test_later_engines_read_the_plain_text(tmp_path: Path) -> None:
+    """In standard mode the diagnostics of tsc --pretty are read as diagnostics."""
+    _, records, _ = _run(tmp_path, "standard")
+    by_id = {r["id"]: r for r in records}
+    tsc = by_id["tsc-pretty"]
+    assert "\x1b" not in tsc["content"]
+    assert "error TS2322" in tsc["content"]
+    assert tsc["compression"]["tokens_after"] < tsc["compression"]["tokens_before"] * 0.6
+
+
+@pytest.mark.parametrize("mode", ["aggressive"])
+def test_aggressive_mode_gives_the_coloured_bytes_back(tmp_path: Path, mode: str) -> None:
+    src, records, back = _run(tmp_path, mode)
+    assert back == src.read_bytes()
+    assert sum("ansi" in r["compression"]["engines_applied"] for r in records) >= 8

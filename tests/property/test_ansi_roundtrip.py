@@ -1,0 +1,181 @@
+"""ANSI escape sequences out of band: any text comes back byte for byte.
+
+Texts are drawn from pieces: unicode words (astral characters, lone
+surrogates, controls), well-formed sequences of every kind the ``ansi``
+engine takes (CSI colours and cursor moves, OSC hyperlinks ended by BEL or
+ST, ``ESC (B``, ``ESC 7``, ``ESC c``), malformed ones (a lone ESC, a CSI cut
+short by a line break, an OSC without its end, ESC ESC), marker literals
+(``[[dup:v1 ...]]``, ``<<cx:KEY>>``, ``[[json-min:v1]]``) and forged markers
+split by a sequence, whose removal would join them.  For each: the marker
+module's strip, entry and restore give the text back; the engine's output
+decodes back through the gate's check; and a tool output carrying it goes
+through the lossless and aggressive pipelines and ``expand_line`` to the
+exact input line.
+
+Examples per test: 200 by default (``CTXPRESS_FUZZ_EXAMPLES``).
+"""
+
+from __future__ import annotations
+
+import json
+import os
+
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from workers.core.jsonl import BadLine, decode_line
+from workers.core.settings import Settings
+from workers.core.tokens import TokenCounter
+from workers.engines.ansi import AnsiEngine
+from workers.engines.base import EngineContext
+from workers.markers import ansi, has_marker, marker_tokens
+from workers.messages.model import Unit
+from workers.pipeline.batch import compress_lines
+from workers.pipeline.expand import expand_line
+from workers.pipeline.runner import Pipeline
+
+EXAMPLES = int(os.environ.get("CTXPRESS_FUZZ_EXAMPLES", "200"))
+SETTINGS = settings(
+    max_examples=EXAMPLES,
+    deadline=None,
+    suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large],
+)
+PIPELINES = {mode: Pipeline(Settings(mode=mode)) for mode in ("lossless", "aggressive")}
+TOKENS = TokenCounter("cl100k_base")
+
+WELL_FORMED = [
+    "\x1b[0m", "\x1b[m", "\x1b[1m", "\x1b[31m", "\x1b[1;31m", "\x1b[38;5;208m",
+    "\x1b[38;2;10;20;30m", "\x1b[K", "\x1b[2J", "\x1b[?25l", "\x1b[10;4H", "\x1b[4:3m",
+    "\x1b]8;;https://example.com/a\x07", "\x1b]8;;\x1b\\", "\x1b]0;title é\x07",
+    "\x1b(B", "\x1b7", "\x1b8", "\x1bc", "\x1b=", "\x1b[ q",
+]  # fmt: skip
+MALFORMED = [
+    "\x1b", "\x1b[", "\x1b[31", "\x1b[31\n", "\x1b]8;;http://x", "\x1b]0;a\nb\x07",
+    "\x1b\x1b", "\x1b[\x1b", "\x1b]", "\x1b\t", "\x1b\x00", "\x9b31m", "\x1b[\ud800m",
+]  # fmt: skip
+LITERALS = [
+    "[[dup:v1 src=m0 at=0 len=40]]", "<<cx:0123456789abcdef>>", "[[json-min:v1]]",
+    '{"a":1}', "[[/json-min]]", "[[json-table:v1 ", "[", "]", "<", ">", "[[", "cx:",
+    "[[ansi:v1", "\t", "\n", "\r\n", " ", "0", "12", "=",
+]  # fmt: skip
+WORDS = st.text(
+    alphabet=st.characters(blacklist_categories=("Cs",)) | st.sampled_from(["\ud83d", "\udca9"]),
+    max_size=12,
+)
+PIECES = st.one_of(
+    st.sampled_from(WELL_FORMED),
+    st.sampled_from(MALFORMED),
+    st.sampled_from(LITERALS),
+    WORDS,
+    # any CSI the grammar allows: parameters, intermediates, a final byte
+    st.builds(
+        lambda p, i, f: f"\x1b[{p}{i}{f}",
+        st.text(alphabet=st.characters(min_codepoint=0x30, max_codepoint=0x3F), max_size=6),
+        st.text(alphabet=st.characters(min_codepoint=0x20, max_codepoint=0x2F), max_size=2),
+        st.characters(min_codepoint=0x40, max_codepoint=0x7E),
+    ),
+    # ESC and any one character
+    st.builds(lambda c: "\x1b" + c, st.characters()),
+)
+
+
+@st.composite
+def texts(draw: st.DrawFn) -> str:
+    return "".join(draw(st.lists(PIECES, max_size=40)))
+
+
+@st.composite
+def forged(draw: st.DrawFn) -> str:
+    """A marker literal with escape sequences put in: taking them out would join it."""
+    literal = draw(st.sampled_from(LITERALS[:5]))
+    at = draw(st.integers(min_value=1, max_value=len(literal) - 1))
+    seq = draw(st.sampled_from(WELL_FORMED))
+    return draw(texts()) + literal[:at] + seq + literal[at:] + draw(texts())
+
+
+def _unit(text: str) -> Unit:
+    return Unit("m1", 1, "tool", "tool_result", text, ("messages", 1, "content"))
+
+
+@given(st.one_of(texts(), forged()))
+@SETTINGS
+def test_strip_then_restore_gives_the_text_back(text: str) -> None:
+    plain, runs = ansi.strip(text)
+    if not runs:
+        assert plain == text
+        return
+    value = ansi.entry(plain, runs)
+    assert ansi.restore(plain, value) == text
+    # the runs are exactly what the text held beyond the plain text
+    assert len(plain) + sum(len(r) for _, r in runs) == len(text)
+    assert all(ansi.SEQUENCE.match(r) for _, r in runs)
+    # the entry is for this plain text only: another text is left as it is
+    other = plain + "x"
+    assert ansi.restore(other, value) == other
+
+
+@given(st.one_of(texts(), forged()))
+@SETTINGS
+def test_the_engine_output_decodes_back_and_never_joins_a_marker(text: str) -> None:
+    ctx = EngineContext(tokens=TOKENS)
+    out = AnsiEngine().apply([_unit(text)], ctx)
+    (after,) = out.texts
+    layouts = out.details.get("_layouts", {})
+    if after == text:
+        assert not layouts
+        return
+    assert set(layouts) == {0}
+    assert AnsiEngine().decode_with(after, layouts[0]) == text
+    assert marker_tokens(after) == marker_tokens(text)
+    assert ansi.SEQUENCE.search(text) is not None
+
+
+def _valid(text: str) -> str:
+    """``text`` with lone surrogates as ``?`` (a line holding one is a dead letter)."""
+    return text.encode("utf-8", "replace").decode("utf-8")
+
+
+def _line(text: str, ascii_only: bool = False) -> bytes:
+    record = {"id": "t1", "kind": "tool_output", "command": "npx tsc --pretty", "content": text}
+    return json.dumps(record, ensure_ascii=ascii_only).encode("utf-8")
+
+
+def _round_trip(line: bytes, mode: str) -> bytes:
+    (result,) = list(compress_lines([line], PIPELINES[mode]))
+    assert result.outcome is not None, result.dead_letter
+    written = result.encoded().strip()
+    value = decode_line(written, 1, 1 << 62)
+    assert not isinstance(value, BadLine), value
+    return expand_line(written, value)
+
+
+@given(st.one_of(texts(), forged()), st.sampled_from(["lossless", "aggressive"]), st.booleans())
+@SETTINGS
+def test_a_tool_output_comes_back_byte_for_byte_through_the_pipeline(
+    text: str, mode: str, ascii_only: bool
+) -> None:
+    line = _line(_valid(text), ascii_only)
+    assert _round_trip(line, mode) == line
+
+
+@given(st.lists(st.sampled_from(WELL_FORMED), min_size=1, max_size=3), texts())
+@SETTINGS
+def test_coloured_lines_lose_their_sequences_in_the_visible_text(
+    colours: list[str], tail: str
+) -> None:
+    body = "".join(
+        f"{colours[i % len(colours)]}src/app.ts{WELL_FORMED[0]}:{i}:5 - error TS2322: no\n"
+        for i in range(30)
+    )
+    text = body + _valid(tail)
+    (result,) = list(compress_lines([_line(text)], PIPELINES["lossless"]))
+    assert result.outcome is not None
+    content = result.outcome.record["content"]
+    if has_marker(text):
+        assert content == text
+        return
+    assert "src/app.ts:29:5 - error TS2322" in content
+    assert result.outcome.stats["tokens_after"] < result.outcome.stats["tokens_before"]
+    (uid,) = result.outcome.stats["changed"]
+    (entry,) = result.outcome.stats["markers"]["ansi"]
+    assert entry.startswith(f"{uid}={ansi.text_digest(content)} ")
