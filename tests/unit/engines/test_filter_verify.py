@@ -21,6 +21,7 @@ from workers.engines._filters.validate import FilterBuilder
 from workers.engines.base import EngineContext
 from workers.engines.toolfilter import ToolFilterEngine, sample_unit
 from workers.fidelity.lossy import check_lossy
+from workers.markers import structured_view
 from workers.markers.stash import expand_offload
 
 KEY = re.compile(r"<<cx:[0-9a-f]{16}>>")
@@ -86,6 +87,7 @@ def test_verify_sample(
     store = MemoryStore()
     store.put_many(out.stash)
     missing: list[str] = []
-    assert expand_offload(after, store, missing) == sample.input and not missing
+    restored = structured_view.decode(expand_offload(after, store, missing))  # listing views
+    assert restored == sample.input and not missing
     if after != sample.input:
         assert check_lossy(sample.input, after, "tool_result", out.stash) == []

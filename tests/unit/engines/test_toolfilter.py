@@ -29,6 +29,7 @@ from workers.engines.base import EngineContext
 from workers.engines.toolfilter import ToolFilterEngine, verify_filter
 from workers.fidelity.facts import critical_lines
 from workers.fidelity.lossy import check_lossy
+from workers.markers import structured_view
 from workers.markers.stash import expand_offload
 from workers.messages import parse_record
 from workers.messages.model import Unit
@@ -60,7 +61,7 @@ def _expand(text: str, stash: dict[str, str]) -> str:
     missing: list[str] = []
     restored = expand_offload(text, store, missing)
     assert not missing
-    return restored
+    return structured_view.decode(restored)  # a listing's view: the original follows its header
 
 
 def _assert_sound(before: str, after: str, stash: dict[str, str]) -> None:

@@ -10,6 +10,7 @@ from typing import Any
 from workers.engines._filters import builtin_filters
 from workers.engines._text import is_json_document
 from workers.engines.base import Engine, EngineContext, EngineOutput
+from workers.engines.listing import compact_listing
 from workers.engines.toolfilter.blocks import structure_family
 from workers.engines.toolfilter.render import filter_text
 from workers.messages.model import Unit
@@ -30,6 +31,7 @@ class ToolFilterEngine(Engine):
         stash: dict[str, str] = {}
         hits: Counter[str] = Counter()
         structures: Counter[str] = Counter()
+        listings: Counter[str] = Counter()
         omitted = markers = 0
         for unit in units:
             text = unit.text
@@ -43,6 +45,18 @@ class ToolFilterEngine(Engine):
                 texts.append(text)
                 continue
             found = filters.detect(unit.command, unit.tool_name, text)
+            view = (
+                None
+                if found.source == "skip"
+                else compact_listing(text, ctx.tokens, found.family, unit.command)
+            )
+            if view is not None:  # a listing: the compact view, every path visible
+                texts.append(view.text)
+                stash.update(view.stash)
+                listings[view.kind] += 1
+                hits[found.family] += 1
+                markers += 1
+                continue
             filt = found.filter
             if filt is None and found.source == "none" and structure_family(text):
                 # no command, tool or signature named a filter, but the lines are a
@@ -71,4 +85,7 @@ class ToolFilterEngine(Engine):
             }
             if structures:
                 details["structures"] = dict(sorted(structures.items()))
+        if listings:
+            details["markers"] = markers
+            details["listings"] = dict(sorted(listings.items()))
         return EngineOutput(texts=texts, details=details, stash=stash)
