@@ -6,13 +6,17 @@ is laid out in a supported style (``json.dumps`` with ``indent`` or the
 default ``", "``/``": "`` separators, ``JSON.stringify(x, null, n)``, jq, Go
 ``MarshalIndent``...) becomes::
 
-    [[json-min:v1 indent=2]]{"a":1,"b":[true,null]}[[/json-min]]
+    [[json-min:v1]]{"a":1,"b":[true,null]}[[/json-min]]
 
 The payload is the original text without the whitespace between tokens:
-every string and number keeps its exact lexeme.  The header's attributes
-(see :mod:`workers.engines._jsonlayout`: ``indent``, ``depth``, ``margin``,
-``eol``, ``item``, ``key``) say how to lay it out again; the header has no
-line break and the payload ends at the first ``[[/json-min]]``.
+every string and number keeps its exact lexeme.  The engine writes the
+layout's attributes in the header (see :mod:`workers.markers.jsonlayout`:
+``indent``, ``depth``, ``margin``, ``eol``, ``item``, ``key``), so the gate's
+decode check is exact; once the gate has accepted a change the pipeline
+moves them into ``compression.markers.min``
+(:func:`workers.markers.json_min.take_layouts`), so the visible header is the
+plain ``[[json-min:v1]]``.  The header has no line break and the payload ends
+at the first ``[[/json-min]]``.
 
 Runs after ``jsontable``: a text holding a ``[[json-table:`` marker is no
 longer JSON and is skipped.  Lossless: a document is only compacted after

@@ -70,9 +70,11 @@ class Manifest:
     (:func:`workers.markers.json_table.table_digest` of the plain header ->
     attribute list).  In the ``compression`` object (:data:`MANIFEST_KEY`):
     ``{"stash": ["KEY", ...], "dup": ["UNIT=SRC:AT:LEN", ...], "newer": ["UNIT>INDEX", ...],
-    "table": ["UNIT=DIGEST ATTRS", ...], "ansi": ["UNIT=DIGEST RUNS", ...]}``
-    (``ansi``: the escape sequences the ``ansi`` engine took out of the unit,
-    :mod:`workers.markers.ansi`),
+    "table": ["UNIT=DIGEST ATTRS", ...], "min": ["UNIT=DIGEST ATTRS", ...],
+    "ansi": ["UNIT=DIGEST RUNS", ...]}`` (``min``: the layout of each
+    ``[[json-min:v1]]`` document, keyed by :func:`workers.markers.json_min.body_digest`
+    of its body; ``ansi``: the escape sequences the ``ansi`` engine took out of the
+    unit, :mod:`workers.markers.ansi`),
     each list sorted, empty lists left out, the object left out when empty.
     """
 
@@ -81,9 +83,12 @@ class Manifest:
     newer: Mapping[str, frozenset[int]] = field(default_factory=dict)
     table: Mapping[str, Mapping[str, str]] = field(default_factory=dict)
     ansi: Mapping[str, str] = field(default_factory=dict)
+    minified: Mapping[str, Mapping[str, str]] = field(default_factory=dict)
 
     def __bool__(self) -> bool:
-        return bool(self.stash or self.dup or self.newer or self.table or self.ansi)
+        return bool(
+            self.stash or self.dup or self.newer or self.table or self.ansi or self.minified
+        )
 
     def as_json(self) -> dict[str, list[str]]:
         out: dict[str, list[str]] = {}
@@ -96,6 +101,12 @@ class Manifest:
         if self.table:
             out["table"] = sorted(
                 f"{uid}={d} {a}" for uid, layouts in self.table.items() for d, a in layouts.items()
+            )
+        if self.minified:
+            out["min"] = sorted(
+                f"{uid}={d} {a}"
+                for uid, layouts in self.minified.items()
+                for d, a in layouts.items()
             )
         if self.ansi:
             out["ansi"] = sorted(f"{uid}={entry}" for uid, entry in self.ansi.items())
@@ -123,6 +134,12 @@ class Manifest:
             digest, space, attrs = entry.partition(" ")
             if sep and space and _DIGEST.fullmatch(digest):
                 tables.setdefault(uid, {})[digest] = attrs
+        mins: dict[str, dict[str, str]] = {}
+        for item in _strings(value.get("min")):
+            uid, sep, entry = item.partition("=")
+            digest, space, attrs = entry.partition(" ")
+            if sep and space and _DIGEST.fullmatch(digest):
+                mins.setdefault(uid, {})[digest] = attrs
         runs: dict[str, str] = {}
         for item in _strings(value.get("ansi")):
             uid, sep, entry = item.partition("=")
@@ -134,6 +151,7 @@ class Manifest:
             {u: frozenset(i) for u, i in newer.items()},
             tables,
             runs,
+            mins,
         )
 
     @classmethod
@@ -199,7 +217,9 @@ MARKERS: tuple[Marker, ...] = (
         "json-min",
         "jsonminify",
         r"\[\[/?json-min:",
-        lambda text, ctx: json_min.decode(text),
+        lambda text, ctx: json_min.decode_with(
+            text, {} if ctx.manifest is None else ctx.manifest.minified.get(ctx.uid, {})
+        ),
         store_free=True,
     ),
     Marker(

@@ -51,6 +51,7 @@ from workers.markers import (
     Manifest,
     dup,
     has_marker,
+    json_min,
     json_table,
     marker_of,
     structured_view,
@@ -251,12 +252,13 @@ class Pipeline:
         texts: list[str],
         counts: list[int],
         tables: dict[str, dict[str, str]],
+        marker: Any = json_table,
     ) -> None:
-        """Move the JSON tables' layouts out of ``texts`` into ``tables`` (unit -> layouts,
-        for the manifest), in place; ``counts`` follow."""
+        """Move the JSON tables' layouts (or ``marker``'s: json_min) out of ``texts`` into
+        ``tables`` (unit -> layouts, for the manifest), in place; ``counts`` follow."""
         for i, (unit, text) in enumerate(zip(units, texts, strict=True)):
-            if text != unit.text and json_table.OPEN in text:
-                plain, layouts = json_table.take_layouts(text)
+            if text != unit.text and marker.OPEN in text:
+                plain, layouts = marker.take_layouts(text)
                 if layouts:
                     tables[unit.uid] = layouts
                     texts[i] = plain
@@ -296,6 +298,7 @@ class Pipeline:
         stash: dict[str, str] = {}
         written = _Written()
         tables: dict[str, dict[str, str]] = {}  # unit -> its JSON tables' layouts
+        minified: dict[str, dict[str, str]] = {}  # unit -> its json-min documents' layouts
         all_stats: list[EngineStats] = []
         rejections: list[Rejection] = []
         disabled: frozenset[str] = record.extra.get("disable_engines", frozenset())
@@ -312,6 +315,9 @@ class Pipeline:
                 # is the visible text
                 self._take_table_layouts(units, texts, counts, tables)
                 stats.tokens_after = sum(counts)
+            elif engine.name == "jsonminify" and stats.status == "applied":
+                self._take_table_layouts(units, texts, counts, minified, json_min)
+                stats.tokens_after = sum(counts)
             all_stats.append(stats)
         tokens_after = sum(counts)
         if tokens_after > tokens_before:  # never-worse, whole record
@@ -326,6 +332,11 @@ class Pipeline:
         tables = {u.uid: tables[u.uid] for u in units if u.path in changes and u.uid in tables}
         if tables:
             manifest = replace(manifest, table=tables)
+        minified = {
+            u.uid: minified[u.uid] for u in units if u.path in changes and u.uid in minified
+        }
+        if minified:
+            manifest = replace(manifest, minified=minified)
         out = apply_texts(record.data, changes) if changes else dict(record.data)
         chars_before = sum(len(u.text) for u in units)
         chars_after = sum(len(t) for t in texts)
