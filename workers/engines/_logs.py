@@ -21,6 +21,9 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass
+from functools import lru_cache
+
+from workers.core.memo import register
 
 __all__ = ["Field", "Masked", "is_log_line", "mask"]
 
@@ -37,6 +40,15 @@ _TS = re.compile(
 # without spaces, quotes or brackets), each classified once by its own shape.
 # a token without a digit or a slash is template text: only the others are scanned
 _TOKEN = re.compile(r"[^\s\"'`<>\[\](){},;|\d/]*[\d/][^\s\"'`<>\[\](){},;|]*")
+# _TOKEN's matches are the words (runs of its token characters) holding a digit or a
+# slash, whole: a match starts where a word starts.  Tried only there (the
+# lookbehind), the scan is linear instead of rescanning each word from each of
+# its characters.  A span that starts inside a word (after a klog stamp or an
+# access-log prefix) takes its first partial word from _WORD_REST.
+_SEPARATORS = r"\s\"'`<>\[\](){},;|"
+_TOKEN_AT_WORD = re.compile(rf"(?<![^{_SEPARATORS}])[^{_SEPARATORS}\d/]*[\d/][^{_SEPARATORS}]*")
+_WORD_REST = re.compile(rf"[^{_SEPARATORS}]*")
+_SEPARATOR = re.compile(rf"[{_SEPARATORS}]")
 _CANDIDATE = re.compile(r"[\d/]")
 _KINDS: tuple[tuple[str, re.Pattern[str]], ...] = (
     (
@@ -67,11 +79,41 @@ _KINDS: tuple[tuple[str, re.Pattern[str]], ...] = (
 _EDGE = ".:!?*#"  # stripped from a token's ends (sentence punctuation, ``file.py:12:``)
 
 
-def _classify(token: str) -> str:
+def _classify_plain(token: str) -> str:
+    """The first kind of ``_KINDS`` whose pattern matches all of ``token``, else ``word``."""
     for kind, pattern in _KINDS:
         if pattern.fullmatch(token):
             return kind
     return "word"
+
+
+# The same rule in one pass: an alternation of the kinds, in order, tried as a
+# whole-token match, backtracks into the next kind when one does not reach the
+# token's end, so the first kind that matches all of it is the group matched
+# (the property test holds it to _classify_plain).  Tokens repeat (numbers,
+# paths, ids of one log): a bounded memo, emptied with the content caches.
+_ONE_KIND = re.compile("|".join(f"(?P<{kind}>{pattern.pattern})" for kind, pattern in _KINDS))
+
+
+@register
+@lru_cache(maxsize=1 << 14)
+def _classify(token: str) -> str:
+    match = _ONE_KIND.fullmatch(token)
+    return "word" if match is None else str(match.lastgroup)
+
+
+def _token_spans(line: str, begin: int, end_at: int) -> list[tuple[int, int]]:
+    """The spans of ``_TOKEN.finditer(line, begin, end_at)``."""
+    pos = begin
+    spans: list[tuple[int, int]] = []
+    if begin > 0 and _SEPARATOR.match(line, begin - 1) is None:
+        # the span starts inside a word: its rest is a token when it holds a digit or slash
+        rest = _WORD_REST.match(line, begin, end_at)
+        pos = rest.end() if rest is not None else begin
+        if _CANDIDATE.search(line, begin, pos) is not None:
+            spans.append((begin, pos))
+    spans.extend(m.span() for m in _TOKEN_AT_WORD.finditer(line, pos, end_at))
+    return spans
 
 
 def _fields(line: str, begin: int, end_at: int) -> list[tuple[str, int, int]]:
@@ -80,16 +122,16 @@ def _fields(line: str, begin: int, end_at: int) -> list[tuple[str, int, int]]:
     stamps = [m.span() for m in _TS.finditer(line, begin, end_at)]
     stamps = [(a, b) for a, b in stamps if a == 0 or not line[a - 1].isalnum()]
     si = 0
-    for match in _TOKEN.finditer(line, begin, end_at):
-        start, end = match.span()
-        while si < len(stamps) and stamps[si][1] <= start:
+    count = len(stamps)
+    for start, end in _token_spans(line, begin, end_at):
+        while si < count and stamps[si][1] <= start:
             found.append(("ts", *stamps[si]))
             si += 1
-        if si < len(stamps) and stamps[si][0] < end:
+        if si < count and stamps[si][0] < end:
             continue  # inside a timestamp
-        token = match.group(0)
+        token = line[start:end]
         # ``key=value``: the value is the field (a path or URL keeps its query)
-        if "=" in token and token[0] != "/" and "://" not in token.split("=", 1)[0]:
+        if "=" in token and token[0] != "/" and "://" not in token[: token.index("=")]:
             cut = token.index("=") + 1
             start, token = start + cut, token[cut:]
             if _CANDIDATE.search(token) is None:

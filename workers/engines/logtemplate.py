@@ -93,7 +93,11 @@ class _Line:
     masked: Masked
     tokens: list[str]
     error: bool
-    shape: str | None  # the gate's shape, for lines the gate counts as error lines
+    key: str | None  # the line as the gate compares it, for lines the gate counts as error lines
+
+    def shape(self) -> str | None:
+        """The gate's shape of the line (computed when a run compares it: most never are)."""
+        return None if self.key is None else line_shape(self.key)
 
 
 @dataclass(slots=True)
@@ -131,11 +135,11 @@ class _Folder:
             # an error joins only lines that differ from it in measures alone
             if not (line.error and first.error) or line.masked.template != first.masked.template:
                 return False
-            if line.shape != first.shape:
-                return False
             if not all(
                 f.measure == g.measure and (f.measure or f.value == g.value) for f, g in pairs
             ):
+                return False
+            if line.key != first.key and line.shape() != first.shape():
                 return False
             run.members.append(line)
             return True
@@ -336,7 +340,7 @@ def fold_log(text: str, tokens: TokenCounter, command: str | None = None) -> Fol
                     masked,
                     masked.template.split(" "),
                     error,
-                    line_shape(key) if crit is not None else None,
+                    key if crit is not None else None,
                 )
         if info is None:
             if run is not None:
