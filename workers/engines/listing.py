@@ -369,7 +369,7 @@ def _role(entry: _Entry) -> str:
         return "dir"
     if entry.type == "l":
         return "link"
-    if entry.type == "-" and "x" in entry.mode[1:4]:
+    if entry.type == "-" and ("x" in entry.mode[1:4] or "s" in entry.mode[1:4]):
         return "exec"
     if entry.type == "-":
         return "file"
