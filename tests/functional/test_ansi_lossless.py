@@ -17,6 +17,7 @@ import pytest
 from tests.support import ansi_samples
 from workers.cli import main
 from workers.markers import has_marker
+from workers.pipeline.visibility import count_facts, lost_facts
 
 SAMPLES = ansi_samples.load()
 # measured on the checked-in samples: 38.4 % of the tokens (0 % without the ansi engine)
@@ -73,6 +74,13 @@ def test_lossless_takes_the_colour_out_of_band_and_expand_restores_the_bytes(
     saved = 100.0 * (before - after) / before
     print(f"lossless on the coloured samples: {before} -> {after} tokens, {saved:.1f}% saved")
     assert saved >= FLOOR_PCT
+
+
+def test_the_facts_of_coloured_lines_stay_visible_without_their_colour(tmp_path: Path) -> None:
+    src, records, _ = _run(tmp_path, "lossless")
+    inputs = [orjson.loads(line) for line in src.read_bytes().splitlines()]
+    assert sum(count_facts(data) for data in inputs) >= 20
+    assert [lost_facts(d, r) for d, r in zip(inputs, records, strict=True)] == [[]] * len(inputs)
 
 
 def test_later_engines_read_the_plain_text(tmp_path: Path) -> None:

@@ -15,7 +15,7 @@ from collections.abc import Iterator
 from typing import Any
 
 from workers.fidelity.facts import SHAPED_KINDS, critical_lines, line_shape
-from workers.markers import store_free_decoders
+from workers.markers import ansi, store_free_decoders
 from workers.markers.dup import DUP_MARKER
 from workers.messages import RESERVED_KEY, parse_record
 
@@ -73,6 +73,8 @@ def lost_facts(data: dict[str, Any], output: dict[str, Any]) -> list[tuple[str, 
         for kind, line in critical:
             if any(line in view for view in views):
                 continue
+            if ansi.ESC in line and any(ansi.strip(line)[0] in view for view in views):
+                continue  # the line without its escape sequences (the ansi engine's plain text)
             if compact is None:
                 compact = [_SPACE.sub("", view) for view in views]
             squeezed = _SPACE.sub("", line)
