@@ -49,6 +49,8 @@ from workers.markers.structured_view import HEADER_LINE, VIEW_HEADER
 
 __all__ = [
     "MIN_ENTRIES",
+    "MIN_SAVED",
+    "MIN_SAVED_TOKENS",
     "Listing",
     "compact_listing",
     "listing_kind",
@@ -56,7 +58,8 @@ __all__ = [
 ]
 
 MIN_ENTRIES = 8  # fewer entries than this: not worth a view
-MIN_SAVED = 0.10  # the view must save at least this share of the tokens
+MIN_SAVED = 0.10  # the view must save at least this share of the tokens ...
+MIN_SAVED_TOKENS = 12  # ... or, when the command says listing, at least this many
 MAX_CHARS = 4_000_000
 _INDENT = "  "
 
@@ -210,7 +213,9 @@ def _header(line: str) -> tuple[str | None, str]:
 # --- path listings ------------------------------------------------------------
 
 _LS_HEADER = re.compile(r"^(\S.*):$")
-_NOT_PATH = re.compile(r"[\t\x00-\x1f]|: |^\s|\s$|<<|…|:\d+(?:[:-]|$)")
+# not a path: control characters, ``name: message``, blanks at either end or in a
+# row (``ls -C`` columns), markers, ``file:12:`` (grep -n, compiler positions)
+_NOT_PATH = re.compile(r"[\t\x00-\x1f]|: |^\s|\s$|  |<<|…|:\d+(?:[:-]|$)")
 
 
 def _path_listing(
@@ -253,7 +258,8 @@ def _path_listing(
         else:
             tree.add(parts[:-1], _name(parts[-1]))
         entries += 1
-    if entries < MIN_ENTRIES or len(other) * 10 > entries:
+    # ``find`` may print many ``Permission denied`` lines: they stay as written
+    if entries < MIN_ENTRIES or len(other) * (2 if hint == "find" else 10) > entries:
         return None
     if hint not in _PATH_HINTS and slashed * 2 < entries:
         return None
@@ -312,6 +318,7 @@ _LONG = re.compile(
     rf"(?P<date>{_DATE})\s+(?P<name>\S.*)$"
 )
 _TOTAL = re.compile(r"^total \d[\d.,]*[KMGTPE]?$")
+_HEADER, _CRITICAL = "\0", "\1"  # row prefixes: an ``ls -R`` header, an entry kept as written
 
 
 @dataclass(frozen=True, slots=True)
@@ -337,14 +344,14 @@ def _long_entries(
     for line in lines:
         m = _LONG.match(line)
         if m is not None and line.strip() in crit:  # kept as written (the gate's line)
-            rows.append((current, line))
+            rows.append((current, _CRITICAL + line))
             entries += 1
             continue
         if m is None:
             h = _LS_HEADER.match(line)
             if h is not None and not _NOT_PATH.search(h.group(1)):
                 current = h.group(1)
-                rows.append((None, "\0" + current))
+                rows.append((None, _HEADER + current))
                 continue
             if line.strip() and not _TOTAL.match(line):
                 other += 1
@@ -394,25 +401,37 @@ def _long_view(text: str, crit: frozenset[str]) -> tuple[list[str], int] | None:
     if not nested:  # ``ls -la``, ``ls -lR``: one entry per line, headers as written
         for _, row in rows:
             if isinstance(row, str):
-                out.append(row[1:] + ":" if row.startswith("\0") else row)
+                out.append(row[1:] + ":" if row.startswith(_HEADER) else row.lstrip(_CRITICAL))
             else:
                 out.append(_long_item(row, usual, owner))
         return out, entries
     # ``find -ls``, ``find -exec ls -la {} +``: paths grouped by directory
     tree = _Tree()
     other: list[str] = []
-    for _, row in rows:
+    for current, row in rows:
+        under = _parts(current.rstrip("/")) if current else []
         if isinstance(row, str):
-            if row.strip() and not row.startswith("\0") and not _TOTAL.match(row):
+            m = _LONG.match(row[1:]) if row.startswith(_CRITICAL) else None
+            if m is not None:
+                parts = [*under, *_parts(m.group("name").split(" -> ")[0].rstrip("/"))]
+                tree.add(parts[:-1], row[1:].strip())
+            elif row.strip() and not row.startswith(_HEADER) and not _TOTAL.match(row):
                 other.append(row)
             continue
         item = _long_item(row, usual, owner)
-        parts = _parts(row.name.rstrip("/"))
-        if row.type == "d" and parts[-1] not in (".", ".."):
+        parts = [*under, *_parts(row.name.rstrip("/"))]
+        if parts[-1] in (".", ".."):
+            if parts[-1] == "." and len(parts) > 1:
+                tree.dir(parts[:-1]).shown = True
+            if item in ("./", "../"):
+                continue  # a usual ``.`` or ``..`` of an ``ls -la`` inside: nothing to say
+        elif row.type == "d":
             tree.dir(parts).shown = True
             if item == _name(parts[-1]) + "/":
                 continue  # the header ``name/:`` shows it
-        tree.add(parts[:-1], item)
+        node = tree.dir(parts[:-1])
+        if item not in node.names:  # ``find -exec ls`` lists a file and its directory
+            node.names.append(item)
     return [*out, *tree.render(one_per_line=True), *other], entries
 
 
@@ -446,6 +465,7 @@ _SUMMARY = re.compile(
     r"^ (\d+) files? changed(?:, (\d+) insertions?\(\+\))?(?:, (\d+) deletions?\(-\))?$"
 )
 _MSG = re.compile(r"^    ")
+_DIFF = re.compile(r"^(?:diff --git |@@ -\d)", re.M)
 
 
 def _stat_view(text: str, crit: frozenset[str]) -> tuple[list[str], int] | None:
@@ -558,7 +578,11 @@ def _churn(n: int, bar: str) -> str:
 
 def listing_kind(text: str, hint: str = "") -> str | None:
     """``paths``, ``long``, ``git-stat`` or None: which listing the lines are."""
-    if _stat_view(text, frozenset()) is not None and (hint in _STAT_HINTS or _COMMIT.search(text)):
+    if (
+        not _DIFF.search(text)
+        and _stat_view(text, frozenset()) is not None
+        and (hint in _STAT_HINTS or _COMMIT.search(text))
+    ):
         return "git-stat"
     if _long_entries(text) is not None:
         return "long"
@@ -612,7 +636,7 @@ def compact_listing(
     kind: str | None = None
     view: list[str] | None = None
     entries = 0
-    if "|" in text or "\t" in text:
+    if ("|" in text or "\t" in text) and not _DIFF.search(text):  # a patch: the diff filter
         found = _stat_view(text, crit)
         if found is not None and (hint in _STAT_HINTS or _COMMIT.search(text)):
             kind, (view, entries) = "git-stat", found
@@ -634,7 +658,10 @@ def compact_listing(
     new = f"{body}{HEADER_LINE}{marker}"
     stash = {key: text}
     before = tokens.count(text)
-    if tokens.count(new) > before * (1 - MIN_SAVED):
+    after = tokens.count(new)
+    if after > before * (1 - MIN_SAVED) and (
+        hint not in _PATH_HINTS or after > before - MIN_SAVED_TOKENS
+    ):
         return None
     visible = set(new.split("\n"))
     stripped = {v.strip() for v in visible}

@@ -305,3 +305,35 @@ def test_git_log_stat_of_this_repository_keeps_every_fact(mode: str) -> None:
         base = path.rsplit("/", 1)[-1]
         assert path in paths or f" {path} {nums}" in after, path
         assert f"{base} {nums}" in after, (path, nums)
+
+
+def test_find_exec_ls_la_puts_directory_listings_under_their_directory(
+    tokens: TokenCounter,
+) -> None:
+    """``find d -exec ls -la {} +``: files named by path, then each directory's own listing."""
+    rows = [f"-rw-r--r-- 1 root root {100 + i} Dec  1 10:22 pkg/sub/m{i}.py" for i in range(5)]
+    rows += ["", "pkg/sub:", "total 20"]
+    rows.append("drwxr-xr-x 2 root root 4096 Dec  1 10:22 .")
+    rows.append("drwxr-xr-x 3 root root 4096 Dec  1 10:22 ..")
+    rows += [f"-rw-r--r-- 1 root root {100 + i} Dec  1 10:22 m{i}.py" for i in range(5)]
+    rows.append("-rw-r--r-- 1 root root 7 Dec  1 10:22 only_here.txt")
+    text = "\n".join(rows) + "\n"
+    view = compact_listing(text, tokens, "find", "find pkg -exec ls -la {} +")
+    assert view is not None and view.kind == "long"
+    body = view.text.split(structured_view.HEADER_LINE)[0].splitlines()
+    assert body[1:3] == ["pkg/sub/:", "  m0.py 100"]
+    assert "  only_here.txt 7" in body
+    assert (
+        sum(1 for line in body if line.strip().startswith("m0.py")) == 1
+    )  # one entry, twice listed
+    assert _restore(view.text, view.stash) == text
+
+
+def test_columns_and_patches_are_not_listings(tokens: TokenCounter) -> None:
+    columns = "\n".join("  ".join(f"name_{r}_{c}.txt" for c in range(5)) for r in range(20))
+    assert compact_listing(columns, tokens, "ls", "ls") is None
+    patch = [f"commit {'b' * 40}", "Author: A <a@b.c>", "Date:   today", "", "    subject", ""]
+    patch += [f" src/f{i}.py | 2 +-" for i in range(10)]
+    patch += ["", "diff --git a/src/f0.py b/src/f0.py", "@@ -1 +1 @@", "-old", "+new"]
+    assert compact_listing("\n".join(patch) + "\n", tokens, "git-diff", "git log -p --stat") is None
+    assert listing_kind("\n".join(patch)) is None
