@@ -1,8 +1,9 @@
 """The structured-view envelope: ``VIEW\n<<cx:view>>… note <<cx:KEY>>``.
 
 The structured engine writes a shorter view of a JSON, YAML, XML or Markdown
-document, then the header line ``<<cx:view>>``, then a stash marker for the
-original.  Once the stash marker is expanded in place the text is
+document (the toolfilter engine one of a listing, :mod:`workers.engines.listing`),
+then the header line ``<<cx:view>>``, then a stash marker for the original.
+Once the stash marker is expanded in place the text is
 ``VIEW\n<<cx:view>>ORIGINAL``, and :func:`decode` keeps what follows the header.
 """
 
