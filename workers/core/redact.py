@@ -31,6 +31,8 @@ from contextlib import contextmanager
 from contextvars import ContextVar
 from dataclasses import dataclass, field
 
+from workers.core.memo import memo
+
 __all__ = [
     "KINDS",
     "KnownSecrets",
@@ -591,23 +593,33 @@ def secrets_of(texts: Iterable[str]) -> list[tuple[str, str]]:
     several lines (a key block) also gives each of its lines that looks like key material."""
     out: list[tuple[str, str]] = []
     for text in texts:
-        found: list[tuple[str, str]] = []
-        # key block bodies without their BEGIN and END lines are looked for only where
-        # one of those lines is (a block cut in this text); elsewhere they are rare, and
-        # the store's own redaction sees two body lines in a row
-        _redact(text, found, bodies="PRIVATE KEY" in text)
-        for secret, kind in found:
-            if "[REDACTED:" in secret:
-                secret = secret.split("[REDACTED:", 1)[0]
-            if len(secret.strip()) < _MIN_KNOWN:
-                continue
-            out.append((secret, kind))
-            if "\n" in secret or "\\n" in secret:
-                for line in secret.replace("\\n", "\n").split("\n"):
-                    line = line.strip().removesuffix("\\r")
-                    if len(line) >= 16 and not line.startswith("-----"):
-                        out.append((line, kind))
+        out.extend(_text_secrets(text))
     return out
+
+
+# A pure function of one text: texts recur across records (a system prompt, the
+# history an agent sends again with every request, one tool output in several
+# shapes), so a record's secrets are collected from each distinct text once.
+@memo(entries=1024, chars=8_000_000)
+def _text_secrets(text: str) -> tuple[tuple[str, str], ...]:
+    out: list[tuple[str, str]] = []
+    found: list[tuple[str, str]] = []
+    # key block bodies without their BEGIN and END lines are looked for only where
+    # one of those lines is (a block cut in this text); elsewhere they are rare, and
+    # the store's own redaction sees two body lines in a row
+    _redact(text, found, bodies="PRIVATE KEY" in text)
+    for secret, kind in found:
+        if "[REDACTED:" in secret:
+            secret = secret.split("[REDACTED:", 1)[0]
+        if len(secret.strip()) < _MIN_KNOWN:
+            continue
+        out.append((secret, kind))
+        if "\n" in secret or "\\n" in secret:
+            for line in secret.replace("\\n", "\n").split("\n"):
+                line = line.strip().removesuffix("\\r")
+                if len(line) >= 16 and not line.startswith("-----"):
+                    out.append((line, kind))
+    return tuple(out)
 
 
 @contextmanager
