@@ -43,7 +43,7 @@ from dataclasses import dataclass, field
 from workers.core.tokens import TokenCounter
 from workers.fidelity.facts import critical_lines
 from workers.fidelity.lossy import check_lossy
-from workers.markers.stash import LITERAL as STASH_LITERAL
+from workers.markers import has_marker
 from workers.markers.stash import stash_marker
 from workers.markers.structured_view import HEADER_LINE, VIEW_HEADER
 
@@ -627,8 +627,8 @@ def compact_listing(
     ``hint``: the name of the filter the command (or tool) picked (``find``,
     ``ls``, ``git-log`` ...); the lines decide.
     """
-    if len(text) > MAX_CHARS or STASH_LITERAL in text or VIEW_HEADER in text or "[[" in text:
-        return None
+    if len(text) > MAX_CHARS or has_marker(text) or VIEW_HEADER in text:
+        return None  # text that reads as a marker is never changed
     if hint in _NOT_LISTINGS or not _looks_like_listing(text):
         return None
     crit_pairs = critical_lines(text, "tool_result", command)
