@@ -48,6 +48,10 @@ def test_whitespace_normal_form_is_the_regex_definition(text: str) -> None:
 def reference_tool_lines(text: str, family: str | None) -> Iterator[tuple[str, str]]:
     """The plain per-line rules, as they were before the fast paths (every regex on every line)."""
     last_frame: str | None = None
+    last_user_frame: str | None = None
+    in_traceback = False
+    in_failures = False
+    failed = False
     in_status_untracked = False
     in_hunk = False
     want_frame = False
@@ -76,6 +80,10 @@ def reference_tool_lines(text: str, family: str | None) -> Iterator[tuple[str, s
             in_hunk = False
         if facts._TRACE_FRAME.match(raw):
             last_frame = token
+            if line.startswith("File "):
+                in_traceback = True
+                if not facts._NOT_USER_FRAME.search(raw):
+                    last_user_frame = token
             if want_frame and line.startswith("at ") and not facts._NOT_USER_FRAME.search(raw):
                 want_frame = False
                 yield "stack_frame", token
@@ -83,6 +91,9 @@ def reference_tool_lines(text: str, family: str | None) -> Iterator[tuple[str, s
         if want_frame and facts._NATIVE_FRAME.match(raw) and not facts._NOT_USER_FRAME.search(raw):
             want_frame = False
             yield "stack_frame", token
+        exception = in_traceback and not raw[0].isspace() and not line.startswith("…")
+        if exception:
+            in_traceback = False
         if family == "grep":
             match = facts._GREP_MATCH.match(raw)
             if match and match.group(1) not in grep_files:
@@ -97,8 +108,17 @@ def reference_tool_lines(text: str, family: str | None) -> Iterator[tuple[str, s
             yield "git_status_path", token
         elif facts._SUMMARY_LINE.match(line):
             yield "test_summary", token
-        elif facts._TEST_FAILURE.match(raw) or facts._GO_FAIL.match(raw):
+        elif (
+            facts._TEST_FAILURE.match(raw)
+            or facts._GO_FAIL.match(raw)
+            or (in_failures and facts._NUMBERED_FAILURE.match(raw))
+        ):
+            failed = True
             yield "test_failure", token
+        elif failed and facts._ASSERTION.match(raw):
+            yield "test_failure", token
+        elif facts._RUBY_FRAME.match(raw):
+            yield "stack_frame", token
         elif (
             facts._FINDING.match(raw) and not raw.startswith((" ", "\t", "+", "-"))
         ) or facts._LOCATION.match(raw):
@@ -108,10 +128,14 @@ def reference_tool_lines(text: str, family: str | None) -> Iterator[tuple[str, s
             facts._CRASH_HEAD.match(line)
             or facts._HTTP_5XX.search(line)
             or facts._ERROR_LINE.search(line)
+            or exception
         ):
+            failed = True
             if last_frame is not None:
                 yield "stack_frame", last_frame
-                last_frame = None
+                if last_user_frame is not None and last_user_frame != last_frame:
+                    yield "stack_frame", last_user_frame
+                last_frame = last_user_frame = None
             if path_header is not None and facts._ESLINT_FINDING.match(raw):
                 yield "finding", path_header
                 path_header = None
@@ -126,6 +150,11 @@ def reference_tool_lines(text: str, family: str | None) -> Iterator[tuple[str, s
             yield "git_status_path", token
         if line.startswith("CMake Error"):
             in_cmake_error = True
+        elif line.startswith("Traceback (most recent call last)"):
+            in_traceback = True
+            last_frame = last_user_frame = None
+        elif facts._FAILURES_HEAD.match(line):
+            in_failures = True
         if path_header is not None and line.startswith("…") and "<<cx:" in line:
             yield "finding", path_header
         path_header = token if not raw[0].isspace() and facts._PATH_HEADER.match(line) else None
@@ -168,6 +197,16 @@ LINE_PARTS = st.sampled_from(
         "TypeError: Cannot read properties of undefined", "    at total (/work/web/cart.js:44:18)",
         "    at Module._compile (node:internal/modules/cjs/loader:1364:14)", "ValueError: x",
         '{"id": 3, "message": "2 failures in batch"}', "Failures: 1", "FAILURES",
+        "Failures:", "  2 failing", "There were 2 failures:", "  1) Cart#total applies", "2) x",
+        "     expected: 90.0", "            got: 99.0", "  left: 501", " right: 500",
+        "E       assert 53.0 == 53.97", "_____ test_x _____", "---- tests::a stdout ----",
+        "rspec ./spec/cart_spec.rb:38 # Cart#total", "     # ./spec/cart_spec.rb:41:in `block'",
+        "31 examples, 2 failures", "Tests: 66, Assertions: 121, Failures: 2.", "FAILURES!",
+        "  30 passing (11ms)", "ImportFailed: row 120", "KeyError: 12", "  ❯ a/b.test.js:3:5",
+        "  location: '/a/b.test.js:36:1'", '  File "/usr/lib/python3.11/json/decoder.py", line 3',
+        '  File "/x/lib/python3.11/site-packages/y.py", line 9, in z', "    return json.loads(raw)",
+        "# tests 32", "# pass 30", "AssertionError [ERR_ASSERTION]: Expected values",
+        "      at Context.<anonymous> (mocha/slug.test.js:36:42)",
     ]
 )  # fmt: skip
 MULTILINE = st.lists(LINE_PARTS, max_size=25).map("\n".join)

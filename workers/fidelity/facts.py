@@ -5,10 +5,13 @@ Two families, both named by kind in gate violations and dead letters:
 - *recoverable* spans (numbers, URLs, paths, identifiers, versions, inline
   and fenced code, JSON keys): after a lossy engine each must still be in the
   message, or inside a stash the message points at (``<<cx:HASH>>``);
-- *visible* lines (error and warning lines, failing tests and the test
-  summary, diff file and hunk headers, compiler/linter findings, git status
-  paths, the innermost traceback frame, constraint and negation lines of
-  prose): each must still be readable in the message itself.
+- *visible* lines (error and warning lines, failing tests (``--- FAIL:``,
+  ``●``, ``not ok``, pytest's ``____ test_x ____``, numbered failures under a
+  ``Failures:`` header, rspec's rerun lines) with their assertion lines and
+  the test summary, diff file and hunk headers, compiler/linter findings, git
+  status paths, a traceback's exception line (whatever its name), its
+  innermost frame and its innermost frame in user code, constraint and
+  negation lines of prose): each must still be readable in the message itself.
 
 Extraction is cached per text, because the text an engine receives is the
 text the previous engine produced.
@@ -45,12 +48,13 @@ _SHAPE_TOKEN = re.compile(
     # Volatile fields fold to "#": timestamps first (their digits look like
     # paths and positions), then, after the identifying spans, any other
     # number or hex id (durations, sizes, pids, addresses, counters).
-    r"\d{4}-\d\d-\d\d(?:[T ]\d\d:\d\d(?::\d\d(?:[.,]\d+)?)?(?:Z|[+-]\d\d:?\d\d)?)?"
+    r"(?P<ts>\d{4}-\d\d-\d\d(?:[T ]\d\d:\d\d(?::\d\d(?:[.,]\d+)?)?(?:Z|[+-]\d\d:?\d\d)?)?"
     r"|\d\d?/[A-Z][a-z]{2}/\d{4}(?::\d\d:\d\d:\d\d(?: [+-]\d{4})?)?"
-    r"|\b\d\d?:\d\d:\d\d(?:[.,]\d+)?"
+    r"|\b\d\d?:\d\d:\d\d(?:[.,]\d+)?)"
     # Identifying spans stay as written: file:line positions (group ``pos``,
     # the numbers in group ``at``), paths, status codes, ids, named things with
-    # a number (host-12, case_5, E0308), host:port, #123.
+    # a number (host-12, case_5, E0308, ``order 12``, ``loss record 2``), the
+    # value of an exception (``KeyError: 12``), host:port, #123.
     r"|(?P<pos>(?<![\w.~%+/-])(?:[\w.~%+-]*/)*(?:[\w-]+\.[A-Za-z]\w{0,9}|[\w-]*[Mm]akefile)"
     r"(?P<at>:\[?\d+(?:[:,]\d+)*\]?|\(\d+(?:,\d+)?\))|\bline \d+)"
     r"|(?P<keep>"
@@ -59,6 +63,10 @@ _SHAPE_TOKEN = re.compile(
     r"|\b(?:status|code|Status|HTTP)[=: ]{1,3}\d{3}\b"
     r"|(?:\b\w+_id|\b\w*[a-z]Id|\bID|\bid)\b[=:# ]{1,3}\d+"
     r"|\b[A-Za-z][A-Za-z_]*[-_]?\d+\b"
+    r"|(?i:\b(?:record|row|item|order|job|task|case|shard|partition|offset|page|request|index"
+    r"|entry|element|account|customer|invoice|user|test|chunk|batch|column|step|ticket|issue)s?)"
+    r" #?\d+\b"
+    r"|(?<=Error: )-?\d+(?:\.\d+)?$|(?<=Exception: )-?\d+(?:\.\d+)?$"
     r"|(?<=[A-Za-z]):\d{2,5}\b"
     r"|#\d+"
     r")"
@@ -89,7 +97,18 @@ _QUOTED = re.compile(r"'[^'\n]{1,200}'|`[^`\n]{1,200}`|\"[^\"\n]{1,200}\"|‘[^�
 
 
 def _shape_token(match: re.Match[str]) -> str:
-    return "#" if match.lastgroup is None else match.group()
+    return "#" if match.lastgroup is None or match.lastgroup == "ts" else match.group()
+
+
+def _time_token(match: re.Match[str]) -> str:
+    return "#" if match.lastgroup == "ts" else match.group()
+
+
+# An assertion compares values: every number of it identifies the failure
+# (``assert 53.0 == 53.97``, ``expected:<0> but was:<1>``); only timestamps fold.
+_ASSERTION_WORDS = re.compile(
+    r"\s[!=]==?\s|\bexpected\b|\bbut was\b|\bwant\b|\bgot\b|\bExpected\b|\bReceived\b|\bassert"
+)
 
 
 def _warning_shape_token(match: re.Match[str]) -> str:
@@ -107,7 +126,8 @@ def line_shape(line: str) -> str:
     """The line with its volatile numbers and hex ids replaced by ``#``.
 
     In a warning (a warning word, no error word) the line and column of a
-    ``file:line:col`` position fold too.
+    ``file:line:col`` position fold too; in an assertion (``==``, ``expected``,
+    ``got`` ...) only timestamps fold.
     """
     if "/proc/" in line:
         line = _PROC_PID.sub(lambda m: _DIGITS.sub("#", m.group()), line)
@@ -115,6 +135,8 @@ def line_shape(line: str) -> str:
         if _DIAG_WARNING.match(line):
             line = _QUOTED.sub("'#'", line)
         return _SHAPE_TOKEN.sub(_warning_shape_token, line)
+    if _ASSERTION_WORDS.search(line) is not None:
+        return _SHAPE_TOKEN.sub(_time_token, line)
     return _SHAPE_TOKEN.sub(_shape_token, line)
 
 
@@ -187,7 +209,11 @@ _SUMMARY_LINE = re.compile(
     r"|^(?:Installed|Uninstalled|Resolved|Prepared|Audited) \d+ packages?"
     r"|^Packages: [+-]\d+"
     r"|^(?:up to date|removed \d+ packages?|changed \d+ packages?)"
-    r"|^BUILD (?:SUCCESS|FAILURE|FAILED)",
+    r"|^BUILD (?:SUCCESS|FAILURE|FAILED)"
+    r"|^\d+ (?:passing|failing|pending)\b"  # mocha
+    r"|^\d+ examples?, \d+ failures?"  # rspec
+    r"|^Tests: \d+, Assertions: \d+|^(?:FAILURES|ERRORS)!$"  # phpunit
+    r"|^# (?:tests|suites|pass|fail|cancelled|skipped|todo) \d+$",  # TAP (node --test)
     re.M,
 )
 _DIFF_HEADER = re.compile(
@@ -228,6 +254,8 @@ _LOCATION = re.compile(
     r"^\s*--> \S+:\d+"
     r"|^\s+[\w./-]+\.go:\d+: \S"
     r"|^\[ERROR\] \S+\.\w+:\[\d+,\d+\]"
+    r"|^\s*❯ \S+:\d+:\d+$"  # vitest
+    r"|^\s*location: '\S+:\d+:\d+'$"  # node --test (TAP)
 )
 _ESLINT_FINDING = re.compile(r"^\s+\d+:\d+\s+(?:error|warning)\s")
 _PATH_HEADER = re.compile(r"^(?:[A-Za-z]:)?[\w.@~+-]*(?:[/\\][\w.@~+-]+)+\.\w{1,12}$")
@@ -255,7 +283,8 @@ _HTTP_5XX = re.compile(
 _FRAME_HEAD = re.compile(
     r"^(?:panic: |WARNING: DATA RACE|==\d+==(?:ERROR: |\s*(?:Invalid|Conditional|Use of"
     r"|Mismatched|Syscall|Source and|[\d,]+ .*lost))|(?:Direct|Indirect) leak of "
-    r"|Exception in thread |Caused by: |(?:Uncaught )?[A-Za-z_$][\w.$]*(?:Exception|Error)(?::|$))"
+    r"|Exception in thread |Caused by: "
+    r"|(?:Uncaught )?[A-Za-z_$][\w.$]*(?:Exception|Error)(?: \[[\w-]+\])?(?::|$))"
 )
 _NATIVE_FRAME = re.compile(
     r"^\s+/\S+\.go:\d+(?: \+0x[0-9a-f]+)?$"
@@ -265,13 +294,34 @@ _NATIVE_FRAME = re.compile(
 )
 _NOT_USER_FRAME = re.compile(
     r"/usr/|\(/lib|^\s*/lib|/go/src/|/rustc/|/\.cargo/registry/|/pkg/mod/|node:internal|"
+    r"/lib/python\d|site-packages/|<frozen |"
     r"node_modules|\(internal/|\bat (?:java|javax|jdk|sun|kotlin|org\.junit|org\.apache)\.|"
     r"sanitizer|asan_|libc[.-]|compiler-rt"
 )
 
 
 _ANSI = ANSI  # the one escape-sequence pattern
-_TEST_FAILURE = re.compile(r"^\s*(?:[✕×✗✘]|●) \S|^\s*not ok \d+ - \S")  # jest/vitest/mocha, TAP
+_TEST_FAILURE = re.compile(
+    r"^\s*(?:[✕×✗✘]|●) \S|^\s*not ok \d+ - \S"  # jest/vitest/mocha, TAP
+    r"|^_{3,} \S.* _{3,}$"  # pytest's failure section header
+    r"|^---- \S+ stdout ----$"  # cargo test
+    r"|^rspec \S+(?::\d+|\[[\d:]+\]) # "  # rspec's failed examples
+)
+# Test reports that number their failures (mocha, rspec, phpunit, JUnit):
+# after ``N failing``, ``Failures:`` or ``There were N failures:``, each
+# ``  1) name`` line is a failing test id (kind ``test_failure``).
+_FAILURES_HEAD = re.compile(
+    r"^(?:\d+ failing\b|Failures:$|There (?:was|were) \d+ (?:failures?|errors?|risky tests?):$)"
+)
+_NUMBERED_FAILURE = re.compile(r"^\s*\d+\) \S")
+# After a failing test: its assertion and diff lines (kind ``test_failure`` too):
+# pytest's ``E`` lines, cargo's ``left:``/``right:``, jest's ``Expected:``/
+# ``Received:``, rspec's ``expected:``/``got:``, TAP's ``expected:``/``actual:``.
+_ASSERTION = re.compile(
+    r"^\s*(?:E {2,}\S|(?:left|right|expected|actual|Expected|Received|got|want): ?\S)"
+)
+# A Ruby frame in the project (``# ./spec/cart_spec.rb:41:in `block ...'``, rspec).
+_RUBY_FRAME = re.compile(r"^\s*# \./\S+:\d+:in ")
 _GREP_MATCH = re.compile(r"^([^\s:][^:\n]{0,400}?):(?:\d+[:-])?")
 _SHORT_STATUS = re.compile(r"^(?:[MADRCU?! ][MADRCU?! ]|\?\?) \S")
 _GREP_COMMANDS = frozenset({"grep", "egrep", "fgrep", "rg", "ag", "ack", "git-grep"})
@@ -299,15 +349,19 @@ def command_family(command: str | None) -> str | None:
 # can start with: one set lookup spares most lines five regex calls.
 _DIFF_FIRST = frozenset("d@+-rn")
 _FRAME_FIRST = frozenset("Fa")
-_SUMMARY_FIRST = frozenset("=TFoPtROSaAIUurcB")
-_FAILURE_FIRST = frozenset("✕×✗✘●n")
-_LOCATION_FIRST = frozenset("-[")
+_SUMMARY_FIRST = frozenset("=TFoPtROSaAIUurcBE#")
+_FAILURE_FIRST = frozenset("✕×✗✘●n_-r")
+_LOCATION_FIRST = frozenset("-[❯l")
 _CRASH_FIRST = frozenset("SDImt=")
 _NATIVE_FIRST = frozenset("/#=")
 
 
 def _tool_lines(text: str, family: str | None) -> Iterable[tuple[str, str]]:
     last_frame: str | None = None
+    last_user_frame: str | None = None  # the innermost Python frame in user code so far
+    in_traceback = False  # after ``Traceback ...:`` or a Python frame, until its exception
+    in_failures = False  # after a report's ``N failing`` / ``Failures:`` header
+    failed = False  # a failing test or an error line came before: assertion lines count
     in_status_untracked = False
     in_hunk = False
     want_frame = False  # after a crash headline: its first frame in user code
@@ -337,6 +391,10 @@ def _tool_lines(text: str, family: str | None) -> Iterable[tuple[str, str]]:
         first = line[0]
         if first in _FRAME_FIRST and _TRACE_FRAME.match(raw):
             last_frame = token
+            if first == "F":  # a Python frame (innermost last): its exception follows
+                in_traceback = True
+                if _NOT_USER_FRAME.search(raw) is None:
+                    last_user_frame = token
             if want_frame and first == "a" and _NOT_USER_FRAME.search(raw) is None:
                 want_frame = False
                 yield "stack_frame", token
@@ -349,6 +407,11 @@ def _tool_lines(text: str, family: str | None) -> Iterable[tuple[str, str]]:
         ):
             want_frame = False
             yield "stack_frame", token
+        # the first line at the margin after a Python traceback's frames (a stash
+        # marker of omitted frames aside): its exception
+        exception = in_traceback and not raw[0].isspace() and first != "…"
+        if exception:
+            in_traceback = False
         if family == "grep":
             match = _GREP_MATCH.match(raw)
             if match and match.group(1) not in grep_files:
@@ -363,10 +426,17 @@ def _tool_lines(text: str, family: str | None) -> Iterable[tuple[str, str]]:
             yield "git_status_path", token
         elif (first in _SUMMARY_FIRST or first.isdecimal()) and _SUMMARY_LINE.match(line):
             yield "test_summary", token
-        elif (first in _FAILURE_FIRST and _TEST_FAILURE.match(raw)) or (
-            first == "-" and _GO_FAIL.match(raw)
+        elif (
+            (first in _FAILURE_FIRST and _TEST_FAILURE.match(raw))
+            or (first == "-" and _GO_FAIL.match(raw))
+            or (in_failures and first.isdecimal() and _NUMBERED_FAILURE.match(raw))
         ):
+            failed = True
             yield "test_failure", token
+        elif failed and _ASSERTION.match(raw):
+            yield "test_failure", token
+        elif first == "#" and _RUBY_FRAME.match(raw):
+            yield "stack_frame", token
         elif (
             ("(" in raw or ":" in raw)
             and _FINDING.match(raw)
@@ -378,10 +448,14 @@ def _tool_lines(text: str, family: str | None) -> Iterable[tuple[str, str]]:
             (first in _CRASH_FIRST and _CRASH_HEAD.match(line))
             or (" HTTP/" in line and _HTTP_5XX.search(line))
             or is_error_line(line)
+            or exception
         ):
+            failed = True
             if last_frame is not None:
                 yield "stack_frame", last_frame
-                last_frame = None
+                if last_user_frame is not None and last_user_frame != last_frame:
+                    yield "stack_frame", last_user_frame
+                last_frame = last_user_frame = None
             if path_header is not None and first.isdecimal() and _ESLINT_FINDING.match(raw):
                 yield "finding", path_header
                 path_header = None
@@ -396,6 +470,11 @@ def _tool_lines(text: str, family: str | None) -> Iterable[tuple[str, str]]:
             yield "git_status_path", token
         if first == "C" and line.startswith("CMake Error"):
             in_cmake_error = True
+        elif first == "T" and line.startswith("Traceback (most recent call last)"):
+            in_traceback = True
+            last_frame = last_user_frame = None
+        elif (first.isdecimal() or first in "FT") and _FAILURES_HEAD.match(line):
+            in_failures = True
         if path_header is not None and first == "…" and "<<cx:" in line:
             yield "finding", path_header  # the file's findings went into a stash
         path_header = (
