@@ -25,6 +25,7 @@ from workers.engines._filters import builtin_filters
 from workers.engines.toolfilter import filter_text
 from workers.engines.toolfilter.blocks import analyse
 from workers.fidelity.facts import critical_lines, line_shape
+from workers.markers import ansi
 from workers.markers.stash import CX_MARKER
 from workers.pipeline.runner import Pipeline
 from workers.pipeline.visibility import lost_facts
@@ -60,6 +61,9 @@ def _visible(fact: str, text: str) -> bool:
     A repeat of a warning kind counts when a visible line has its shape (the
     gate's rule) and its location is listed (the marker note lists them).
     """
+    if fact in text:
+        return True
+    fact = ansi.strip(fact)[0]  # the ansi engine shows the plain text
     if fact in text:
         return True
     if line_shape(fact) not in {line_shape(x.strip()[:600]) for x in text.splitlines()}:
