@@ -148,6 +148,7 @@ def test_reports_keep_failing_ids_assertions_and_summaries_in_an_old_message(
             "==1== 256 bytes in 1 blocks are definitely lost in loss record 2 of 2",
         ),
         ("ERROR order 12 rejected", "ERROR order 31 rejected"),
+        ("ERROR batch 41 failed; retried later", "ERROR batch 138 failed; retried later"),
         ("ImportFailed: row 120 is not JSON", "ImportFailed: row 7 is not JSON"),
         ("AssertionError: 53.0 != 53.97", "AssertionError: 53.0 != 54.0"),
         (
@@ -168,6 +169,10 @@ def test_error_lines_that_differ_in_what_identifies_them_are_two_facts(
         (
             "[2026-12-01 14:43:53,122] WARNING in app: retrying payment sync (attempt 1 of 5)",
             "[2026-12-01 14:44:10,907] WARNING in app: retrying payment sync (attempt 4 of 5)",
+        ),
+        (  # a warning repeated per batch is one fact: the batch and latency are counters
+            "09:29:24,720 WARNING sync [4362] batch 3 of 900: upstream slow (latency 361 ms)",
+            "09:29:25,002 WARNING sync [4362] batch 6 of 900: upstream slow (latency 472 ms)",
         ),
         (
             "2026-12-01T14:10:00Z ERROR assert failed in check",

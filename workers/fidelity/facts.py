@@ -53,8 +53,8 @@ _SHAPE_TOKEN = re.compile(
     r"|\b\d\d?:\d\d:\d\d(?:[.,]\d+)?)"
     # Identifying spans stay as written: file:line positions (group ``pos``,
     # the numbers in group ``at``), paths, status codes, ids, named things with
-    # a number (host-12, case_5, E0308, ``order 12``, ``loss record 2``), the
-    # value of an exception (``KeyError: 12``), host:port, #123.
+    # a number (host-12, case_5, E0308; in an error, not a warning: ``order 12``,
+    # ``loss record 2``), the value of an exception (``KeyError: 12``), host:port, #123.
     r"|(?P<pos>(?<![\w.~%+/-])(?:[\w.~%+-]*/)*(?:[\w-]+\.[A-Za-z]\w{0,9}|[\w-]*[Mm]akefile)"
     r"(?P<at>:\[?\d+(?:[:,]\d+)*\]?|\(\d+(?:,\d+)?\))|\bline \d+)"
     r"|(?P<keep>"
@@ -63,9 +63,9 @@ _SHAPE_TOKEN = re.compile(
     r"|\b(?:status|code|Status|HTTP)[=: ]{1,3}\d{3}\b"
     r"|(?:\b\w+_id|\b\w*[a-z]Id|\bID|\bid)\b[=:# ]{1,3}\d+"
     r"|\b[A-Za-z][A-Za-z_]*[-_]?\d+\b"
-    r"|(?i:\b(?:record|row|item|order|job|task|case|shard|partition|offset|page|request|index"
-    r"|entry|element|account|customer|invoice|user|test|chunk|batch|column|step|ticket|issue)s?)"
-    r" #?\d+\b"
+    r"|(?P<named>(?i:\b(?:record|row|item|order|job|task|case|shard|partition|offset|page"
+    r"|request|index|entry|element|account|customer|invoice|user|test|chunk|batch|column|step"
+    r"|ticket|issue)s?) #?\d+\b)"
     r"|(?<=Error: )-?\d+(?:\.\d+)?$|(?<=Exception: )-?\d+(?:\.\d+)?$"
     r"|(?<=[A-Za-z]):\d{2,5}\b"
     r"|#\d+"
@@ -112,6 +112,9 @@ _ASSERTION_WORDS = re.compile(
 
 
 def _warning_shape_token(match: re.Match[str]) -> str:
+    if match.group("named") is not None:
+        # a warning repeated per batch, row or item is one fact (``batch 3 of 900: slow``)
+        return _DIGITS.sub("#", match.group())
     if match.lastgroup == "pos":
         at = match.group("at")
         if at is None:
