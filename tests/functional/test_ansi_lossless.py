@@ -98,3 +98,33 @@ def test_aggressive_mode_gives_the_coloured_bytes_back(tmp_path: Path, mode: str
     src, records, back = _run(tmp_path, mode)
     assert back == src.read_bytes()
     assert sum("ansi" in r["compression"]["engines_applied"] for r in records) >= 8
+
+
+def test_standard_mode_keeps_the_colours_through_the_whitespace_normalisation() -> None:
+    """Trailing blanks and runs of blank lines (what standard mode's whitespace engine
+    normalises) around coloured lines: expand gives back every escape sequence."""
+    from workers.core.offload import MemoryStore, stored_text
+    from workers.core.settings import Settings
+    from workers.fidelity.lossy import _ws_normal
+    from workers.pipeline.expand import expand_record
+    from workers.pipeline.runner import Pipeline
+
+    pipeline = Pipeline(Settings(mode="standard"))
+    checked = 0
+    for sample in SAMPLES:
+        if has_marker(sample["output"]):
+            continue
+        lines = sample["output"].split("\n")
+        text = "\n".join(line + ("   " if i % 3 == 0 else "") for i, line in enumerate(lines))
+        text = text.replace("\n\n", "\n\n\n\n\n")
+        data = {"id": sample["name"], "kind": "tool_output", "command": sample["command"]}
+        data["content"] = text
+        outcome = pipeline.run_raw(data)
+        assert "ansi" in outcome.stats["engines_applied"], sample["name"]
+        store = MemoryStore()
+        store.put_many({k: stored_text(v) for k, v in outcome.stash.items()})
+        back = expand_record(orjson.loads(orjson.dumps(outcome.record)), store)["content"]
+        assert _ws_normal(back) == _ws_normal(text), sample["name"]
+        assert back.count("\x1b") == text.count("\x1b"), sample["name"]
+        checked += 1
+    assert checked >= 8

@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
@@ -109,9 +110,33 @@ def test_strip_then_restore_gives_the_text_back(text: str) -> None:
     # the runs are exactly what the text held beyond the plain text
     assert len(plain) + sum(len(r) for _, r in runs) == len(text)
     assert all(ansi.SEQUENCE.match(r) for _, r in runs)
-    # the entry is for this plain text only: another text is left as it is
-    other = plain + "x"
-    assert ansi.restore(other, value) == other
+    # text appended after the last run keeps every run where it was
+    assert ansi.restore(plain + "x", value) == text + "x"
+    # an entry that counts more non-whitespace characters than a text holds leaves it alone
+    blanks = "".join(c for c in plain if c in ansi.WS)
+    parsed = ansi.parse(value)
+    assert parsed is not None and len(parsed) == len(runs)
+    if parsed[-1][0] > 0:
+        assert ansi.restore(blanks, value) == blanks
+
+
+@given(texts())
+@SETTINGS
+def test_colours_survive_the_whitespace_normalisation(text: str) -> None:
+    """Trailing blanks trimmed and blank-line runs folded (standard mode's whitespace engine):
+    every run comes back, in the same order, and the plain text is the normalised one."""
+    plain, runs = ansi.strip(text)
+    if not runs:
+        return
+    value = ansi.entry(plain, runs)
+    lines = [line.rstrip(" \t") for line in plain.split("\n")]
+    normal = re.sub(r"\n{3,}", "\n\n", "\n".join(lines))
+    back = ansi.restore(normal, value)
+    assert len(back) == len(normal) + sum(len(r) for _, r in runs)
+    if ansi.ESC not in plain:  # no malformed sequence left that a run could complete
+        again, runs_again = ansi.strip(back)
+        assert again == normal
+        assert "".join(r for _, r in runs_again) == "".join(r for _, r in runs)
 
 
 @given(st.one_of(texts(), forged()))
@@ -178,4 +203,4 @@ def test_coloured_lines_lose_their_sequences_in_the_visible_text(
     assert result.outcome.stats["tokens_after"] < result.outcome.stats["tokens_before"]
     (uid,) = result.outcome.stats["changed"]
     (entry,) = result.outcome.stats["markers"]["ansi"]
-    assert entry.startswith(f"{uid}={ansi.text_digest(content)} ")
+    assert entry.startswith(f"{uid}=") and ansi.restore(content, entry[len(uid) + 1 :]) == text

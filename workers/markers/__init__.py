@@ -71,7 +71,7 @@ class Manifest:
     attribute list).  In the ``compression`` object (:data:`MANIFEST_KEY`):
     ``{"stash": ["KEY", ...], "dup": ["UNIT=SRC:AT:LEN", ...], "newer": ["UNIT>INDEX", ...],
     "table": ["UNIT=DIGEST ATTRS", ...], "min": ["UNIT=DIGEST ATTRS", ...],
-    "ansi": ["UNIT=DIGEST RUNS", ...]}`` (``min``: the layout of each
+    "ansi": ["UNIT=RUNS", ...]}`` (``min``: the layout of each
     ``[[json-min:v1]]`` document, keyed by :func:`workers.markers.json_min.body_digest`
     of its body; ``ansi``: the escape sequences the ``ansi`` engine took out of the
     unit, :mod:`workers.markers.ansi`),

@@ -5,14 +5,17 @@ cursor moves) out of a text; the visible text is the plain text and what
 expand needs to put them back, their positions and exact bytes, lives in the
 record's ``compression`` manifest (``markers.ansi``, one entry per unit):
 
-    UNIT=DIGEST DELTA RUN<TAB>DELTA RUN...
+    UNIT=ITEM<TAB>ITEM...      ITEM: N[~L][.C]RUN
 
-written without the spaces between ``DELTA`` and ``RUN``: ``DIGEST`` is
-:func:`text_digest` of the plain text (12 hex digits), each item one *run*
-(adjacent sequences, as written) and ``DELTA`` the decimal distance in the
-plain text from the previous run's position (the first: from the start).  A
-run starts with ESC and holds no tab, so items split on tabs and a run
-starts at its first ESC.
+Each item is one *run* (adjacent sequences, as written).  Its position is
+counted in the plain text's non-whitespace characters: ``N`` more of them
+than before the previous run (the first: from the start), then, in the
+whitespace that follows, ``L`` line ends and ``C`` more characters of that
+line (``~L`` and ``.C`` left out when 0).  A run starts
+with ESC and holds no tab, so items split on tabs and a run starts at its
+first ESC.  On the plain text the entry was written for, the positions are
+exact; counted this way they also survive the whitespace engine of standard
+mode (trailing blanks, runs of blank lines), so colours come back there too.
 
 Taken out (:data:`SEQUENCE`): CSI (``ESC [`` parameters, intermediates, a
 final byte), OSC (``ESC ]`` printable text, then BEL or ``ESC \\``) and the
@@ -20,26 +23,16 @@ other two-byte and ``nF`` escapes (``ESC (B``, ``ESC 7``, ``ESC c``).  Anything
 else (a lone ESC, a CSI cut short, an OSC with a line break) stays in the
 visible text as it is.
 
-:func:`restore` puts the runs back only when the text is exactly the plain
-text the entry was written for (its digest) and the entry parses; otherwise
-the text stays as it is: an entry can only insert escape sequences.
+:func:`restore` puts the runs back; an entry that does not parse or that
+counts more non-whitespace characters than the text has leaves the text as it
+is: an entry can only insert escape sequences.
 """
 
 from __future__ import annotations
 
-import hashlib
 import re
 
-__all__ = [
-    "DIGEST_HEX",
-    "ESC",
-    "SEQUENCE",
-    "entry",
-    "parse",
-    "restore",
-    "strip",
-    "text_digest",
-]
+__all__ = ["ESC", "SEQUENCE", "WS", "entry", "parse", "restore", "strip"]
 
 ESC = "\x1b"
 SEQUENCE = re.compile(
@@ -48,15 +41,9 @@ SEQUENCE = re.compile(
     r"|[ -/]*[0-Z\\^-~])"  # nF and two-byte escapes (not ESC [ or ESC ])
 )
 _RUN = re.compile(f"(?:{SEQUENCE.pattern})+")
-_ITEM = re.compile(r"(\d{1,12})(\x1b.*)", re.S)
-DIGEST_HEX = 12
-_DIGEST = re.compile(f"[0-9a-f]{{{DIGEST_HEX}}}")
-
-
-def text_digest(text: str) -> str:
-    """The key of an entry: a digest of the plain text it was written for."""
-    data = text.encode("utf-8", "surrogatepass")
-    return hashlib.blake2b(data, digest_size=DIGEST_HEX // 2).hexdigest()
+_ITEM = re.compile(r"(\d{1,12})(?:~(\d{1,12}))?(?:\.(\d{1,12}))?(\x1b.*)", re.S)
+WS = " \t\r\n\f\v"  # what the whitespace engine may trim or fold
+_NON_WS = re.compile(r"[^ \t\r\n\f\v]")
 
 
 def strip(text: str) -> tuple[str, list[tuple[int, str]]]:
@@ -80,45 +67,78 @@ def strip(text: str) -> tuple[str, list[tuple[int, str]]]:
 def entry(plain: str, runs: list[tuple[int, str]]) -> str:
     """The manifest entry (without ``UNIT=``) of the runs taken from ``plain``."""
     items: list[str] = []
-    last = 0
+    last_count = 0
+    count = 0  # non-whitespace characters of plain[:scanned]
+    scanned = 0
+    anchor = 0  # just after the last non-whitespace character before ``scanned``
     for pos, run in runs:
-        items.append(f"{pos - last}{run}")
-        last = pos
-    return f"{text_digest(plain)} " + "\t".join(items)
+        for m in _NON_WS.finditer(plain, scanned, pos):
+            count += 1
+            anchor = m.end()
+        scanned = pos
+        gap = plain[anchor:pos]
+        lines = gap.count("\n")
+        col = pos - anchor - (gap.rfind("\n") + 1 if lines else 0)
+        items.append(
+            f"{count - last_count}{f'~{lines}' if lines else ''}{f'.{col}' if col else ''}{run}"
+        )
+        last_count = count
+    return "\t".join(items)
 
 
-def parse(value: str, plain: str) -> list[tuple[int, str]] | None:
-    """The runs of an entry written for ``plain``; None when it is not one (digest, grammar)."""
-    digest, space, payload = value.partition(" ")
-    if not space or not payload or not _DIGEST.fullmatch(digest):
+def parse(value: str) -> list[tuple[int, int, int, str]] | None:
+    """(non-whitespace count, line ends, column, run) of an entry's items; None when it is
+    not one."""
+    if not value:
         return None
-    if digest != text_digest(plain):
-        return None
-    runs: list[tuple[int, str]] = []
-    pos = 0
-    for item in payload.split("\t"):
+    runs: list[tuple[int, int, int, str]] = []
+    count = 0
+    for item in value.split("\t"):
         m = _ITEM.fullmatch(item)
-        if m is None or _RUN.fullmatch(m.group(2)) is None:
+        if m is None or _RUN.fullmatch(m.group(4)) is None:
             return None
-        pos += int(m.group(1))
-        if pos > len(plain):
-            return None
-        runs.append((pos, m.group(2)))
+        count += int(m.group(1))
+        runs.append((count, int(m.group(2) or 0), int(m.group(3) or 0), m.group(4)))
     return runs
 
 
 def restore(text: str, value: str | None) -> str:
-    """``text`` with the runs of its entry put back (``value``: the entry, or None)."""
-    if not value:
-        return text
-    runs = parse(value, text)
+    """``text`` with the runs of its entry put back (``value``: the entry, or None).
+
+    A run goes after its count of non-whitespace characters, then past as many
+    line ends of the whitespace that follows as it had (or as many as are
+    left), then past as many blanks of that line as it had (or as many as are
+    left before the line's end or its next character).
+    """
+    runs = parse(value) if value else None
     if runs is None:
         return text
     pieces: list[str] = []
-    cursor = 0
-    for pos, run in runs:
-        pieces.append(text[cursor:pos])
+    n = len(text)
+    written = 0  # text[:written] is in pieces
+    i = 0  # scan position
+    count = 0
+    anchor = 0
+    for target, lines, col, run in runs:
+        while count < target:
+            m = _NON_WS.search(text, i)
+            if m is None:
+                return text  # counts more than the text holds: not its entry
+            count += 1
+            i = anchor = m.end()
+        j = k = anchor
+        seen = 0
+        while seen < lines and k < n and text[k] in WS:
+            k += 1
+            if text[k - 1] == "\n":
+                seen += 1
+                j = k
+        end = j + col
+        while j < end and j < n and text[j] in WS and text[j] != "\n":
+            j += 1
+        j = max(j, written)
+        pieces.append(text[written:j])
         pieces.append(run)
-        cursor = pos
-    pieces.append(text[cursor:])
+        written = i = j
+    pieces.append(text[written:])
     return "".join(pieces)
