@@ -85,8 +85,16 @@ def test_the_facts_of_coloured_lines_stay_visible_without_their_colour(tmp_path:
 
 def test_later_engines_read_the_plain_text(tmp_path: Path) -> None:
     """In standard mode the diagnostics of tsc --pretty are read as diagnostics."""
-    _, records, _ = _run(tmp_path, "standard")
+    src, records, _ = _run(tmp_path, "standard")
+    inputs = [orjson.loads(line) for line in src.read_bytes().splitlines()]
+    # diagnostics folded by the filters keep every fact (a coloured fact read as its plain text)
+    assert [lost_facts(d, r) for d, r in zip(inputs, records, strict=True)] == [[]] * len(inputs)
     by_id = {r["id"]: r for r in records}
+    gcc = by_id["gcc-color"]["content"]
+    # gcc's repeated warnings read as diagnostics once the colour is out: folded, every
+    # location listed (without the ansi engine standard mode saved 22.7% here, now over 75%)
+    assert "\x1b" not in gcc and "main.c:4:33" in gcc and "main.c:8:33" in gcc
+    assert by_id["gcc-color"]["compression"]["saved_pct"] > 60
     tsc = by_id["tsc-pretty"]
     assert "\x1b" not in tsc["content"]
     assert "error TS2322" in tsc["content"]

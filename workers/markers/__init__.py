@@ -13,7 +13,7 @@ with the writer and the decoder, one row below, and its name in
 |---|---|---|
 | ``… NOTE <<cx:KEY>>`` | :mod:`~workers.markers.stash` | every lossy engine |
 | ``VIEW\\n<<cx:view>>… <<cx:KEY>>`` | :mod:`~workers.markers.structured_view` | structured, toolfilter |
-| ``[[json-min:v1 LAYOUT]]…[[/json-min]]`` | :mod:`~workers.markers.json_min` | jsonminify |
+| ``[[json-min:v1]]…[[/json-min]]`` (layout in the manifest) | :mod:`~workers.markers.json_min` | jsonminify |
 | ``[[json-table:v1 columns=[…] rows=N]]…`` (layout in the manifest) | :mod:`~workers.markers.json_table` | jsontable |
 | (nothing visible: escape sequences in the manifest) | :mod:`~workers.markers.ansi` | ansi |
 | ``[[dup:v1 src=UNIT at=N len=N \\| preview]]`` | :mod:`~workers.markers.dup` | dedup |

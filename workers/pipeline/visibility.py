@@ -73,8 +73,10 @@ def lost_facts(data: dict[str, Any], output: dict[str, Any]) -> list[tuple[str, 
         for kind, line in critical:
             if any(line in view for view in views):
                 continue
-            if ansi.ESC in line and any(ansi.strip(line)[0] in view for view in views):
-                continue  # the line without its escape sequences (the ansi engine's plain text)
+            if ansi.ESC in line:  # read as the ansi engine shows it: its plain text
+                line = ansi.strip(line)[0]
+                if any(line in view for view in views):
+                    continue
             if compact is None:
                 compact = [_SPACE.sub("", view) for view in views]
             squeezed = _SPACE.sub("", line)
