@@ -99,7 +99,10 @@ def _split_names(line: str) -> list[str]:
             i += 1
             continue
         if line[i] == '"':
-            value, end = decoder.raw_decode(line, i)
+            try:
+                value, end = decoder.raw_decode(line, i)
+            except ValueError:  # not a name this module wrote (a kept line): a word
+                value, end = line[i:], n
             out.append(str(value))
             i = end
             continue
@@ -200,8 +203,11 @@ def tree_paths(view: str) -> set[str]:
 def _header(line: str) -> tuple[str | None, str]:
     """(directory ending in ``/`` or None, the names after it) of one view line."""
     if line.startswith('"'):
-        value, end = json.JSONDecoder().raw_decode(line, 0)
-        if str(value).endswith("/") and line[end : end + 1] == ":":
+        try:
+            value, end = json.JSONDecoder().raw_decode(line, 0)
+        except ValueError:
+            return None, line
+        if isinstance(value, str) and value.endswith("/") and line[end : end + 1] == ":":
             return str(value), line[end + 1 :]
         return None, line
     at = line.find("/:")
@@ -649,8 +655,10 @@ def compact_listing(
         if paths is not None:
             view, _tree, entries = paths
             kind = "paths"
-            if not _input_paths(text, hint) <= _with_dirs(tree_paths("\n".join(view))):
-                return None
+            shown = tree_paths("\n".join(view))
+            shown.update([path.rstrip("/") for path in shown])
+            if not _input_paths(text, hint) <= shown:
+                return None  # a path the reader would not find: no view
     if view is None or kind is None:
         return None
     body = "\n".join(view)
@@ -670,16 +678,3 @@ def compact_listing(
     if check_lossy(text, new, "tool_result", stash, (), command):
         return None
     return Listing(new, stash, kind, entries)
-
-
-def _with_dirs(paths: set[str]) -> set[str]:
-    """``paths`` plus each directory without its trailing ``/`` and every parent directory."""
-    out = set(paths)
-    for path in paths:
-        trimmed = path.rstrip("/")
-        out.add(trimmed)
-        parts = trimmed.split("/")
-        for i in range(1, len(parts)):
-            out.add("/".join(parts[:i]))
-            out.add("/".join(parts[:i]) + "/")
-    return out

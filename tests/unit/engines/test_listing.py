@@ -337,3 +337,14 @@ def test_columns_and_patches_are_not_listings(tokens: TokenCounter) -> None:
     patch += ["", "diff --git a/src/f0.py b/src/f0.py", "@@ -1 +1 @@", "-old", "+new"]
     assert compact_listing("\n".join(patch) + "\n", tokens, "git-diff", "git log -p --stat") is None
     assert listing_kind("\n".join(patch)) is None
+
+
+def test_kept_lines_with_stray_quotes_do_not_break_the_reader(tokens: TokenCounter) -> None:
+    text = (
+        "\n".join([*(f"./src/pkg/m{i}.c" for i in range(40)), 'find: "./odd: No such file']) + "\n"
+    )
+    view = compact_listing(text, tokens, "find", "find .")
+    assert view is not None
+    assert 'find: "./odd: No such file' in view.text
+    assert {f"./src/pkg/m{i}.c" for i in range(40)} <= tree_paths(view.text)
+    assert tree_paths('"unterminated x\n"also: y') >= {'"unterminated x'}
