@@ -72,3 +72,19 @@ def test_plain_names_in_shared_directories_get_a_view(paths: list[str]) -> None:
     if view is not None:
         assert set(paths) <= _shown(view.text)
         assert _restore(view.text, view.stash) == text
+
+
+_LINE = st.one_of(
+    st.text(max_size=40),
+    st.builds(lambda a, b: f"{a}/{b}", st.text(max_size=15), st.text(max_size=15)),
+    st.sampled_from(['"x', '"a/": b', "x/: y", "total 12", "commit " + "a" * 40, " a | 3 ++-"]),
+)
+
+
+@settings(max_examples=200, deadline=None)
+@given(st.lists(_LINE, min_size=8, max_size=40), st.sampled_from(["find", "ls", "git-log", ""]))
+def test_any_text_gives_a_sound_view_or_none(lines: list[str], hint: str) -> None:
+    text = "\n".join(lines)
+    view = compact_listing(text, TOKENS, hint)
+    if view is not None:
+        assert _restore(view.text, view.stash) == text
