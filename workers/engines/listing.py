@@ -247,7 +247,7 @@ def _path_listing(
         if len(line) > 1024 or _NOT_PATH.search(line) or (" " in line and not spaced):
             other.append(line)
             continue
-        if line.strip() in crit:  # the gate keeps it visible as written (``error.js``)
+        if line.strip() in crit and "/" in line:  # the gate wants it as written (``./error.js``)
             other.append(line)
             entries += 1
             slashed += "/" in line
@@ -367,8 +367,9 @@ def _long_entries(
         if m.group("type") == "l" and " -> " in name:
             name, target = name.split(" -> ", 1)
         owner = m.group("owner") + (":" + m.group("group") if m.group("group") else "")
+        size = m.group("size").replace(" ", "")  # a device's ``5,   1`` is ``5,1``
         entry = _Entry(
-            m.group("type"), m.group("type") + m.group("mode"), owner, name, m.group("size"), target
+            m.group("type"), m.group("type") + m.group("mode"), owner, name, size, target
         )
         rows.append((current, entry))
         entries += 1

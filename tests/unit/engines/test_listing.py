@@ -348,3 +348,14 @@ def test_kept_lines_with_stray_quotes_do_not_break_the_reader(tokens: TokenCount
     assert 'find: "./odd: No such file' in view.text
     assert {f"./src/pkg/m{i}.c" for i in range(40)} <= tree_paths(view.text)
     assert tree_paths('"unterminated x\n"also: y') >= {'"unterminated x'}
+
+
+def test_ls_r_names_stay_under_their_directory_header(tokens: TokenCounter) -> None:
+    names = [f"mod_{i}.py" for i in range(30)] + ["errors.py"]
+    text = "pkg/email:\n" + "\n".join(names) + "\n\npkg/email/sub:\n" + "\n".join(names) + "\n"
+    view = compact_listing(text, tokens, "ls", "ls -R pkg/email")
+    assert view is not None and view.kind == "paths"
+    shown = tree_paths(view.text)
+    for folder in ("pkg/email", "pkg/email/sub"):
+        assert {f"{folder}/{n}" for n in names} <= shown
+    assert _restore(view.text, view.stash) == text
