@@ -480,7 +480,7 @@ def _stat_view(text: str, crit: frozenset[str]) -> tuple[list[str], int] | None:
     if lines and lines[-1] == "":
         lines.pop()
     out: list[str] = []
-    entries = commits = 0
+    entries = commits = summaries = 0
     in_msg = False
     subject_done = False
     author = ""
@@ -543,6 +543,7 @@ def _stat_view(text: str, crit: frozenset[str]) -> tuple[list[str], int] | None:
         s = _SUMMARY.match(line)
         if s is not None:
             out.append(f" {s.group(1)} files " + _pm(s.group(2) or "0", s.group(3) or "0"))
+            summaries += 1
             continue
         if not line.strip():
             if out and out[-1] != "":
@@ -553,9 +554,9 @@ def _stat_view(text: str, crit: frozenset[str]) -> tuple[list[str], int] | None:
         flush()
     if commits == 0 and entries < MIN_ENTRIES:
         return None
-    if entries == 0:
-        return None
-    return out, entries
+    if entries == 0 and (summaries == 0 or commits == 0):
+        return None  # neither file stats nor --shortstat summaries
+    return out, entries or summaries
 
 
 def _pm(add: str, dele: str) -> str:
@@ -586,9 +587,9 @@ def _churn(n: int, bar: str) -> str:
 def listing_kind(text: str, hint: str = "") -> str | None:
     """``paths``, ``long``, ``git-stat`` or None: which listing the lines are."""
     if (
-        not _DIFF.search(text)
+        (hint in _STAT_HINTS or _COMMIT.match(text))
+        and not _DIFF.search(text)
         and _stat_view(text, frozenset()) is not None
-        and (hint in _STAT_HINTS or _COMMIT.search(text))
     ):
         return "git-stat"
     if _long_entries(text) is not None:
@@ -643,9 +644,10 @@ def compact_listing(
     kind: str | None = None
     view: list[str] | None = None
     entries = 0
-    if ("|" in text or "\t" in text) and not _DIFF.search(text):  # a patch: the diff filter
+    # git's file stats; a patch (``-p``) is left to the diff filter
+    if (hint in _STAT_HINTS or _COMMIT.match(text)) and not _DIFF.search(text):
         found = _stat_view(text, crit)
-        if found is not None and (hint in _STAT_HINTS or _COMMIT.search(text)):
+        if found is not None:
             kind, (view, entries) = "git-stat", found
     if view is None:
         long = _long_view(text, crit)

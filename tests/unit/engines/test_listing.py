@@ -359,3 +359,19 @@ def test_ls_r_names_stay_under_their_directory_header(tokens: TokenCounter) -> N
     for folder in ("pkg/email", "pkg/email/sub"):
         assert {f"{folder}/{n}" for n in names} <= shown
     assert _restore(view.text, view.stash) == text
+
+
+def test_git_log_shortstat_keeps_every_commit_and_its_numbers(tokens: TokenCounter) -> None:
+    out: list[str] = []
+    for c in range(20):
+        out += [f"commit {c:040x}", "Author: Dev <d@example.org>", f"Date:   Dec {c + 1} 2026", ""]
+        out += [f"    subject {c}", "", "    a body line", "    another body line", "", ""]
+        out.append(f" {c + 1} files changed, {3 * c} insertions(+), {c} deletions(-)")
+    text = "\n".join(out) + "\n"
+    view = compact_listing(text, tokens, "git-log", "git log --shortstat")
+    assert view is not None and view.kind == "git-stat"
+    lines = view.text.splitlines()
+    for c in range(1, 20):
+        assert f"commit {c:040x}" in lines and f"    subject {c}" in lines
+        assert f" {c + 1} files +{3 * c} -{c}" in lines
+    assert _restore(view.text, view.stash) == text
