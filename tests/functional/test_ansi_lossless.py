@@ -136,3 +136,35 @@ def test_standard_mode_keeps_the_colours_through_the_whitespace_normalisation() 
         assert back.count("\x1b") == text.count("\x1b"), sample["name"]
         checked += 1
     assert checked >= 8
+
+
+@pytest.mark.parametrize("mode", ["lossless", "aggressive"])
+def test_reruns_of_coloured_output_dedup_and_expand_exactly(mode: str) -> None:
+    """A coloured output run three times (the second with a line more): dedup points at the
+    first copy as written, ansi takes the colour out of what is left, expand gives the
+    conversation back byte for byte."""
+    from workers.core.offload import MemoryStore, stored_text
+    from workers.core.settings import Settings
+    from workers.pipeline.expand import expand_record
+    from workers.pipeline.runner import Pipeline
+
+    pipeline = Pipeline(Settings(mode=mode))
+    for sample in SAMPLES:
+        out = sample["output"]
+        data = {
+            "id": sample["name"],
+            "messages": [
+                {"role": "user", "content": "build it"},
+                {"role": "tool", "tool_call_id": "a", "content": out},
+                {"role": "assistant", "content": "fixed, again"},
+                {"role": "tool", "tool_call_id": "b", "content": out + "\nDone.\n"},
+                {"role": "tool", "tool_call_id": "c", "content": out},
+            ],
+        }
+        outcome = pipeline.run_raw(data)
+        store = MemoryStore()
+        store.put_many({k: stored_text(v) for k, v in outcome.stash.items()})
+        assert expand_record(orjson.loads(orjson.dumps(outcome.record)), store) == data
+        if not has_marker(out):
+            assert outcome.stats["saved_pct"] > 50, sample["name"]
+            assert {"dedup", "ansi"} <= set(outcome.stats["engines_applied"]), sample["name"]
