@@ -216,7 +216,7 @@ def test_the_readme_commands_run_as_written(
     light = read(tmp_path / "light-stats.jsonl")
     assert light and {s["combo"] for s in light} == {"tool-outputs-light"}
     assert {e["engine"] for s in light for e in s["engines"]} == {
-        "dedup", "jsontable", "jsonminify", "toolfilter", "logtemplate"
+        "dedup", "ansi", "jsontable", "jsonminify", "toolfilter", "logtemplate"
     }  # fmt: skip
     auto = read(tmp_path / "auto-stats.jsonl")
     assert auto and all(s["route"]["source"] == "threshold" for s in auto)
