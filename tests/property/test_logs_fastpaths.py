@@ -87,3 +87,24 @@ def test_mask_is_the_plain_masker(line: str) -> None:
         patch.undo()
     assert fast == plain
     assert all(isinstance(f, _logs.Field) for f in fast.fields)
+
+
+STAMP_PIECES = st.sampled_from(
+    [
+        "2026-12-01", "2026/12/01", "12-01", "2026", "T", " ", "09:29:24", "09:29", ":24",
+        ",718", ".123456789", "Z", "+02:00", "-0700", " UTC", "UTC", "01/Dec/2026:", "01/Dex/2026",
+        "Dec", "Dec ", "Dec  1 ", "Jan 12 ", "Oct", "x", "a1", "_", ":", "/", "-", "9", "09",
+        "0", "1", "é", "\u0663", "\n", "J", "Ju", "Jun",
+    ]
+)  # fmt: skip
+
+
+@settings(max_examples=5000, deadline=None)
+@given(
+    st.one_of(st.lists(STAMP_PIECES, max_size=16).map("".join), LINES),
+    st.integers(min_value=0, max_value=40),
+)
+def test_stamp_scan_is_the_stamp_regex(line: str, begin: int) -> None:
+    begin = min(begin, len(line))
+    expected = [m.span() for m in _logs._TS.finditer(line, begin, len(line))]
+    assert [m.span() for m in _logs._TS_SCAN.finditer(line, begin, len(line))] == expected

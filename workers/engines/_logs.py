@@ -36,6 +36,15 @@ _TS = re.compile(
     rf"|{_MONTH}\s{{1,2}}\d{{1,2}}\s{_TIME}"  # syslog, journal
     rf"|\d{{2}}:\d{{2}}:\d{{2}}(?:[.,]\d{{1,9}})?{_ZONE}(?![\w:])"  # a time of day alone
 )
+# _TS as the scan runs it (the same matches: the property test holds it to _TS):
+# the alternatives that start with two digits share them, and a position that
+# starts neither with a digit nor with a month's initial is passed at once.
+_TS_SCAN = re.compile(
+    rf"(?=[\dADFJMNOS])(?:\d\d(?:\d\d[-/]\d{{2}}[-/]\d{{2}}(?:[T ]{_TIME}{_ZONE})?"
+    rf"|/{_MONTH}/\d{{4}}:{_TIME}(?: [+-]\d{{4}})?"
+    rf"|:\d{{2}}:\d{{2}}(?:[.,]\d{{1,9}})?{_ZONE}(?![\w:]))"
+    rf"|{_MONTH}\s{{1,2}}\d{{1,2}}\s{_TIME})"
+)
 # Masking is two linear scans: timestamps (they hold spaces), then tokens (runs
 # without spaces, quotes or brackets), each classified once by its own shape.
 # a token without a digit or a slash is template text: only the others are scanned
@@ -119,7 +128,7 @@ def _token_spans(line: str, begin: int, end_at: int) -> list[tuple[int, int]]:
 def _fields(line: str, begin: int, end_at: int) -> list[tuple[str, int, int]]:
     """``(kind, start, end)`` of the fields of ``line[begin:end_at]``, in order."""
     found: list[tuple[str, int, int]] = []
-    stamps = [m.span() for m in _TS.finditer(line, begin, end_at)]
+    stamps = [m.span() for m in _TS_SCAN.finditer(line, begin, end_at)]
     stamps = [(a, b) for a, b in stamps if a == 0 or not line[a - 1].isalnum()]
     si = 0
     count = len(stamps)
