@@ -19,7 +19,10 @@ unchanged.  The same record and settings give the same output on any worker.
 The ``compression`` object carries the record's marker manifest
 (:class:`workers.markers.Manifest`: the stash keys and back-references its
 engines wrote, and nothing else), which is all ``expand`` resolves; the JSON
-tables' layouts are moved there too, out of the visible headers.
+tables' and json-min documents' layouts are moved there too, out of the visible headers, and
+so are the escape sequences the ``ansi`` engine took out (a lossless engine hands such an
+out-of-band layout over in ``details["_layouts"]``; the gate checks it with the engine's
+``decode_with``).
 Per-record failures are data (``Outcome.rejections``), never exceptions;
 :class:`RecordError` is raised only for input that cannot be processed at all
 (it goes to the dead letter as the record's one result).
