@@ -36,6 +36,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from workers.core.ansi import ANSI
+from workers.core.memo import Memo
 from workers.core.offload import stash_key
 from workers.core.tokens import TokenCounter
 from workers.engines._logs import Field, Masked, is_log_line, mask
@@ -117,8 +118,8 @@ class _Run:
 
 
 class _Folder:
-    def __init__(self, tokens: TokenCounter) -> None:
-        self.tokens = tokens
+    def __init__(self, tokens: TokenCounter | None) -> None:
+        self.tokens = tokens  # only the summary's worth needs it (not run membership)
 
     # -- run membership ---------------------------------------------------------
 
@@ -263,6 +264,7 @@ class _Folder:
             return False
         if len(stashed) >= LONG_RUN_CHARS:
             return True
+        assert self.tokens is not None
         return self.tokens.count(stashed) >= self.tokens.count(marker) + MIN_SAVED_TOKENS
 
 
@@ -312,49 +314,11 @@ def fold_log(text: str, tokens: TokenCounter, command: str | None = None) -> Fol
     """Fold the template runs of one tool output; None when nothing was worth folding."""
     if len(text) < MIN_CHARS or _OTHER_BREAKS.search(text) or is_json_document(text):
         return None
-    lines = text.split("\n")
-    ansi = "\x1b" in text
-    plain = [_ANSI.sub("", line) for line in lines] if ansi else lines
-    log_flags = [is_log_line(line) for line in plain]
-    if sum(log_flags) < MIN_LOG_LINES:
+    runs = _runs_of((text, command))
+    if runs is None:
         return None
-    kinds: dict[str, set[str]] = {}
-    for kind, line in critical_lines(text, "tool_result", command):
-        kinds.setdefault(line, set()).add(kind)
-    markers = "<<cx:" in text
+    lines = text.split("\n")
     folder = _Folder(tokens)
-    runs: list[_Run] = []
-    run: _Run | None = None
-    for i, line in enumerate(lines):
-        if not line.strip():
-            continue  # blank lines join the run around them
-        info: _Line | None = None
-        if log_flags[i] and not (markers and has_marker(line)):
-            key = line.strip()[:CRITICAL_CAP]
-            crit = kinds.get(key)
-            if crit is None or crit <= SHAPED_KINDS:
-                masked = mask(plain[i])
-                error = crit is not None or is_error_line(plain[i]) or _server_error(masked)
-                info = _Line(
-                    i,
-                    masked,
-                    masked.template.split(" "),
-                    error,
-                    key if crit is not None else None,
-                )
-        if info is None:
-            if run is not None:
-                runs.append(run)
-            run = None
-            continue
-        if run is not None and folder.accepts(run, info):
-            continue
-        if run is not None:
-            runs.append(run)
-        run = folder.start(info)
-    if run is not None:
-        runs.append(run)
-
     out: list[str] = []
     stash: dict[str, str] = {}
     cursor = folded = count = 0
@@ -387,6 +351,70 @@ def fold_log(text: str, tokens: TokenCounter, command: str | None = None) -> Fol
     if next(iter(hidden_critical(critical, [new])), None) is not None:
         return None
     return FoldResult(new, stash, count, folded)
+
+
+def _key_chars(key: object) -> int:
+    """What a ``(text, command)`` key or a value of ``_runs_of`` counts for in its memo."""
+    if isinstance(key, tuple) and key and isinstance(key[0], str):
+        return len(key[0]) + 1
+    return 1
+
+
+# The runs are a pure function of the text and its command (what is stashed and how
+# it is keyed is not: the stash key redacts the record's own secrets), and an output
+# recurs: in several records, in every request that sends a conversation again.
+def _runs(text_command: tuple[str, str | None]) -> tuple[_Run, ...] | None:
+    """The runs of consecutive log lines of one template (None: too few log lines)."""
+    text, command = text_command
+    lines = text.split("\n")
+    ansi = "\x1b" in text
+    plain = [_ANSI.sub("", line) for line in lines] if ansi else lines
+    log_flags = [is_log_line(line) for line in plain]
+    if sum(log_flags) < MIN_LOG_LINES:
+        return None
+    kinds: dict[str, set[str]] = {}
+    for kind, line in critical_lines(text, "tool_result", command):
+        kinds.setdefault(line, set()).add(kind)
+    markers = "<<cx:" in text
+    folder = _Folder(None)
+    runs: list[_Run] = []
+    run: _Run | None = None
+    for i, line in enumerate(lines):
+        if not line.strip():
+            continue  # blank lines join the run around them
+        info: _Line | None = None
+        if log_flags[i] and not (markers and has_marker(line)):
+            key = line.strip()[:CRITICAL_CAP]
+            crit = kinds.get(key)
+            if crit is None or crit <= SHAPED_KINDS:
+                masked = mask(plain[i])
+                error = crit is not None or is_error_line(plain[i]) or _server_error(masked)
+                info = _Line(
+                    i,
+                    masked,
+                    masked.template.split(" "),
+                    error,
+                    key if crit is not None else None,
+                )
+        if info is None:
+            if run is not None:
+                runs.append(run)
+            run = None
+            continue
+        if run is not None and folder.accepts(run, info):
+            continue
+        if run is not None:
+            runs.append(run)
+        run = folder.start(info)
+    if run is not None:
+        runs.append(run)
+    return tuple(runs)
+
+
+# Emptied with the content caches; the runs are only read after they are built.
+_runs_of: Memo[tuple[str, str | None], tuple[_Run, ...] | None] = Memo(
+    _runs, entries=256, chars=4_000_000, size=_key_chars
+)
 
 
 def _server_error(masked: Masked) -> bool:
