@@ -52,6 +52,7 @@ from workers.fidelity.lossy import OFFLOAD_REF, Violation, check_lossy, referenc
 from workers.markers import (
     MANIFEST_KEY,
     Manifest,
+    ansi,
     dup,
     has_marker,
     json_min,
@@ -328,10 +329,15 @@ class Pipeline:
             tokens_after = tokens_before
             stash = {}
         secrets = 0
+        shown = texts
         if self.settings.redact_output:  # no credential in the output either
             texts, secrets, tokens_after = self._redact_output(texts, tokens_after)
         changes = {u.path: t for u, t in zip(units, texts, strict=True) if t != u.text}
         manifest = _manifest(units, texts, stash, written)
+        if self.settings.redact_output and manifest.ansi:
+            # nor in the escape sequences kept out of band (an OSC hyperlink's URL)
+            manifest, found = _redact_ansi(manifest, units, shown, texts)
+            secrets += found
         tables = {u.uid: tables[u.uid] for u in units if u.path in changes and u.uid in tables}
         if tables:
             manifest = replace(manifest, table=tables)
@@ -581,6 +587,26 @@ def _manifest(
                 newer[unit.uid] = frozenset(found)
     runs = {units[i].uid: e for i, e in written.ansi.items() if texts[i] != units[i].text}
     return Manifest(frozenset(keys), dups, newer, ansi=runs)
+
+
+def _redact_ansi(
+    manifest: Manifest, units: Sequence[Unit], shown: list[str], texts: list[str]
+) -> tuple[Manifest, int]:
+    """``manifest`` with the secrets of its ``ansi`` entries redacted, and how many.
+
+    A unit whose visible text lost a secret loses its entry: the entry counts the
+    characters the placeholder replaced, so its colours would land elsewhere.  So does
+    an entry that no longer parses once redacted.
+    """
+    runs: dict[str, str] = {}
+    found = 0
+    redacted_units = {u.uid for u, a, b in zip(units, shown, texts, strict=True) if a != b}
+    for uid, value in manifest.ansi.items():
+        held, n = redact_count(value)
+        found += n
+        if uid not in redacted_units and (not n or ansi.parse(held) is not None):
+            runs[uid] = held
+    return replace(manifest, ansi=runs), found
 
 
 def _reachable(text: str, stash: Mapping[str, str], keys: set[str]) -> list[str]:
