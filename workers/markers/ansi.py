@@ -31,6 +31,7 @@ is: an entry can only insert escape sequences.
 from __future__ import annotations
 
 import re
+from functools import cache
 
 __all__ = ["ESC", "SEQUENCE", "WS", "entry", "parse", "restore", "strip"]
 
@@ -43,7 +44,18 @@ SEQUENCE = re.compile(
 _RUN = re.compile(f"(?:{SEQUENCE.pattern})+")
 _ITEM = re.compile(r"(\d{1,12})(?:~(\d{1,12}))?(?:\.(\d{1,12}))?(\x1b.*)", re.S)
 WS = " \t\r\n\f\v"  # what the whitespace engine may trim or fold
-_NON_WS = re.compile(r"[^ \t\r\n\f\v]")
+_STEP = 256  # restore skips at most this many non-whitespace characters per match
+
+
+@cache  # n <= _STEP: at most _STEP patterns
+def _skip(n: int) -> re.Pattern[str]:
+    """Matches up to just after the ``n``-th non-whitespace character."""
+    return re.compile(rf"(?:[ \t\r\n\f\v]*[^ \t\r\n\f\v]){{{n}}}")
+
+
+def _non_ws(text: str) -> int:
+    """How many non-whitespace characters ``text`` holds."""
+    return len(text) - sum(text.count(c) for c in WS)
 
 
 def strip(text: str) -> tuple[str, list[tuple[int, str]]]:
@@ -72,9 +84,10 @@ def entry(plain: str, runs: list[tuple[int, str]]) -> str:
     scanned = 0
     anchor = 0  # just after the last non-whitespace character before ``scanned``
     for pos, run in runs:
-        for m in _NON_WS.finditer(plain, scanned, pos):
-            count += 1
-            anchor = m.end()
+        kept = plain[scanned:pos].rstrip(WS)
+        if kept:
+            count += _non_ws(kept)
+            anchor = scanned + len(kept)
         scanned = pos
         gap = plain[anchor:pos]
         lines = gap.count("\n")
@@ -121,10 +134,11 @@ def restore(text: str, value: str | None) -> str:
     anchor = 0
     for target, lines, col, run in runs:
         while count < target:
-            m = _NON_WS.search(text, i)
+            step = min(target - count, _STEP)
+            m = _skip(step).match(text, i)
             if m is None:
                 return text  # counts more than the text holds: not its entry
-            count += 1
+            count += step
             i = anchor = m.end()
         j = k = anchor
         seen = 0
