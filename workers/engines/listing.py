@@ -21,8 +21,11 @@ filter picked for it is only a hint):
   they differ from the listing's usual ones, named once in the first line.
   Link counts, dates, inodes and blocks are left to the stash.
 - *git stat* (``git log --stat``, ``git show --stat``, ``--numstat``): commit,
-  author, date and subject lines stay; each ``path | 12 ++++----`` line
-  becomes ``path +8 -4`` (``path 120 ~+80/-40`` when git scaled the bar).
+  date and subject lines stay, and author lines but one that repeats the
+  commit above (the message body is left to the stash); each ``path | 12
+  ++++----`` line becomes ``path +8 -4`` (``path 120 ~+80 -40`` when git
+  scaled the bar: an estimate from the bar's share of ``+``, which can be off
+  by one or more either way).
 
 The view is followed by the structured-view envelope
 (:mod:`workers.markers.structured_view`): ``VIEW\\n<<cx:view>>… note
