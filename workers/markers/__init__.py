@@ -99,15 +99,9 @@ class Manifest:
         if self.newer:
             out["newer"] = sorted(f"{uid}>{i}" for uid, idx in self.newer.items() for i in idx)
         if self.table:
-            out["table"] = sorted(
-                f"{uid}={d} {a}" for uid, layouts in self.table.items() for d, a in layouts.items()
-            )
+            out["table"] = _layout_items(self.table)
         if self.minified:
-            out["min"] = sorted(
-                f"{uid}={d} {a}"
-                for uid, layouts in self.minified.items()
-                for d, a in layouts.items()
-            )
+            out["min"] = _layout_items(self.minified)
         if self.ansi:
             out["ansi"] = sorted(f"{uid}={entry}" for uid, entry in self.ansi.items())
         return out
@@ -128,18 +122,8 @@ class Manifest:
             uid, sep, index = item.partition(">")
             if sep and index.lstrip("-").isdigit():
                 newer.setdefault(uid, set()).add(int(index))
-        tables: dict[str, dict[str, str]] = {}
-        for item in _strings(value.get("table")):
-            uid, sep, entry = item.partition("=")
-            digest, space, attrs = entry.partition(" ")
-            if sep and space and _DIGEST.fullmatch(digest):
-                tables.setdefault(uid, {})[digest] = attrs
-        mins: dict[str, dict[str, str]] = {}
-        for item in _strings(value.get("min")):
-            uid, sep, entry = item.partition("=")
-            digest, space, attrs = entry.partition(" ")
-            if sep and space and _DIGEST.fullmatch(digest):
-                mins.setdefault(uid, {})[digest] = attrs
+        tables = _layouts_of(value.get("table"))
+        mins = _layouts_of(value.get("min"))
         runs: dict[str, str] = {}
         for item in _strings(value.get("ansi")):
             uid, sep, entry = item.partition("=")
@@ -168,6 +152,22 @@ _DIGEST = re.compile(f"[0-9a-f]{{{json_table.DIGEST_HEX}}}")
 
 def _strings(value: Any) -> Iterable[str]:
     return (v for v in value if isinstance(v, str)) if isinstance(value, list) else ()
+
+
+def _layout_items(layouts: Mapping[str, Mapping[str, str]]) -> list[str]:
+    """``UNIT=DIGEST ATTRS`` entries (``table``, ``min``), sorted."""
+    return sorted(f"{uid}={d} {a}" for uid, by in layouts.items() for d, a in by.items())
+
+
+def _layouts_of(value: Any) -> dict[str, dict[str, str]]:
+    """unit -> digest -> attributes of ``UNIT=DIGEST ATTRS`` entries; malformed ones left out."""
+    layouts: dict[str, dict[str, str]] = {}
+    for item in _strings(value):
+        uid, sep, entry = item.partition("=")
+        digest, space, attrs = entry.partition(" ")
+        if sep and space and _DIGEST.fullmatch(digest):
+            layouts.setdefault(uid, {})[digest] = attrs
+    return layouts
 
 
 @dataclass(frozen=True, slots=True)

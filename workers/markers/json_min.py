@@ -24,7 +24,7 @@ import re
 from collections.abc import Iterator, Mapping
 
 from workers.core.memo import text_memo
-from workers.markers.json_table import parse_layout
+from workers.markers.json_table import parse_layout, splice_layouts
 from workers.markers.jsonlayout import ATTRS_PATTERN, Layout, decode_markers, load, render
 
 __all__ = [
@@ -133,7 +133,7 @@ def take_layouts(text: str) -> tuple[str, dict[str, str]]:
     """
     if OPEN not in text:
         return text, {}
-    found: list[tuple[re.Match[str], str, str]] = []
+    found: list[tuple[re.Match[str], str]] = []
     layouts: dict[str, str] = {}
     conflicts: set[str] = set()
     for m, payload in _markers(text):
@@ -141,24 +141,7 @@ def take_layouts(text: str) -> tuple[str, dict[str, str]]:
         if not attrs:
             continue
         digest = body_digest(payload)
-        found.append((m, digest, attrs))
+        found.append((m, digest))
         if layouts.setdefault(digest, attrs) != attrs:
             conflicts.add(digest)
-    taken = {
-        d: a
-        for d, a in layouts.items()
-        if d not in conflicts
-        and (layout := parse_layout(a)) is not None
-        and layout.attrs() == " " + a
-    }
-    if not taken:
-        return text, {}
-    out: list[str] = []
-    cursor = 0
-    for m, digest, _ in found:
-        if digest in taken:
-            out.append(text[cursor : m.start()])
-            out.append(PLAIN)
-            cursor = m.end()
-    out.append(text[cursor:])
-    return "".join(out), taken
+    return splice_layouts(text, found, layouts, conflicts, lambda _: PLAIN)

@@ -22,7 +22,7 @@ from __future__ import annotations
 
 import hashlib
 import re
-from collections.abc import Iterable, Iterator, Mapping
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from typing import Any
 
 import orjson
@@ -53,6 +53,7 @@ __all__ = [
     "parse_layout",
     "render_table",
     "row_segments",
+    "splice_layouts",
     "table_digest",
     "table_marker",
     "take_layouts",
@@ -187,6 +188,24 @@ def take_layouts(text: str, others: Iterable[str] = ()) -> tuple[str, dict[str, 
             attrs = m.group(0)[len(_plain_header(m)) - 2 : -3]
             if layouts.get(digest, attrs) != attrs:
                 conflicts.add(digest)
+    return splice_layouts(text, plain_of, layouts, conflicts, _plain_header)
+
+
+def splice_layouts(
+    text: str,
+    found: Sequence[tuple[re.Match[str], str]],
+    layouts: Mapping[str, str],
+    conflicts: set[str],
+    plain: Callable[[re.Match[str]], str],
+) -> tuple[str, dict[str, str]]:
+    """The end of a ``take_layouts`` (this module's, :mod:`workers.markers.json_min`'s).
+
+    ``found``: (header match, digest) of the headers with attributes, in order;
+    ``layouts``: digest -> attribute list; ``conflicts``: digests with two layouts.
+    A layout goes out of band when its digest has no conflict and its attributes
+    read back the same (:func:`parse_layout`); the headers of those are written
+    ``plain(match)``.  Returns the text and the layouts taken.
+    """
     taken = {
         d: a
         for d, a in layouts.items()
@@ -199,10 +218,10 @@ def take_layouts(text: str, others: Iterable[str] = ()) -> tuple[str, dict[str, 
         return text, {}
     out: list[str] = []
     cursor = 0
-    for m, digest in plain_of:
+    for m, digest in found:
         if digest in taken:
             out.append(text[cursor : m.start()])
-            out.append(_plain_header(m))
+            out.append(plain(m))
             cursor = m.end()
     out.append(text[cursor:])
     return "".join(out), taken
