@@ -32,9 +32,10 @@ TOKENS = st.one_of(
 @settings(max_examples=4000, deadline=None)
 @given(TOKENS)
 def test_one_pass_classifier_is_the_ordered_kinds(token: str) -> None:
-    _logs._classify.cache_clear()
+    _logs._classify_memo.cache_clear()
     assert _logs._classify(token) == _logs._classify_plain(token)
     assert _logs._classify(token) == _logs._classify_plain(token)  # from the memo
+    assert _logs._classify_one(token * 9) == _logs._classify_plain(token * 9)  # not kept
 
 
 @settings(max_examples=4000, deadline=None)

@@ -600,7 +600,7 @@ def secrets_of(texts: Iterable[str]) -> list[tuple[str, str]]:
 # A pure function of one text: texts recur across records (a system prompt, the
 # history an agent sends again with every request, one tool output in several
 # shapes), so a record's secrets are collected from each distinct text once.
-@memo(entries=1024, chars=8_000_000)
+@memo(entries=1024, chars=4_000_000)
 def _text_secrets(text: str) -> tuple[tuple[str, str], ...]:
     out: list[tuple[str, str]] = []
     found: list[tuple[str, str]] = []

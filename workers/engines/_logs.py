@@ -104,11 +104,17 @@ def _classify_plain(token: str) -> str:
 _ONE_KIND = re.compile("|".join(f"(?P<{kind}>{pattern.pattern})" for kind, pattern in _KINDS))
 
 
-@register
-@lru_cache(maxsize=1 << 14)
-def _classify(token: str) -> str:
+def _classify_one(token: str) -> str:
     match = _ONE_KIND.fullmatch(token)
     return "word" if match is None else str(match.lastgroup)
+
+
+_classify_memo = register(lru_cache(maxsize=1 << 14)(_classify_one))
+_MEMO_TOKEN = 80  # longer tokens (a blob without spaces) are classified afresh, not kept
+
+
+def _classify(token: str) -> str:
+    return _classify_memo(token) if len(token) <= _MEMO_TOKEN else _classify_one(token)
 
 
 def _token_spans(line: str, begin: int, end_at: int) -> list[tuple[int, int]]:

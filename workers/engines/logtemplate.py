@@ -413,7 +413,7 @@ def _runs(text_command: tuple[str, str | None]) -> tuple[_Run, ...] | None:
 
 # Emptied with the content caches; the runs are only read after they are built.
 _runs_of: Memo[tuple[str, str | None], tuple[_Run, ...] | None] = Memo(
-    _runs, entries=256, chars=4_000_000, size=_key_chars
+    _runs, entries=128, chars=2_000_000, size=_key_chars
 )
 
 
