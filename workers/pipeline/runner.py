@@ -33,7 +33,7 @@ from __future__ import annotations
 import time
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field, replace
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Protocol
 
 from workers.core.catalog import MODES
 from workers.core.errors import CtxpressError
@@ -250,21 +250,22 @@ class Pipeline:
             out.append(redacted)
         return out, found, tokens
 
-    def _take_table_layouts(
+    def _take_layouts(
         self,
         units: Sequence[Unit],
         texts: list[str],
         counts: list[int],
-        tables: dict[str, dict[str, str]],
-        marker: Any = json_table,
+        by_unit: dict[str, dict[str, str]],
+        marker: _LayoutMarker,
     ) -> None:
-        """Move the JSON tables' layouts (or ``marker``'s: json_min) out of ``texts`` into
-        ``tables`` (unit -> layouts, for the manifest), in place; ``counts`` follow."""
+        """Move the layouts of ``marker``'s headers (:mod:`~workers.markers.json_table`,
+        :mod:`~workers.markers.json_min`) out of ``texts`` into ``by_unit`` (unit ->
+        digest -> attributes, for the manifest), in place; ``counts`` follow."""
         for i, (unit, text) in enumerate(zip(units, texts, strict=True)):
             if text != unit.text and marker.OPEN in text:
                 plain, layouts = marker.take_layouts(text)
                 if layouts:
-                    tables[unit.uid] = layouts
+                    by_unit[unit.uid] = layouts
                     texts[i] = plain
                     counts[i] = self.tokens.count(plain)
 
@@ -317,10 +318,10 @@ class Pipeline:
             if engine.name == "jsontable" and stats.status == "applied":
                 # the layouts go out of band now: what later engines and the stats count
                 # is the visible text
-                self._take_table_layouts(units, texts, counts, tables)
+                self._take_layouts(units, texts, counts, tables, json_table)
                 stats.tokens_after = sum(counts)
             elif engine.name == "jsonminify" and stats.status == "applied":
-                self._take_table_layouts(units, texts, counts, minified, json_min)
+                self._take_layouts(units, texts, counts, minified, json_min)
                 stats.tokens_after = sum(counts)
             all_stats.append(stats)
         tokens_after = sum(counts)
@@ -537,6 +538,14 @@ def _with_text(unit: Unit, text: str) -> Unit:
 
 
 MAX_MARKER_VIOLATIONS = 5
+
+
+class _LayoutMarker(Protocol):
+    """A marker module whose headers' layouts go out of band (json_table, json_min)."""
+
+    OPEN: str
+
+    def take_layouts(self, text: str) -> tuple[str, dict[str, str]]: ...
 
 
 class _Written:
