@@ -85,7 +85,6 @@ class ToolFilterEngine(Engine):
             }
             if structures:
                 details["structures"] = dict(sorted(structures.items()))
-        if listings:
-            details["markers"] = markers
+        if listings:  # (each listing counted in hits too: details has its markers)
             details["listings"] = dict(sorted(listings.items()))
         return EngineOutput(texts=texts, details=details, stash=stash)
