@@ -133,9 +133,9 @@ class Manifest:
             keys,
             {u: frozenset(r) for u, r in dups.items()},
             {u: frozenset(i) for u, i in newer.items()},
-            tables,
-            runs,
-            mins,
+            table=tables,
+            ansi=runs,
+            minified=mins,
         )
 
     @classmethod
