@@ -324,7 +324,7 @@ _LONG = re.compile(
     r"(?P<type>[-dlcbpsDnCM?])(?P<mode>[-rwxsStTlL]{9})(?P<attr>[.@+]?)\s+"
     r"(?P<links>\d+)\s+(?P<owner>\S+)\s+(?:(?P<group>\S+)\s+)?"
     r"(?P<size>\d[\d.,]*[KMGTPEkB]?|\d+,\s*\d+)\s+"
-    rf"(?P<date>{_DATE})\s+(?P<name>\S.*)$"
+    rf"(?P<date>{_DATE})(?P<gap>\s+)(?P<name>\S.*)$"
 )
 _TOTAL = re.compile(r"^total \d[\d.,]*[KMGTPE]?$")
 _HEADER, _CRITICAL = "\0", "\1"  # row prefixes: an ``ls -R`` header, an entry kept as written
@@ -352,7 +352,9 @@ def _long_entries(
     current: str | None = None
     for line in lines:
         m = _LONG.match(line)
-        if m is not None and line.strip() in crit:  # kept as written (the gate's line)
+        if m is not None and (line.strip() in crit or m.group("gap") != " "):
+            # kept as written: the gate's line, or a name that may start with blanks
+            # (ls writes one space after the date; the name's own blanks follow it)
             rows.append((current, _CRITICAL + line))
             entries += 1
             continue
