@@ -14,7 +14,8 @@ back the exact text, and the pipeline writes the entry into the record's
 engines see the plain text.
 
 Lossless: malformed sequences stay as they are, and a unit is left alone
-when taking the sequences out would make marker-like text appear.
+when taking the sequences out would make marker-like text appear, or would
+leave nothing but whitespace (an empty text block is an API error).
 """
 
 from __future__ import annotations
@@ -43,7 +44,9 @@ class AnsiEngine(LosslessEngine):
                 texts.append(text)
                 continue
             plain, runs = ansi.strip(text)
-            if not runs or marker_tokens(plain) != marker_tokens(text):
+            if not runs or not plain.strip() or marker_tokens(plain) != marker_tokens(text):
+                # (nothing but sequences and blanks: an empty or blank text block is
+                # an error for the Anthropic API, so such a unit keeps its sequences)
                 texts.append(text)
                 continue
             texts.append(plain)
