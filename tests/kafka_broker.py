@@ -8,7 +8,10 @@ Not a conftest: a test module opts in with ::
 from Maven Central the first time and returns at once when the broker already runs - and yields
 the bootstrap string. The broker stays up between tests. At the end of the session it is stopped
 only if this session started it and no other live pytest session still uses it (each session
-holds a lease file under ``$CTXPRESS_KAFKA_HOME/leases`` while it runs).
+holds a lease file under ``$CTXPRESS_KAFKA_HOME/leases`` while it runs).  Before it stops a broker
+it started, it deletes the topics made during the session (tests name theirs with a fresh prefix
+each run): kept, they pile up in the broker's data folder run after run, and a broker with
+thousands of partitions takes minutes to start.
 
 Environment: ``CTXPRESS_KAFKA_PORT``, ``CTXPRESS_KAFKA_CONTROLLER_PORT`` and
 ``CTXPRESS_KAFKA_HOME`` are passed through to kafka.sh.
@@ -54,6 +57,44 @@ def kafka_sh(action: str, timeout: float = 600) -> subprocess.CompletedProcess[s
     )
 
 
+def _topics(bootstrap: str) -> set[str]:
+    import asyncio
+
+    from workers.service.kafka import clients
+
+    async def listed() -> set[str]:
+        admin = clients.admin(clients.connection(bootstrap=bootstrap))
+        await admin.start()
+        try:
+            return set(await admin.list_topics())
+        finally:
+            await admin.close()
+
+    return asyncio.run(listed())
+
+
+def delete_topics_made_since(bootstrap: str, before: set[str]) -> list[str]:
+    """Delete every topic that is not in ``before`` (except Kafka's own); the names deleted."""
+    import asyncio
+
+    from workers.service.kafka import clients
+
+    made = sorted(t for t in _topics(bootstrap) - before if not t.startswith("__"))
+
+    async def delete() -> None:
+        admin = clients.admin(clients.connection(bootstrap=bootstrap))
+        await admin.start()
+        try:
+            for i in range(0, len(made), 100):
+                await admin.delete_topics(made[i : i + 100])
+        finally:
+            await admin.close()
+
+    if made:
+        asyncio.run(delete())
+    return made
+
+
 def _other_live_leases(leases: Path, mine: Path) -> list[Path]:
     live = []
     for lease in leases.glob("*.lease"):
@@ -90,9 +131,15 @@ def kafka_bootstrap() -> Iterator[str]:
                 f"(exit {started.returncode}):\n{started.stdout}\n{started.stderr}",
                 pytrace=False,
             )
+    bootstrap = broker_bootstrap()
+    before = _topics(bootstrap) if not was_running else set()
     try:
-        yield broker_bootstrap()
+        yield bootstrap
     finally:
         lease.unlink(missing_ok=True)
         if not was_running and not _other_live_leases(leases, lease):
+            try:
+                delete_topics_made_since(bootstrap, before)
+            except Exception as exc:  # the broker still stops; the topics stay
+                print(f"kafka_bootstrap: could not delete this session's topics: {exc}")
             kafka_sh("stop", timeout=120)
