@@ -19,7 +19,9 @@ import pytest
 from tests.support import runner_samples
 from tests.support.issue13_samples import FACTS, load
 from workers.core.settings import Settings
+from workers.engines.listing import tree_paths
 from workers.fidelity.facts import critical_lines, line_shape
+from workers.markers.structured_view import HEADER_LINE
 from workers.pipeline.runner import Pipeline
 from workers.testing import expanded_record, openai_record
 
@@ -35,19 +37,20 @@ def _trimmed(text: str) -> str:
 
 
 def _path_listed(path: str, text: str) -> bool:
-    """A listed path is readable as written, or by its name on its directory's line.
+    """A listed path is readable as written, or in the directory tree of a paths view.
 
     The grouped listing form (``./cvec/: README.md LICENSE`` then ``  src/: vec.c``)
-    keeps every name visible under a directory line that ends its path.
+    keeps every name visible under its directory's line; the tree's reader
+    (:func:`workers.engines.listing.tree_paths`) gives the full paths back, so a
+    name under another directory of the same name does not count.
     """
-    if path in text:
-        return True
-    folder, _, name = path.rpartition("/")
-    for line in text.splitlines():
-        head, sep, names = line.strip().partition(": ")
-        if sep and head.endswith("/") and (folder + "/").endswith(head) and name in names.split():
-            return True
-    return False
+    return path in text or path in tree_paths(text.split(HEADER_LINE)[0])
+
+
+def test_a_name_counts_only_under_its_own_directory() -> None:
+    view = "./a/: x.c\n  src/: f.c\n./b/: y.c"
+    assert _path_listed("./a/src/f.c", view)
+    assert not _path_listed("./b/src/f.c", view)  # b has no src/ in the view
 
 
 def _missing(name: str, text: str) -> list[str]:
