@@ -51,7 +51,7 @@ class AnsiEngine(LosslessEngine):
                 continue
             texts.append(plain)
             layouts[i] = ansi.entry(plain, runs)
-            sequences += sum(run.count(ansi.ESC) for _, run in runs)
+            sequences += sum(len(ansi.SEQUENCE.findall(run)) for _, run in runs)
         details: dict[str, Any] = {}
         if layouts:
             details = {"units": len(layouts), "sequences": sequences, "_layouts": layouts}
