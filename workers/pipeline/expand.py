@@ -5,7 +5,8 @@ input already contained marker-like text is never changed, so literal input
 is never mistaken for a marker).  Each changed unit is decoded in reverse
 engine order, the order of :data:`workers.markers.MARKERS`: offload markers
 (``<<cx:KEY>>``, recursively, from the store), then the structured envelope,
-``[[json-min:...]]``, ``[[json-table:v1 ...]]``, and last dedup back-references,
+``[[json-min:...]]``, ``[[json-table:v1 ...]]``, the escape sequences the ``ansi``
+engine took out (from the manifest), and last dedup back-references,
 which point at the restored text of earlier units.  In lossless mode the result is the input record, byte for byte once
 serialised in the record's original layout.
 
