@@ -242,3 +242,119 @@ def test_line_end_stripping_is_the_regex_definition(text: str) -> None:
     from workers.engines.whitespace import _TRAILING_FAST, strip_line_ends
 
     assert strip_line_ends(text) == _TRAILING_FAST.subn("", text)
+
+
+# --- line_shape -------------------------------------------------------------
+
+# The shape pattern as it was before its fast paths (no ``cold`` run, no guards).
+PLAIN_SHAPE_TOKEN = re.compile(
+    r"(?P<ts>\d{4}-\d\d-\d\d(?:[T ]\d\d:\d\d(?::\d\d(?:[.,]\d+)?)?(?:Z|[+-]\d\d:?\d\d)?)?"
+    r"|\d\d?/[A-Z][a-z]{2}/\d{4}(?::\d\d:\d\d:\d\d(?: [+-]\d{4})?)?"
+    r"|\b\d\d?:\d\d:\d\d(?:[.,]\d+)?)"
+    r"|(?P<pos>(?<![\w.~%+/-])(?:[\w.~%+-]*/)*(?:[\w-]+\.[A-Za-z]\w{0,9}|[\w-]*[Mm]akefile)"
+    r"(?P<at>:\[?\d+(?:[:,]\d+)*\]?|\(\d+(?:,\d+)?\))|\bline \d+)"
+    r"|(?P<keep>"
+    r"HTTP/\d(?:\.\d)?\"?\s+\d{3}\b"
+    r"|(?<![\w.~%+/-])(?=\S*?[A-Za-z_])[\w.~%+-]*(?:/[\w.~%+-]+)+"
+    r"|\b(?:status|code|Status|HTTP)[=: ]{1,3}\d{3}\b"
+    r"|(?:\b\w+_id|\b\w*[a-z]Id|\bID|\bid)\b[=:# ]{1,3}\d+"
+    r"|\b[A-Za-z][A-Za-z_]*[-_]?\d+\b"
+    r"|(?P<named>(?i:\b(?:record|row|item|order|job|task|case|shard|partition|offset|page"
+    r"|request|index|entry|element|account|customer|invoice|user|test|chunk|batch|column|step"
+    r"|ticket|issue)s?) #?\d+\b)"
+    r"|(?<=Error: )-?\d+(?:\.\d+)?$|(?<=Exception: )-?\d+(?:\.\d+)?$"
+    r"|(?<=[A-Za-z]):\d{2,5}\b"
+    r"|#\d+"
+    r")"
+    r"|0x[0-9a-fA-F]+|\b[0-9a-f]{7,64}\b|\d+"
+)
+
+
+def reference_line_shape(line: str) -> str:
+    """line_shape with every regex on every line (no hints, no cold runs, no guards)."""
+    if "/proc/" in line:
+        line = facts._PROC_PID.sub(lambda m: facts._DIGITS.sub("#", m.group()), line)
+    if facts._WARNING_WORD.search(line) is not None and facts._ERROR_LEVEL.search(line) is None:
+        if facts._DIAG_WARNING.match(line):
+            line = facts._QUOTED.sub("'#'", line)
+        return PLAIN_SHAPE_TOKEN.sub(facts._warning_shape_token, line)
+    if facts._ASSERTION_WORDS.search(line) is not None:
+        return PLAIN_SHAPE_TOKEN.sub(facts._time_token, line)
+    return PLAIN_SHAPE_TOKEN.sub(facts._shape_token, line)
+
+
+SHAPE_PARTS = st.sampled_from(
+    [
+        " ", "  ", "\t", "\u00a0", "\u3000", "\n", "=", ":", "#", "+", "-", "/", ".", ",", "(",
+        ")", "[", "]", '"', "'", "`", "\u2018", "\u2019", "~", "%", "_", "\x1b[31m", "\x1b[0m",
+        "0", "7", "12", "338", "2026", "\u0661\u0662", "0x1f", "0xZZ", "deadbee", "deadbeef",
+        "abcdef", "abcdef0", "cafe", "faced", "effaced", "ABCDEF0", "1a2b3c4d5e", "a" * 7,
+        "2026-12-01", "2026-12-01 09:29:24,718", "2024-03-01T10:00:00Z", "+0000", "10:00:01",
+        "12/Mar/2025:10:00:01 +0000", "HTTP/1.1\" 502", "HTTP/2 200", "status=500", "code: 404",
+        "Status 200", "user_id=12", "orderId: 7", "ID #3", "id 9", "host-12", "case_5", "E0308",
+        "batch 3", "Batch #4", "rows 12", "İtem 3", "ıtems 3", "teſt 2", "\u212aey 1", "records",
+        "Error: 12", "Exception: -3.5", "KeyError: 12", "localhost:8080", "#123", "line 12",
+        "src/app.py:12:5", "a/b.js(3,4)", "Makefile:5", "x.c:[12,5]", "/proc/123/task/45",
+        "/var/log/app.log", "./run.sh", "~/x", "a.b.c", "inventory.sync", "/tmp/rx9h6i2j/x.py",
+        "warning: ", "warning[E1]: ", "x.c:3:4: warning: ", "a.ts(1,2): warning ", "3:7  warning ",
+        "WARNING", "Warning", "WARN", "error", "ERROR", "Error", "FAILED", "fatal", "panicked",
+        "ValueError", "denied", "expected", "Expected", "got", "want", "but was", "Received",
+        "assert", " == ", " != ", " === ", "==", "unused variable 'a'", "`b`", '"c d"', "\u2018e\u2019",
+        "é", "ü", "ß", "日本", "\U0001f600", "x", "ab", "upstream slow", "(latency", "ms", "of",
+        "status =500", "code :404", "HTTP  =200", "user_id =12", "ID :=3", "id ==5", "x id #7",
+        "Status  : 201", "page #2", "shards  5",
+    ]
+)  # fmt: skip
+SHAPE_LINES = st.one_of(
+    st.lists(SHAPE_PARTS, max_size=24).map("".join),
+    st.text(st.sampled_from("0123456789abcdefxyzABC :=#+-/._()\"' \t\u00a0é\u0661"), max_size=60),
+    st.text(max_size=60),
+)
+
+
+@settings(max_examples=6000, deadline=None)
+@given(SHAPE_LINES)
+def test_line_shape_with_fast_paths_is_the_plain_rule(line: str) -> None:
+    assert facts.line_shape.__wrapped__(line) == reference_line_shape(line)
+    # the pattern alone, under each of its three readings (whatever the line's branch)
+    for token in (facts._shape_token, facts._warning_shape_token, facts._time_token):
+        assert facts._SHAPE_TOKEN.sub(token, line) == PLAIN_SHAPE_TOKEN.sub(token, line)
+
+
+@settings(max_examples=3000, deadline=None)
+@given(SHAPE_LINES)
+def test_shape_hints_hold_in_every_match(line: str) -> None:
+    if facts._ERROR_LEVEL.search(line) is not None:
+        assert facts._ERROR_LEVEL_HINT.search(line) is not None
+    if facts._ASSERTION_WORDS.search(line) is not None:
+        assert facts._ASSERTION_HINT.search(line) is not None
+    if PLAIN_SHAPE_TOKEN.sub(facts._shape_token, line) != line:
+        assert facts._HOT.search(line) is not None
+
+
+def test_line_shape_examples() -> None:
+    line = (
+        "2026-12-01 09:29:24,720 WARNING inventory.sync [4362] batch 3 of 900: upstream slow"
+        " (latency 361 ms above the 250 ms budget), retrying"
+    )
+    assert facts.line_shape(line) == (
+        "# WARNING inventory.sync [#] batch # of #: upstream slow"
+        " (latency # ms above the # ms budget), retrying"
+    )
+    # a digit-free run before a blank and a number is not cold: the path keeps 'batch 3' apart
+    assert facts.line_shape("ERROR /var/batch 3 effaced") == "ERROR /var/batch # #"
+    assert facts.line_shape("ERROR x batch 3 of effaced") == "ERROR x batch 3 of #"
+    assert facts.line_shape("ERROR status : 500 at x.py:12") == "ERROR status : 500 at x.py:12"
+    assert facts.line_shape("no digits here, no hex") == "no digits here, no hex"
+    assert facts.line_shape("KeyError: 12\n") == "KeyError: 12\n"
+    assert facts.line_shape("KeyError: 12 x") == "KeyError: # x"
+
+
+@pytest.mark.slow
+def test_line_shape_on_the_corpus_is_the_plain_rule(corpus_lines: list[bytes]) -> None:
+    for raw in corpus_lines:
+        record = parse_record(orjson.loads(raw))
+        for unit in record.units:
+            for line in unit.text.splitlines():
+                key = line.strip()[:600]
+                assert facts.line_shape.__wrapped__(key) == reference_line_shape(key)

@@ -44,34 +44,52 @@ __all__ = [
 # codes, ids, named things with a number, host:port) is part of the shape:
 # ``GET /api/orders/338`` and ``GET /api/orders/412`` are two facts.
 SHAPED_KINDS = frozenset({"error_line"})
+# A token without a digit and without a run of 7 letters a-f (nothing in it
+# is a number or a hex id), up to the end or a blank run that no alternative
+# of ``_SHAPE_TOKEN`` crosses.
+_COLD_TOKEN = r"(?:[^\s\da-f]++|[a-f]{1,6}+(?![a-f]))++(?=\s++(?![\d=:#+-])|\Z)"
 _SHAPE_TOKEN = re.compile(
+    # A run of tokens without a digit and without 7 hex letters in a row
+    # (``cold``) is kept as written, in one match: every alternative below that
+    # changes a text needs a digit or such a run, and none reaches over a
+    # blank run that is followed by neither a digit nor one of ``=:#+-`` (the
+    # only characters an alternative takes after blanks), so the plain scan
+    # would keep the run unchanged and stand at its end too.  The lookaheads
+    # ``(?=...)`` further down are necessary conditions of the alternative
+    # they guard (they spare the backtracking of the alternatives on words
+    # that cannot match); tests/property/test_facts_fastpaths.py holds the
+    # plain pattern and checks both agree.
+    r"(?P<cold>(?<!\S)" + _COLD_TOKEN + r"(?:\s++" + _COLD_TOKEN + r")*+)"
     # Volatile fields fold to "#": timestamps first (their digits look like
     # paths and positions), then, after the identifying spans, any other
     # number or hex id (durations, sizes, pids, addresses, counters).
-    r"(?P<ts>\d{4}-\d\d-\d\d(?:[T ]\d\d:\d\d(?::\d\d(?:[.,]\d+)?)?(?:Z|[+-]\d\d:?\d\d)?)?"
+    r"|(?P<ts>\d{4}-\d\d-\d\d(?:[T ]\d\d:\d\d(?::\d\d(?:[.,]\d+)?)?(?:Z|[+-]\d\d:?\d\d)?)?"
     r"|\d\d?/[A-Z][a-z]{2}/\d{4}(?::\d\d:\d\d:\d\d(?: [+-]\d{4})?)?"
     r"|\b\d\d?:\d\d:\d\d(?:[.,]\d+)?)"
     # Identifying spans stay as written: file:line positions (group ``pos``,
     # the numbers in group ``at``), paths, status codes, ids, named things with
     # a number (host-12, case_5, E0308; in an error, not a warning: ``order 12``,
     # ``loss record 2``), the value of an exception (``KeyError: 12``), host:port, #123.
-    r"|(?P<pos>(?<![\w.~%+/-])(?:[\w.~%+-]*/)*(?:[\w-]+\.[A-Za-z]\w{0,9}|[\w-]*[Mm]akefile)"
+    r"|(?P<pos>(?<![\w.~%+/-])(?=[\w.~%+/-]*+(?::\[?\d|\(\d))"
+    r"(?:[\w.~%+-]*/)*(?:[\w-]+\.[A-Za-z]\w{0,9}|[\w-]*[Mm]akefile)"
     r"(?P<at>:\[?\d+(?:[:,]\d+)*\]?|\(\d+(?:,\d+)?\))|\bline \d+)"
     r"|(?P<keep>"
     r"HTTP/\d(?:\.\d)?\"?\s+\d{3}\b"
-    r"|(?<![\w.~%+/-])(?=\S*?[A-Za-z_])[\w.~%+-]*(?:/[\w.~%+-]+)+"
+    r"|(?<![\w.~%+/-])(?=[\w.~%+-]*+/)(?=\S*?[A-Za-z_])[\w.~%+-]*(?:/[\w.~%+-]+)+"
     r"|\b(?:status|code|Status|HTTP)[=: ]{1,3}\d{3}\b"
-    r"|(?:\b\w+_id|\b\w*[a-z]Id|\bID|\bid)\b[=:# ]{1,3}\d+"
-    r"|\b[A-Za-z][A-Za-z_]*[-_]?\d+\b"
-    r"|(?P<named>(?i:\b(?:record|row|item|order|job|task|case|shard|partition|offset|page"
-    r"|request|index|entry|element|account|customer|invoice|user|test|chunk|batch|column|step"
-    r"|ticket|issue)s?) #?\d+\b)"
+    r"|\b(?=\w++[=:# ]{1,3}\d)(?:\w+_id|\w*[a-z]Id|ID|id)\b[=:# ]{1,3}\d+"
+    r"|\b(?=[A-Za-z][A-Za-z_]*+-?\d)[A-Za-z][A-Za-z_]*[-_]?\d+\b"
+    r"|(?P<named>\b(?=\w++ #?\d)(?i:(?:record|row|item|order|job|task|case|shard|partition"
+    r"|offset|page|request|index|entry|element|account|customer|invoice|user|test|chunk|batch"
+    r"|column|step|ticket|issue)s?) #?\d+\b)"
     r"|(?<=Error: )-?\d+(?:\.\d+)?$|(?<=Exception: )-?\d+(?:\.\d+)?$"
     r"|(?<=[A-Za-z]):\d{2,5}\b"
     r"|#\d+"
     r")"
     r"|0x[0-9a-fA-F]+|\b[0-9a-f]{7,64}\b|\d+"
 )
+# Where a text can change at all: a digit or 7 hex letters in a row.
+_HOT = re.compile(r"\d|[a-f]{7}")
 _DIGITS = re.compile(r"\d+")
 _PROC_PID = re.compile(r"/proc/\d+(?:/task/\d+)?")  # pids inside paths
 # Words of an error (not a mere warning): a warning repeated at several
@@ -80,6 +98,11 @@ _PROC_PID = re.compile(r"/proc/\d+(?:/task/\d+)?")  # pids inside paths
 _ERROR_LEVEL = re.compile(
     r"\b(?:error|errors|ERROR|Error|FAIL\w*|[Ff]ail(?:ed|ures?)|fatal|FATAL|Fatal|panic\w*|"
     r"Exception|Traceback|CRITICAL|critical|denied|refused|[A-Z]\w*(?:Error|Exception))\b"
+)
+# Every match of _ERROR_LEVEL holds one of these (a search without ``\b`` at
+# every position is several times cheaper).
+_ERROR_LEVEL_HINT = re.compile(
+    r"rror|RROR|FAIL|ail|atal|ATAL|panic|xception|Traceback|RITICAL|ritical|denied|refused"
 )
 _WARNING_WORD = re.compile(r"\b(?:Warning|WARNING|warning|WARN)\b")
 
@@ -109,6 +132,7 @@ def _time_token(match: re.Match[str]) -> str:
 _ASSERTION_WORDS = re.compile(
     r"\s[!=]==?\s|\bexpected\b|\bbut was\b|\bwant\b|\bgot\b|\bExpected\b|\bReceived\b|\bassert"
 )
+_ASSERTION_HINT = re.compile(r"[!=]=|xpected|but was|want|got|Received|assert")  # in every match
 
 
 def _warning_shape_token(match: re.Match[str]) -> str:
@@ -134,11 +158,17 @@ def line_shape(line: str) -> str:
     """
     if "/proc/" in line:
         line = _PROC_PID.sub(lambda m: _DIGITS.sub("#", m.group()), line)
-    if _WARNING_WORD.search(line) is not None and _ERROR_LEVEL.search(line) is None:
+    if _WARNING_WORD.search(line) is not None and (
+        _ERROR_LEVEL_HINT.search(line) is None or _ERROR_LEVEL.search(line) is None
+    ):
         if _DIAG_WARNING.match(line):
             line = _QUOTED.sub("'#'", line)
+        if _HOT.search(line) is None:
+            return line  # no number and no hex id: nothing folds
         return _SHAPE_TOKEN.sub(_warning_shape_token, line)
-    if _ASSERTION_WORDS.search(line) is not None:
+    if _HOT.search(line) is None:
+        return line
+    if _ASSERTION_HINT.search(line) is not None and _ASSERTION_WORDS.search(line) is not None:
         return _SHAPE_TOKEN.sub(_time_token, line)
     return _SHAPE_TOKEN.sub(_shape_token, line)
 
