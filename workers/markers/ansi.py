@@ -53,6 +53,9 @@ def _skip(n: int) -> re.Pattern[str]:
     return re.compile(rf"(?:[ \t\r\n\f\v]*[^ \t\r\n\f\v]){{{n}}}")
 
 
+_BLANKS = re.compile(r"[ \t\r\f\v]*")  # whitespace within a line
+
+
 def _non_ws(text: str) -> int:
     """How many non-whitespace characters ``text`` holds."""
     return len(text) - sum(text.count(c) for c in WS)
@@ -82,16 +85,23 @@ def entry(plain: str, runs: list[tuple[int, str]]) -> str:
     last_count = 0
     count = 0  # non-whitespace characters of plain[:scanned]
     scanned = 0
-    anchor = 0  # just after the last non-whitespace character before ``scanned``
+    # just after the last non-whitespace character before ``scanned``, and the line
+    # ends and the start of the last line of plain[anchor:scanned] (counted as the
+    # runs go: runs on blank lines after one character would make rescanning quadratic)
+    anchor = lines = line_start = 0
     for pos, run in runs:
         kept = plain[scanned:pos].rstrip(WS)
         if kept:
             count += _non_ws(kept)
-            anchor = scanned + len(kept)
+            anchor = line_start = scanned + len(kept)
+            lines = 0
+            scanned = anchor
+        ends = plain.count("\n", scanned, pos)
+        if ends:
+            lines += ends
+            line_start = plain.rfind("\n", scanned, pos) + 1
         scanned = pos
-        gap = plain[anchor:pos]
-        lines = gap.count("\n")
-        col = pos - anchor - (gap.rfind("\n") + 1 if lines else 0)
+        col = pos - line_start
         items.append(
             f"{count - last_count}{f'~{lines}' if lines else ''}{f'.{col}' if col else ''}{run}"
         )
@@ -132,24 +142,33 @@ def restore(text: str, value: str | None) -> str:
     i = 0  # scan position
     count = 0
     anchor = 0
+    # the whitespace after ``anchor``, read once however many runs stand in it: the
+    # start of the line after each of its line ends, how far it is read, and where
+    # the blanks from a line start end
+    starts: list[int] = []
+    read = 0
+    blank_end: dict[int, int] = {}
     for target, lines, col, run in runs:
-        while count < target:
-            step = min(target - count, _STEP)
-            m = _skip(step).match(text, i)
-            if m is None:
-                return text  # counts more than the text holds: not its entry
-            count += step
-            i = anchor = m.end()
-        j = k = anchor
-        seen = 0
-        while seen < lines and k < n and text[k] in WS:
-            k += 1
-            if text[k - 1] == "\n":
-                seen += 1
-                j = k
-        end = j + col
-        while j < end and j < n and text[j] in WS and text[j] != "\n":
-            j += 1
+        if count < target:
+            while count < target:
+                step = min(target - count, _STEP)
+                m = _skip(step).match(text, i)
+                if m is None:
+                    return text  # counts more than the text holds: not its entry
+                count += step
+                i = anchor = m.end()
+            starts, read = [], anchor
+        while len(starts) < lines and read < n and text[read] in WS:
+            read += 1
+            if text[read - 1] == "\n":
+                starts.append(read)
+        j = starts[min(lines, len(starts)) - 1] if lines and starts else anchor
+        if col:
+            end = blank_end.get(j)
+            if end is None:
+                blanks = _BLANKS.match(text, j)  # matches the empty string too
+                end = blank_end[j] = j if blanks is None else blanks.end()
+            j = min(j + col, end)
         j = max(j, written)
         pieces.append(text[written:j])
         pieces.append(run)
