@@ -302,7 +302,8 @@ SHAPE_PARTS = st.sampled_from(
         "assert", " == ", " != ", " === ", "==", "unused variable 'a'", "`b`", '"c d"', "\u2018e\u2019",
         "é", "ü", "ß", "日本", "\U0001f600", "x", "ab", "upstream slow", "(latency", "ms", "of",
         "status =500", "code :404", "HTTP  =200", "user_id =12", "ID :=3", "id ==5", "x id #7",
-        "Status  : 201", "page #2", "shards  5",
+        "Status  : 201", "page #2", "shards  5", "tas\u212a 3", "chun\u212a 4", "Id 12", "ID 1",
+        "user_Id=3", "xId: 4", "aid 5", "_id 5", "pages 3", "Jobs #9", "ROW 1", "the 7", "of 5", "shard 3", "Step 2",
     ]
 )  # fmt: skip
 SHAPE_LINES = st.one_of(
