@@ -23,9 +23,10 @@ filter picked for it is only a hint):
 - *git stat* (``git log --stat``, ``git show --stat``, ``--numstat``): commit,
   date and subject lines stay, and author lines but one that repeats the
   commit above (the message body is left to the stash); each ``path | 12
-  ++++----`` line becomes ``path +8 -4`` (``path 120 ~+80 -40`` when git
-  scaled the bar: an estimate from the bar's share of ``+``, which can be off
-  by one or more either way).
+  ++++----`` line becomes ``path +8 -4``; when git scaled the bar to the
+  terminal width the split is not known, and the line keeps the total and the
+  bar as git wrote it (``path 120 ++++++--``): an estimate from the bar's share
+  would write numbers the output never had.
 
 The view is followed by the structured-view envelope
 (:mod:`workers.markers.structured_view`): ``VIEW\\n<<cx:view>>… note
@@ -574,7 +575,8 @@ def _pm(add: str, dele: str) -> str:
 
 
 def _churn(n: int, bar: str) -> str:
-    """``12 ++++----`` as numbers: exact when the bar is unscaled or one-sided."""
+    """``12 ++++----`` as numbers when they are exact (the bar unscaled or one-sided), else
+    the total and the bar as written."""
     plus, minus = bar.count("+"), bar.count("-")
     if plus + minus == n or not minus or not plus:
         if not minus:
@@ -582,8 +584,7 @@ def _churn(n: int, bar: str) -> str:
         if not plus:
             return _pm("0", str(n))
         return _pm(str(plus), str(minus))
-    est = round(n * plus / (plus + minus))  # git scaled the bar to the width
-    return f"{n} ~+{est} -{n - est}"
+    return f"{n} {bar}"  # git scaled the bar to the width: the split is not in the output
 
 
 # --- the view -----------------------------------------------------------------

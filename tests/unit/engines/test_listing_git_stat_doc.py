@@ -1,8 +1,8 @@
 """What the module doc and the README say of the git-stat view, checked on one log.
 
 Dates and commit ids stay, an author line that repeats the commit above is
-stashed, and a bar git scaled to its width becomes an estimate marked ``~``
-(here +4 -3 where git's numstat says +3 -4: the bar cannot tell).
+stashed, and a bar git scaled to its width stays as git wrote it after the
+total (an estimate from the bar would say +4 -3 where git's numstat says +3 -4).
 """
 
 from __future__ import annotations
@@ -42,5 +42,5 @@ def test_the_git_stat_view_does_what_its_doc_says() -> None:
     assert "Date:   Tue Dec 2 14:20:59 2026 +0000" in shown
     assert f"commit {2:040x}" in shown
     assert "a body line" not in shown
-    assert "README.md 7 ~+4 -3" in shown  # scaled bar: an estimate, marked
+    assert "README.md 7 ++--" in shown and "~" not in shown  # scaled bar: as git wrote it
     assert "module_0.py +1 -1" in shown  # unscaled bar: exact
