@@ -38,6 +38,7 @@ def test_one_pass_classifier_is_the_ordered_kinds(token: str) -> None:
     assert _logs._classify_one(token * 9) == _logs._classify_plain(token * 9)  # not kept
 
 
+@pytest.mark.slow  # 6-16 s: thousands of drawn lines
 @settings(max_examples=4000, deadline=None)
 @given(LINES, st.integers(min_value=0, max_value=80))
 def test_token_spans_are_the_token_regex(line: str, begin: int) -> None:
@@ -105,6 +106,7 @@ STAMP_PIECES = st.sampled_from(
     st.one_of(st.lists(STAMP_PIECES, max_size=16).map("".join), LINES),
     st.integers(min_value=0, max_value=40),
 )
+@pytest.mark.slow  # 6-16 s: thousands of drawn lines
 def test_stamp_scan_is_the_stamp_regex(line: str, begin: int) -> None:
     begin = min(begin, len(line))
     expected = [m.span() for m in _logs._TS.finditer(line, begin, len(line))]
