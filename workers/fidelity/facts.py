@@ -60,6 +60,10 @@ _SHAPE_TOKEN = re.compile(
     # that cannot match); tests/property/test_facts_fastpaths.py holds the
     # plain pattern and checks both agree.
     r"(?P<cold>(?<!\S)" + _COLD_TOKEN + r"(?:\s++" + _COLD_TOKEN + r")*+)"
+    # A bare number after a blank, ``[`` or ``(`` and before a blank, ``,;)]``
+    # or a ``:`` that starts no position or time: no alternative below but
+    # the last two can match there, so it folds (no group, as they have none).
+    r"|(?<![^\s\[(])\d++(?=[ \t,;)\]]|:(?![\[\d]))"
     # Volatile fields fold to "#": timestamps first (their digits look like
     # paths and positions), then, after the identifying spans, any other
     # number or hex id (durations, sizes, pids, addresses, counters).
