@@ -51,9 +51,10 @@ _COLD_TOKEN = r"(?:[^\s\da-f]++|[a-f]{1,6}+(?![a-f]))++(?=\s++(?![\d=:#+-])|\Z)"
 _SHAPE_TOKEN = re.compile(
     # Fast paths first (tests/property/test_facts_fastpaths.py holds the plain
     # pattern and checks both agree).  ``cold`` is kept as written, in one
-    # match: blanks (no alternative starts at one), the rest of a word after
-    # its first character but for digits and ``H`` (inside a word only
-    # ``HTTP/``, a number or a time starts), and tokens without a digit and
+    # match: blanks and punctuation other than ``.~%+/:#-`` (no alternative
+    # starts at one), the rest of a word after its first character but for
+    # digits and ``H`` (inside a word only ``HTTP/``, a number or a time
+    # starts), and tokens without a digit and
     # without 7 letters a-f in a row: every alternative below that changes a
     # text needs a digit or such a run, and none reaches over a blank run
     # followed by neither a digit nor one of ``=:#+-`` (the only characters an
@@ -61,7 +62,7 @@ _SHAPE_TOKEN = re.compile(
     # unchanged and stand at its end too.  The lookaheads ``(?=...)`` further
     # down are necessary conditions of the alternative they guard (they spare
     # its backtracking on words that cannot match).
-    r"(?P<cold>(?:\s++|(?<=\w)[^\W\dH]++|(?<!\S)" + _COLD_TOKEN + r")++)"
+    r"(?P<cold>(?:[^\w.~%+/:#-]++|(?<=\w)[^\W\dH]++|(?<!\S)" + _COLD_TOKEN + r")++)"
     # A bare number after a blank, ``[`` or ``(`` and before a blank, ``,;)]``
     # or a ``:`` that starts no position or time: no alternative below but
     # the last two can match there, so it folds (no group, as they have none).
