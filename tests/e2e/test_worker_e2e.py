@@ -32,14 +32,29 @@ from workers.testing.worker import mixed_stream
 pytestmark = [pytest.mark.kafka, pytest.mark.timeout(300)]
 
 
-def test_500_mixed_records_exactly_once(kafka_bootstrap: str, tmp_path: Path) -> None:  # noqa: F811
+def _children(pid: int) -> list[str]:
+    """The command lines of ``pid``'s child processes."""
+    found: list[str] = []
+    for task in Path(f"/proc/{pid}/task").iterdir():
+        for child in (task / "children").read_text().split():
+            found.append(Path(f"/proc/{child}/cmdline").read_bytes().replace(b"\0", b" ").decode())
+    return found
+
+
+@pytest.mark.parametrize("pipeline_in", ["thread", "process"])
+def test_500_mixed_records_exactly_once(
+    kafka_bootstrap: str,  # noqa: F811
+    tmp_path: Path,
+    pipeline_in: str,
+) -> None:
     run = Run(kafka_bootstrap, tmp_path)
     run.create_topics()
     samples = mixed_stream(500, seed=7, rows=40)
     first, second = samples[:250], samples[250:]
     run.produce(first)
+    extra = {"CTXPRESS_PIPELINE_PROCESS": "1" if pipeline_in == "process" else "0"}
 
-    worker = run.worker("worker-1").start()
+    worker = run.worker("worker-1", **extra).start()
     try:
         # start-up: process start to the first record out (read back by a consumer)
         started = worker.started_at
@@ -48,6 +63,8 @@ def test_500_mixed_records_exactly_once(kafka_bootstrap: str, tmp_path: Path) ->
         first_output = time.monotonic() - started
         print(f"\nstart-up to first output: {first_output:.2f} s")
         assert first_output < 15.0
+        spawned = [c for c in _children(worker.pid) if "multiprocessing.spawn" in c]
+        assert len(spawned) == (1 if pipeline_in == "process" else 0), _children(worker.pid)
 
         # SIGTERM while the second half is in flight
         run.produce(second)
@@ -60,7 +77,7 @@ def test_500_mixed_records_exactly_once(kafka_bootstrap: str, tmp_path: Path) ->
         if worker.alive():
             worker.kill()
 
-    worker = run.worker("worker-2").start()
+    worker = run.worker("worker-2", **extra).start()
     try:
         verdict = collect(run, samples, timeout=90)
     finally:

@@ -144,6 +144,14 @@ SETTINGS: tuple[Setting, ...] = (
     Setting("batch_timeout", "CTXPRESS_BATCH_TIMEOUT", 0.05, "seconds to wait for a batch to fill"),
     Setting("concurrency", "CTXPRESS_CONCURRENCY", 1, "agent instances per worker process"),
     Setting(
+        "pipeline_process",
+        "CTXPRESS_PIPELINE_PROCESS",
+        False,
+        "run the worker's pipeline in a child process instead of a thread: the event loop "
+        "(Kafka, Faust, the web server) and the compression then use two cores instead of "
+        "sharing one interpreter lock (costs the child's memory: its own tokenizer tables)",
+    ),
+    Setting(
         "producer_linger_ms",
         "CTXPRESS_PRODUCER_LINGER_MS",
         5,
@@ -314,6 +322,7 @@ class Settings:
     batch_size: int = 256
     batch_timeout: float = 0.05
     concurrency: int = 1
+    pipeline_process: bool = False
     producer_linger_ms: int = 5
     web_host: str = "127.0.0.1"
     web_port: int = 6066

@@ -59,6 +59,7 @@ from workers.service.handler import BatchHandler
 from workers.service.kafka.options import bootstrap_list, client_options, faust_credentials
 from workers.service.metrics import Metrics
 from workers.service.offload_topic import KafkaOffloadStore
+from workers.service.offprocess import PipelineProcess
 from workers.service.process import Processor
 from workers.service.publish import IdempotentPublisher, Publisher, TransactionalPublisher
 from workers.service.source import KafkaSource, RecordSource
@@ -190,6 +191,17 @@ def _publisher(settings: Settings, metrics: Metrics) -> Publisher:
     )
 
 
+def make_processor(settings: Settings, pipeline: Pipeline) -> Processor:
+    """The worker's record processor (also built in the pipeline's child process)."""
+    return Processor(
+        pipeline,
+        TopicNames.from_settings(settings),
+        settings.app_id,
+        deterministic=settings.processing_guarantee == "at_least_once",
+        max_message_bytes=settings.max_message_bytes,
+    )
+
+
 def create_app(
     settings: Settings | None = None,
     *,
@@ -259,16 +271,11 @@ def create_app(
     registry = registry if registry is not None else CollectorRegistry()
     metrics = Metrics(registry)
     metrics.info.labels(settings.processing_guarantee, settings.mode).set(1)
+    # the child process rebuilds the pipeline from the settings: an injected one stays here
+    child = PipelineProcess(settings) if settings.pipeline_process and pipeline is None else None
     pipeline = pipeline or build_pipeline(settings)
     metrics.prime({mode: [e.name for e in pipeline.engines_for(mode)] for mode in MODES})
-    deterministic = settings.processing_guarantee == "at_least_once"
-    processor = Processor(
-        pipeline,
-        names,
-        settings.app_id,
-        deterministic=deterministic,
-        max_message_bytes=settings.max_message_bytes,
-    )
+    processor = make_processor(settings, pipeline)
     publisher = publisher or _publisher(settings, metrics)
     if source == "kafka":
         source = KafkaSource(
@@ -311,6 +318,7 @@ def create_app(
         pipelined=publisher.commits_offsets,
         on_error=on_publish_error,
         source=source,
+        child=child,
     )
     health = Health(publisher, handler)
     agent, table = install_agents(

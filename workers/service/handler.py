@@ -40,6 +40,7 @@ from dataclasses import dataclass, field
 
 from workers.core.errors import CtxpressError
 from workers.service.metrics import Metrics
+from workers.service.offprocess import PipelineProcess
 from workers.service.offthread import PipelineThread
 from workers.service.process import Processor
 from workers.service.publish import PartitionBatch, Publisher, RecordsRefused, group_batches
@@ -105,8 +106,10 @@ class BatchHandler:
         pipelined: bool = False,
         on_error: Callable[[BaseException], None] | None = None,
         source: RecordSource | None = None,
+        child: PipelineProcess | None = None,
     ) -> None:
-        """``on_offloaded(hash, text)`` is called for each stash entry once it is published."""
+        """``on_offloaded(hash, text)`` is called for each stash entry once it is published.
+        With ``child``, batches are compressed in that process instead of on the thread."""
         if pipelined and not publisher.commits_offsets:
             raise ValueError(
                 "pipelined publishing needs a publisher that commits offsets (exactly_once): "
@@ -132,6 +135,7 @@ class BatchHandler:
         self._inflight: asyncio.Task[None] | None = None
         self._lock = asyncio.Lock()
         self._thread = PipelineThread()
+        self.child = child
         self._moved_at: dict[TP, float] = {}
         # Without a source there is nothing to wait for (tests); with one, batches wait
         # until the partitions' start offsets are known.
@@ -244,10 +248,13 @@ class BatchHandler:
         if not fresh:
             await self.flush()
             return []
-        # On the pipeline thread: meanwhile the loop publishes the previous batch and fetches.
-        results: list[Processed] = await self._thread.run(
-            lambda: [self.processor.process(msg) for msg in fresh]
-        )
+        # On the pipeline thread or in its process: meanwhile the loop publishes the previous
+        # batch and fetches.
+        results: list[Processed]
+        if self.child is not None:
+            results = await self.child.batch(fresh)
+        else:
+            results = await self._thread.run(lambda: [self.processor.process(msg) for msg in fresh])
         batches = _regroup(results)
         await self.flush()  # the previous batch first: per-partition order, errors surface
         now = time.monotonic()

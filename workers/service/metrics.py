@@ -36,9 +36,13 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Mapping, Sequence
 
-from prometheus_client import CollectorRegistry, Counter, Gauge, Histogram
+from prometheus_client import CollectorRegistry, Counter, Gauge, Histogram, disable_created_metrics
 
 from workers.service.records import Processed
+
+# No ``*_created`` series: the dashboards and alerts do not read them, and they were half of
+# the worker's page (1,395 lines, 116 KB; 747 lines, 55 KB without them).
+disable_created_metrics()  # type: ignore[no-untyped-call]
 
 __all__ = [
     "DEAD_LETTER_REASONS",
