@@ -143,15 +143,18 @@ _ASSERTION_HINT = re.compile(r"[!=]=|xpected|but was|want|got|Received|assert") 
 
 
 def _warning_shape_token(match: re.Match[str]) -> str:
-    if match.group("named") is not None:
+    group = match.lastgroup  # the outer group: ``keep`` for ``named``, ``pos`` for ``at``
+    if group == "cold":
+        return match.group()
+    if group == "keep" and match.group("named") is not None:
         # a warning repeated per batch, row or item is one fact (``batch 3 of 900: slow``)
         return _DIGITS.sub("#", match.group())
-    if match.lastgroup == "pos":
+    if group == "pos":
         at = match.group("at")
         if at is None:
             return "line #"
         return match.group()[: -len(at)] + _DIGITS.sub("#", at)
-    return _shape_token(match)
+    return "#" if group is None or group == "ts" else match.group()
 
 
 @register
