@@ -198,6 +198,22 @@ async def _last_timestamp(settings: Settings, topic: str) -> float | None:
     return newest / 1000.0 if newest is not None else None
 
 
+def children_peak_rss_mb(pid: int) -> float:
+    """The peak RSS of ``pid``'s child processes, summed (the pipeline process, if any)."""
+    total = 0.0
+    try:
+        tasks = list(Path(f"/proc/{pid}/task").iterdir())
+    except OSError:
+        return total
+    for task in tasks:
+        try:
+            children = (task / "children").read_text().split()
+        except OSError:
+            continue
+        total += sum(peak_rss_mb(int(child)) or 0.0 for child in children)
+    return total
+
+
 def worker_run(
     settings: Settings, names: TopicNames, lines: Sequence[bytes], size: int, tmp: Path
 ) -> Result:
@@ -223,6 +239,7 @@ def worker_run(
         first_n = 0
         processing = publishing = batches = 0.0
         peak: float | None = None
+        children = 0.0
         deadline = time.monotonic() + 300
         while time.monotonic() < deadline:
             if not worker.alive():
@@ -237,6 +254,7 @@ def worker_run(
                 publishing = scrape(port, "ctxpress_publish_seconds_sum") or 0.0
                 batches = scrape(port, "ctxpress_publish_seconds_count") or 0.0
                 peak = peak_rss_mb(worker.pid)
+                children = children_peak_rss_mb(worker.pid)
                 break
             # rendering /metrics costs the worker's event loop CPU: polled once a second (the
             # start is timed by the count seen then, the end by the last output's timestamp)
@@ -253,6 +271,8 @@ def worker_run(
     )
     if peak is not None:
         note += f", worker peak RSS {peak:.0f} MB"
+        if children:
+            note += f" + {children:.0f} MB in its child processes"
     return Result(
         size, "ctxpress worker", counted, counted * per_record, last_t - first_t, note, peak
     )
