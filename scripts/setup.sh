@@ -19,7 +19,9 @@ want="$(sha256sum pyproject.toml | cut -d' ' -f1)"
 if [ "$(cat "$stamp" 2>/dev/null || true)" != "$want" ] || ! .venv/bin/python -c 'import workers, faust, aiokafka, tiktoken' 2>/dev/null; then
   echo "setup: installing Python packages (pip install -e .[dev])" >&2
   .venv/bin/python -m pip install -q --upgrade pip >/dev/null
-  .venv/bin/python -m pip install -q -e '.[dev]'
+  # setuptools warns on every editable install of a flat layout that a folder named like the
+  # package may shadow it on import: true of any checkout, nothing to act on, so not shown
+  PYTHONWARNINGS="ignore:Editable installation" .venv/bin/python -m pip install -q -e '.[dev]'
   echo "$want" > "$stamp"
 fi
 if [ "${CTXPRESS_SKIP_KAFKA_FETCH:-0}" != "1" ] && [ -x deploy/kafka/kafka.sh ]; then
