@@ -47,7 +47,19 @@ def _serve(conn: Connection, settings: Settings) -> None:
             batch = conn.recv()
         except EOFError:  # the worker is gone
             return
-        conn.send([processor.process(msg) for msg in batch])
+        conn.send([_slim(processor.process(msg)) for msg in batch])
+
+
+def _slim(result: Any) -> Any:
+    """What the worker reads of a result, without what it has or never reads: the input
+    message (it has it: put back by :meth:`PipelineProcess._call`), the compressed record as
+    a dict (its bytes are in ``outputs``) and the stash's texts (their count is read; what is
+    published is in ``offloaded``).  About half of what would be pickled for 2 KB records."""
+    result.message = None
+    if result.outcome is not None:
+        result.outcome.record = {}
+        result.outcome.stash = dict.fromkeys(result.outcome.stash, "")
+    return result
 
 
 class PipelineProcess:
@@ -90,6 +102,8 @@ class PipelineProcess:
                 f"the pipeline process ({self.name}) exited while compressing a batch "
                 f"(exit code {code}); the batch was not published"
             ) from exc
+        for result, message in zip(results, messages, strict=True):
+            result.message = message
         return results
 
     def batch(self, messages: list[Any]) -> asyncio.Future[list[Any]]:
