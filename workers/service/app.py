@@ -60,7 +60,7 @@ from workers.service.kafka.options import bootstrap_list, client_options, faust_
 from workers.service.metrics import Metrics
 from workers.service.offload_topic import KafkaOffloadStore
 from workers.service.offprocess import PipelineProcess
-from workers.service.process import Processor
+from workers.service.process import Processor, make_processor
 from workers.service.publish import IdempotentPublisher, Publisher, TransactionalPublisher
 from workers.service.source import KafkaSource, RecordSource
 from workers.service.topics import TopicNames, load_topics, require_topics
@@ -188,17 +188,6 @@ def _publisher(settings: Settings, metrics: Metrics) -> Publisher:
         linger_ms=settings.producer_linger_ms,
         max_batch_size=settings.producer_max_batch_size,
         max_request_size=settings.max_message_bytes,
-    )
-
-
-def make_processor(settings: Settings, pipeline: Pipeline) -> Processor:
-    """The worker's record processor (also built in the pipeline's child process)."""
-    return Processor(
-        pipeline,
-        TopicNames.from_settings(settings),
-        settings.app_id,
-        deterministic=settings.processing_guarantee == "at_least_once",
-        max_message_bytes=settings.max_message_bytes,
     )
 
 

@@ -9,7 +9,7 @@ two use two cores.
 
 The child is spawned, not forked (the worker has threads and a running loop), and builds
 the same :class:`~workers.service.process.Processor` from the settings
-(:func:`~workers.service.app.make_processor`; ``CTXPRESS_PIPELINE_FACTORY`` holds).  It
+(:func:`~workers.service.process.make_processor`; ``CTXPRESS_PIPELINE_FACTORY`` holds).  It
 serves one batch at a time over a pipe: the batch's
 :class:`~workers.service.records.InMessage` list in, its
 :class:`~workers.service.records.Processed` list out, in order; a record's own failure is
@@ -39,7 +39,7 @@ class PipelineDied(RuntimeError):
 
 def _serve(conn: Connection, settings: Settings) -> None:
     from workers.pipeline.factory import build_pipeline
-    from workers.service.app import make_processor
+    from workers.service.process import make_processor
 
     processor = make_processor(settings, build_pipeline(settings))
     while True:

@@ -54,6 +54,7 @@ import orjson
 from workers.core.jsonl import BadLine, decode_line, dump_layout
 from workers.core.offload import stored_text
 from workers.core.redact import redact
+from workers.core.settings import Settings
 from workers.messages import id_problem, record_id
 from workers.messages.wire import compressed_line
 from workers.pipeline.batch import (
@@ -83,7 +84,7 @@ from workers.service.records import (
 from workers.service.topics import TopicNames
 from workers.service.validate import EdgeValidator
 
-__all__ = ["REFUSED_LETTER_BYTES", "Processor"]
+__all__ = ["REFUSED_LETTER_BYTES", "Processor", "make_processor"]
 
 #: the largest dead letter written for an output the broker refused (see Processor.refused)
 REFUSED_LETTER_BYTES = 64 * 1024
@@ -521,3 +522,14 @@ def _mode_of(raw: bytes) -> str:
         return "unknown"
     mode = value.get("mode") if isinstance(value, dict) else None
     return mode if mode in ("off", "lossless", "standard", "aggressive") else "unknown"
+
+
+def make_processor(settings: Settings, pipeline: Pipeline) -> Processor:
+    """The worker's record processor (also built in the pipeline's child process)."""
+    return Processor(
+        pipeline,
+        TopicNames.from_settings(settings),
+        settings.app_id,
+        deterministic=settings.processing_guarantee == "at_least_once",
+        max_message_bytes=settings.max_message_bytes,
+    )

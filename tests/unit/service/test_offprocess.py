@@ -12,8 +12,8 @@ import pytest
 
 from workers.core.settings import Settings
 from workers.pipeline.factory import build_pipeline
-from workers.service.app import make_processor
 from workers.service.offprocess import PipelineDied, PipelineProcess
+from workers.service.process import make_processor
 from workers.service.records import InMessage, Processed
 from workers.service.topics import TopicNames
 from workers.testing.worker import padded_record
