@@ -57,42 +57,35 @@ def kafka_sh(action: str, timeout: float = 600) -> subprocess.CompletedProcess[s
     )
 
 
+async def _with_admin(bootstrap: str, before: set[str] | None) -> set[str]:
+    """The broker's topics; with ``before``, first delete those not in it (but Kafka's own)."""
+    from workers.service.kafka import clients
+
+    admin = clients.admin(clients.connection(bootstrap=bootstrap))
+    await admin.start()
+    try:
+        topics = set(await admin.list_topics())
+        if before is None:
+            return topics
+        made = sorted(t for t in topics - before if not t.startswith("__"))
+        for i in range(0, len(made), 100):  # requests of a bounded size
+            await admin.delete_topics(made[i : i + 100])
+        return set(made)
+    finally:
+        await admin.close()
+
+
 def _topics(bootstrap: str) -> set[str]:
     import asyncio
 
-    from workers.service.kafka import clients
-
-    async def listed() -> set[str]:
-        admin = clients.admin(clients.connection(bootstrap=bootstrap))
-        await admin.start()
-        try:
-            return set(await admin.list_topics())
-        finally:
-            await admin.close()
-
-    return asyncio.run(listed())
+    return asyncio.run(_with_admin(bootstrap, None))
 
 
-def delete_topics_made_since(bootstrap: str, before: set[str]) -> list[str]:
+def delete_topics_made_since(bootstrap: str, before: set[str]) -> set[str]:
     """Delete every topic that is not in ``before`` (except Kafka's own); the names deleted."""
     import asyncio
 
-    from workers.service.kafka import clients
-
-    made = sorted(t for t in _topics(bootstrap) - before if not t.startswith("__"))
-
-    async def delete() -> None:
-        admin = clients.admin(clients.connection(bootstrap=bootstrap))
-        await admin.start()
-        try:
-            for i in range(0, len(made), 100):
-                await admin.delete_topics(made[i : i + 100])
-        finally:
-            await admin.close()
-
-    if made:
-        asyncio.run(delete())
-    return made
+    return asyncio.run(_with_admin(bootstrap, before))
 
 
 def _other_live_leases(leases: Path, mine: Path) -> list[Path]:

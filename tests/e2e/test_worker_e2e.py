@@ -26,7 +26,7 @@ import pytest
 from tests.e2e._support import Run, check_exactly_once, collect
 from tests.kafka_broker import kafka_bootstrap  # noqa: F401
 from workers.service.kafka.io import produce_lines
-from workers.service.supervise import WorkerProcess
+from workers.service.supervise import WorkerProcess, child_pids
 from workers.testing.worker import mixed_stream
 
 pytestmark = [pytest.mark.kafka, pytest.mark.timeout(300)]
@@ -34,11 +34,10 @@ pytestmark = [pytest.mark.kafka, pytest.mark.timeout(300)]
 
 def _children(pid: int) -> list[str]:
     """The command lines of ``pid``'s child processes."""
-    found: list[str] = []
-    for task in Path(f"/proc/{pid}/task").iterdir():
-        for child in (task / "children").read_text().split():
-            found.append(Path(f"/proc/{child}/cmdline").read_bytes().replace(b"\0", b" ").decode())
-    return found
+    return [
+        Path(f"/proc/{child}/cmdline").read_bytes().replace(b"\0", b" ").decode()
+        for child in child_pids(pid)
+    ]
 
 
 @pytest.mark.parametrize("pipeline_in", ["thread", "process"])

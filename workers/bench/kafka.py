@@ -41,7 +41,14 @@ from workers.service.kafka.io import read_topic
 from workers.service.kafka.options import bootstrap_list, client_options
 from workers.service.process import Processor
 from workers.service.records import InMessage
-from workers.service.supervise import WorkerProcess, ctxpress_argv, free_port, scrape
+from workers.service.supervise import (
+    WorkerProcess,
+    child_pids,
+    ctxpress_argv,
+    free_port,
+    peak_rss_mb,
+    scrape,
+)
 from workers.service.topics import TopicNames, create_topics, load_topics
 from workers.testing.worker import padded_record
 
@@ -177,18 +184,6 @@ async def aiokafka_loop(
     return Result(size, path, seen, nbytes / 1e6, seconds)
 
 
-def peak_rss_mb(pid: int) -> float | None:
-    """The peak resident memory of process ``pid`` (``VmHWM``), in MB; None off Linux."""
-    try:
-        status = Path(f"/proc/{pid}/status").read_text()
-    except OSError:
-        return None
-    for line in status.splitlines():
-        if line.startswith("VmHWM:"):
-            return int(line.split()[1]) / 1024
-    return None
-
-
 async def _last_timestamp(settings: Settings, topic: str) -> float | None:
     """The newest record timestamp of ``topic`` (committed records), in epoch seconds."""
     newest: int | None = None
@@ -196,22 +191,6 @@ async def _last_timestamp(settings: Settings, topic: str) -> float | None:
         if newest is None or record.timestamp > newest:
             newest = record.timestamp
     return newest / 1000.0 if newest is not None else None
-
-
-def children_peak_rss_mb(pid: int) -> float:
-    """The peak RSS of ``pid``'s child processes, summed (the pipeline process, if any)."""
-    total = 0.0
-    try:
-        tasks = list(Path(f"/proc/{pid}/task").iterdir())
-    except OSError:
-        return total
-    for task in tasks:
-        try:
-            children = (task / "children").read_text().split()
-        except OSError:
-            continue
-        total += sum(peak_rss_mb(int(child)) or 0.0 for child in children)
-    return total
 
 
 def worker_run(
@@ -254,7 +233,7 @@ def worker_run(
                 publishing = scrape(port, "ctxpress_publish_seconds_sum") or 0.0
                 batches = scrape(port, "ctxpress_publish_seconds_count") or 0.0
                 peak = peak_rss_mb(worker.pid)
-                children = children_peak_rss_mb(worker.pid)
+                children = sum(peak_rss_mb(child) or 0.0 for child in child_pids(worker.pid))
                 break
             # rendering /metrics costs the worker's event loop CPU: polled once a second (the
             # start is timed by the count seen then, the end by the last output's timestamp)

@@ -177,7 +177,7 @@ def _multicore(lines: list[bytes], modes: list[str], args: argparse.Namespace) -
             f"{len(big) // max(len(lines), 1)}), median of {passes} passes each, "
             f"{os.cpu_count()} cores; CPU x: CPU time of the jobs pass over one core's "
             "(on idle cores the ratio is about jobs / CPU x); machine x: the ratio of a loop "
-            "of arithmetic in the same run, the most the cores gave at that time"
+            "of arithmetic in the same run, what the cores gave work that shares nothing then"
         )
         print(
             f"{'mode':<11}{'1 core MB/s':>12}{f'{args.jobs} jobs MB/s':>14}{'ratio':>8}"

@@ -20,7 +20,15 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import IO
 
-__all__ = ["WorkerProcess", "ctxpress_argv", "free_port", "scrape", "worker_env"]
+__all__ = [
+    "WorkerProcess",
+    "child_pids",
+    "ctxpress_argv",
+    "free_port",
+    "peak_rss_mb",
+    "scrape",
+    "worker_env",
+]
 
 
 def free_port() -> int:
@@ -146,3 +154,30 @@ def scrape(port: int, metric: str, labels: Mapping[str, str] | None = None) -> f
         total += float(match.group(2))
         found = True
     return total if found else 0.0 if body else None
+
+
+def child_pids(pid: int) -> list[int]:
+    """The child processes of ``pid`` (Linux ``/proc``; empty elsewhere or once it is gone)."""
+    found: list[int] = []
+    try:
+        tasks = list(Path(f"/proc/{pid}/task").iterdir())
+    except OSError:
+        return found
+    for task in tasks:
+        try:
+            found += [int(child) for child in (task / "children").read_text().split()]
+        except OSError:
+            continue
+    return found
+
+
+def peak_rss_mb(pid: int) -> float | None:
+    """The peak resident memory of process ``pid`` (``VmHWM``), in MB; None off Linux."""
+    try:
+        status = Path(f"/proc/{pid}/status").read_text()
+    except OSError:
+        return None
+    for line in status.splitlines():
+        if line.startswith("VmHWM:"):
+            return int(line.split()[1]) / 1024
+    return None
