@@ -142,15 +142,24 @@ def install_agents(
             maxsize=131_072,  # as Faust's own changelog topics: a large buffer
             allow_empty=True,
         )
-    table = app.Table(
-        "savings",
+    # Built here and registered with the app's tables only once its changelog is final:
+    # tumbling() forgets a changelog given before it, and the table manager keys its
+    # changelogs by the name seen at registration (``app.Table`` registers at once).  A
+    # changelog swapped in later was read back by Faust's recovery as an unknown topic:
+    # two warnings per savings update, and the table never restored after a restart.
+    base = app.conf.Table(
+        app,
+        name="savings",
         default=_zero,
+        beacon=app.tables.beacon,
         partitions=partitions,
         schema=schema,
         help="savings per mode/engine/partition, one-minute tumbling windows",
-    ).tumbling(SAVINGS_WINDOW_S, expires=SAVINGS_EXPIRES)
-    if changelog is not None:  # after tumbling(), which forgets a changelog given before
-        table.table.changelog_topic = changelog
+    )
+    table = base.tumbling(SAVINGS_WINDOW_S, expires=SAVINGS_EXPIRES)
+    if changelog is not None:
+        base.changelog_topic = changelog
+    app.tables.add(base)
 
     async def compress(stream: Any) -> None:
         mismatch_logged = False
