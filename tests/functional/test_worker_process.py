@@ -414,3 +414,34 @@ def test_every_output_matches_its_topic_schema() -> None:
             assert not errors, (out.topic, errors[0].message)
             seen.add(out.topic)
     assert seen == {NAMES.compressed, NAMES.stats, NAMES.dead_letter, NAMES.offload}
+
+
+def test_metrics_of_a_batch_equal_those_of_its_records_one_by_one() -> None:
+    """observe() moves each series once per batch by its sum: the same numbers as one record
+    at a time, for every counter and histogram but the batch-size one."""
+    from prometheus_client import CollectorRegistry
+
+    proc = processor()
+    results = [
+        proc.process(msg(s.line, topic=NAMES.by_short(s.topic))) for s in mixed_stream(80, seed=9)
+    ]
+    whole, single = CollectorRegistry(), CollectorRegistry()
+    Metrics(whole).observe(results)
+    one = Metrics(single)
+    for result in results:
+        one.observe([result])
+
+    def samples(
+        registry: CollectorRegistry,
+    ) -> dict[tuple[str, tuple[tuple[str, str], ...]], float]:
+        return {
+            (s.name, tuple(sorted(s.labels.items()))): s.value
+            for m in registry.collect()
+            for s in m.samples
+            if not s.name.startswith("ctxpress_batch_size")
+        }
+
+    got, expected = samples(whole), samples(single)
+    assert got == expected
+    assert sum(v for (name, _), v in got.items() if name == "ctxpress_records_in_total") == 80
+    assert any(name == "ctxpress_engine_runs_total" and v > 1 for (name, _), v in got.items())

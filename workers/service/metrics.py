@@ -35,6 +35,7 @@ would make ``increase()`` miss that event (2 dead letters read as 0).
 from __future__ import annotations
 
 from collections.abc import Iterable, Mapping, Sequence
+from typing import Any
 
 from prometheus_client import CollectorRegistry, Counter, Gauge, Histogram, disable_created_metrics
 
@@ -214,34 +215,43 @@ class Metrics:
                 self.gate_rejections.labels(engine, kind)
 
     def observe(self, results: Iterable[Processed]) -> None:
+        """Count a published batch: each counter series moves once per batch by its sum (the
+        same values as one ``inc`` per record, at a fraction of the event loop's time)."""
+        sums: dict[tuple[Any, tuple[str, ...]], float] = {}
         count = 0
         for result in results:
             count += 1
-            self.observe_one(result)
+            self._collect(result, sums)
+        for (metric, labels), value in sums.items():
+            (metric.labels(*labels) if labels else metric).inc(value)
         self.batch_size.observe(count)
 
-    def observe_one(self, result: Processed) -> None:
+    def _collect(self, result: Processed, sums: dict[tuple[Any, tuple[str, ...]], float]) -> None:
+        def add(metric: Any, labels: tuple[str, ...], value: float = 1) -> None:
+            key = (metric, labels)
+            sums[key] = sums.get(key, 0) + value
+
         msg = result.message
-        self.records_in.labels(msg.topic).inc()
-        self.bytes_in.labels(msg.topic).inc(len(msg.value or b""))
+        add(self.records_in, (msg.topic,))
+        add(self.bytes_in, (msg.topic,), len(msg.value or b""))
         mode = result.mode
         self.latency.labels(mode).observe(result.seconds)
         outcome = result.outcome
         if outcome is None:
-            self.records_out.labels(mode, "dead_letter").inc()
-            self.dead_letters.labels(result.stage or "pipeline").inc()
+            add(self.records_out, (mode, "dead_letter"))
+            add(self.dead_letters, (result.stage or "pipeline",))
             return
-        self.records_out.labels(mode, "compressed").inc()
-        self.record_tokens_before.labels(mode).inc(outcome.stats["tokens_before"])
-        self.record_tokens_after.labels(mode).inc(outcome.stats["tokens_after"])
+        add(self.records_out, (mode, "compressed"))
+        add(self.record_tokens_before, (mode,), outcome.stats["tokens_before"])
+        add(self.record_tokens_after, (mode,), outcome.stats["tokens_after"])
         for stats in outcome.engine_stats:
-            self.engine_tokens_before.labels(mode, stats.engine).inc(stats.tokens_before)
-            self.engine_tokens_after.labels(mode, stats.engine).inc(stats.tokens_after)
-            self.engine_runs.labels(mode, stats.engine, stats.status).inc()
+            add(self.engine_tokens_before, (mode, stats.engine), stats.tokens_before)
+            add(self.engine_tokens_after, (mode, stats.engine), stats.tokens_after)
+            add(self.engine_runs, (mode, stats.engine, stats.status))
         for rejection in outcome.rejections:
-            self.dead_letters.labels(rejection.stage).inc()
+            add(self.dead_letters, (rejection.stage,))
             kinds = {v.kind for v in rejection.violations} or {"error"}
             for kind in sorted(kinds):
-                self.gate_rejections.labels(rejection.engine, kind).inc()
+                add(self.gate_rejections, (rejection.engine, kind))
         if outcome.stash:
-            self.offload_entries.inc(len(outcome.stash))
+            add(self.offload_entries, (), len(outcome.stash))
