@@ -16,9 +16,10 @@ record out to the last (the worker from the first time its
 ``ctxpress_records_out_total`` metric is seen above 0, polled once a second because
 each page costs the worker CPU, to the timestamp of its last output record), so start-up
 and group joins are not counted.  The worker's peak RSS (``VmHWM``) is reported.  Every fresh pipeline
-starts with a cold token cache.  The table's last column compares each row with
-the in-process rate of the same size; the target is the worker at >= 70 % of
-in-process for 50 KB records.
+starts with a cold token cache.  The in-process loop runs before the Kafka rows and
+again after them, and the table shows the mean of the two (the machine's speed drifts
+over minutes).  The table's last column compares each row with that in-process rate
+of the same size; the target is the worker at >= 80 % of in-process.
 """
 
 from __future__ import annotations
@@ -53,6 +54,9 @@ from workers.service.topics import TopicNames, create_topics, load_topics
 from workers.testing.worker import padded_record
 
 __all__ = ["Result", "main", "run_bench"]
+
+#: the worker's throughput goal, in % of the in-process rate of the same records
+TARGET_PCT = 80.0
 
 #: records per size by default: a few seconds of work each
 DEFAULT_RECORDS = {2048: 4000, 51200: 400, 1048576: 24, 5242880: 6}
@@ -317,6 +321,7 @@ def _run_bench(
             n = records or DEFAULT_RECORDS.get(size, max(200, 8_000_000 // size))
             lines = _records(size, n, mode, tag)
             print(f"bench-kafka: {n} records of {size:,} bytes ...", file=sys.stderr)
+            first = len(results)
             results.append(in_process(settings, names, lines, size))
             source = f"{settings.topic_prefix}bench-loop"
             asyncio.run(_create_plain(bootstrap, [source, f"{source}-out"], settings, partitions=4))
@@ -333,7 +338,17 @@ def _run_bench(
             )
             asyncio.run(_produce(settings, names.tool_outputs, lines))
             results.append(worker_run(settings, names, lines, size, tmp))
+            # once more after the Kafka rows: the machine's speed drifts over minutes, and
+            # the rows are read against the mean of the two
+            results[first] = _both(results[first], in_process(settings, names, lines, size))
     return results
+
+
+def _both(before: Result, after: Result) -> Result:
+    """One in-process row from the runs before and after the Kafka rows (their mean time)."""
+    note = f"{before.rate:,.0f} records/s before the Kafka rows, {after.rate:,.0f} after"
+    seconds = (before.seconds + after.seconds) / 2
+    return dataclasses.replace(before, seconds=seconds, note=note)
 
 
 async def _create_plain(
@@ -396,7 +411,10 @@ def main(
         if size not in base or base[size].rate <= 0:
             continue
         share = 100.0 * worker[size].rate / base[size].rate
-        verdict = "meets" if share >= 70.0 else "misses"
+        verdict = "meets" if share >= TARGET_PCT else "misses"
         unit = _unit(size)
-        print(f"worker at {share:.0f}% of in-process for {unit} records ({verdict} the 70% target)")
+        print(
+            f"worker at {share:.0f}% of in-process for {unit} records "
+            f"({verdict} the {TARGET_PCT:.0f}% target)"
+        )
     return 0

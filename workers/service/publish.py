@@ -242,8 +242,68 @@ class ListPublisher(Publisher):
         return [m for m in self.published if m.topic == topic]
 
 
-def _headers(out: OutMessage) -> list[tuple[str, bytes]] | None:
-    return list(out.headers) if out.headers else None
+def _headers(out: OutMessage) -> list[tuple[str, bytes]]:
+    return list(out.headers) if out.headers else []
+
+
+async def send_outputs(
+    producer: Any, outputs: Sequence[OutMessage], max_request_size: int
+) -> list[asyncio.Future[Any]]:
+    """Queue ``outputs`` on ``producer`` in producer batches that this function fills
+    (``create_batch``/``send_batch``), one future per output: outputs of one batch share its
+    future, an output larger than ``max_request_size`` gets one failed with
+    ``MessageSizeTooLargeError`` and is not sent.
+
+    What ``producer.send`` per output would do, at a fraction of its event-loop time (a
+    profile of the worker on 2 KB records had ``send`` and its per-record futures at a
+    quarter of the loop): the same partitions (the default partitioner: murmur2 of the key
+    over the topic's sorted partitions, a random one without a key), the same order within
+    a partition, batches up to the producer's batch size (the first record always fits)."""
+    from aiokafka.errors import MessageSizeTooLargeError
+    from aiokafka.partitioner import DefaultPartitioner
+    from aiokafka.record.default_records import DefaultRecordBatchBuilder
+
+    loop = asyncio.get_running_loop()
+    acks: list[asyncio.Future[Any] | None] = [None] * len(outputs)
+    partitions_of: dict[str, list[int]] = {}
+    groups: dict[tuple[str, int], list[int]] = {}
+    partitioner = DefaultPartitioner()
+    for i, out in enumerate(outputs):
+        partitions = partitions_of.get(out.topic)
+        if partitions is None:
+            partitions = partitions_of[out.topic] = sorted(await producer.partitions_for(out.topic))
+        size = DefaultRecordBatchBuilder.estimate_size_in_bytes(out.key, out.value, _headers(out))
+        if size > max_request_size:
+            failed = loop.create_future()
+            failed.set_exception(
+                MessageSizeTooLargeError(
+                    f"The message is {size} bytes when serialized which is larger than the "
+                    "maximum request size you have configured with the max_request_size "
+                    "configuration"
+                )
+            )
+            acks[i] = failed
+            continue
+        partition = partitioner(out.key, partitions, partitions)
+        groups.setdefault((out.topic, partition), []).append(i)
+    for (topic, partition), indices in groups.items():
+        builder = producer.create_batch()
+        members: list[int] = []
+        for i in indices:
+            out = outputs[i]
+            fields = {"timestamp": None, "key": out.key, "value": out.value}
+            if builder.append(**fields, headers=_headers(out)) is None:
+                sent = await producer.send_batch(builder, topic, partition=partition)
+                for j in members:
+                    acks[j] = sent
+                builder, members = producer.create_batch(), []
+                builder.append(**fields, headers=_headers(out))
+            members.append(i)
+        sent = await producer.send_batch(builder, topic, partition=partition)
+        for j in members:
+            acks[j] = sent
+    assert all(ack is not None for ack in acks)
+    return [ack for ack in acks if ack is not None]
 
 
 def _producer_options(
@@ -366,12 +426,7 @@ class TransactionalPublisher(Publisher):
                 producer = await self._producer(tp)
                 try:
                     async with producer.transaction():
-                        sent = [
-                            await producer.send(
-                                out.topic, out.value, key=out.key, headers=_headers(out)
-                            )
-                            for out in batch.outputs
-                        ]
+                        sent = await send_outputs(producer, batch.outputs, self.max_request_size)
                         # Every record acknowledged before the offsets join the transaction:
                         # a refused record (too large for the topic) raises here, where the
                         # transaction is still abortable, instead of leaving the commit waiting.
@@ -466,12 +521,7 @@ class IdempotentPublisher(Publisher):
             await self.start()
         try:
             futures = [
-                [
-                    await self._producer.send(
-                        out.topic, out.value, key=out.key, headers=_headers(out)
-                    )
-                    for out in batch.outputs
-                ]
+                await send_outputs(self._producer, batch.outputs, self.max_request_size)
                 for batch in batches
             ]
             # at least once: what was acknowledged is published again with the dead letters
