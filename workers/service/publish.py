@@ -260,7 +260,7 @@ async def send_outputs(
     over the topic's sorted partitions, a random one without a key), the same order within
     a partition, batches up to the producer's batch size (the first record always fits)."""
     from aiokafka.errors import MessageSizeTooLargeError
-    from aiokafka.partitioner import DefaultPartitioner
+    from aiokafka.partitioner import DefaultPartitioner, murmur2
     from aiokafka.record.default_records import DefaultRecordBatchBuilder
 
     loop = asyncio.get_running_loop()
@@ -268,6 +268,7 @@ async def send_outputs(
     partitions_of: dict[str, list[int]] = {}
     groups: dict[tuple[str, int], list[int]] = {}
     partitioner = DefaultPartitioner()
+    hashes: dict[bytes, int] = {}
     for i, out in enumerate(outputs):
         partitions = partitions_of.get(out.topic)
         if partitions is None:
@@ -284,7 +285,13 @@ async def send_outputs(
             )
             acks[i] = failed
             continue
-        partition = partitioner(out.key, partitions, partitions)
+        if out.key is None:
+            partition = partitioner(None, partitions, partitions)
+        else:  # an output and its stats share a key: murmur2 (pure Python) once per key
+            hashed = hashes.get(out.key)
+            if hashed is None:
+                hashed = hashes[out.key] = murmur2(out.key) & 0x7FFFFFFF
+            partition = partitions[hashed % len(partitions)]
         groups.setdefault((out.topic, partition), []).append(i)
     for (topic, partition), indices in groups.items():
         builder = producer.create_batch()
