@@ -13,8 +13,9 @@ JSON rows, lossless mode):
 
 Kafka rows read a backlog produced beforehand and are timed from the first
 record out to the last (the worker from the first time its
-``ctxpress_records_out_total`` metric is seen above 0, polled once a second because
-each page costs the worker CPU, to the timestamp of its last output record), so start-up
+``ctxpress_records_out_total`` metric is seen above 0, polled every 50 ms until then and
+once a second after, because each page costs the worker CPU, to the timestamp of its last
+output record), so start-up
 and group joins are not counted.  The worker's peak RSS (``VmHWM``) is reported.  Every fresh pipeline
 starts with a cold token cache.  The in-process loop runs before the Kafka rows and
 again after them, and the table shows the mean of the two (the machine's speed drifts
@@ -239,9 +240,10 @@ def worker_run(
                 peak = peak_rss_mb(worker.pid)
                 children = sum(peak_rss_mb(child) or 0.0 for child in child_pids(worker.pid))
                 break
-            # rendering /metrics costs the worker's event loop CPU: polled once a second (the
-            # start is timed by the count seen then, the end by the last output's timestamp)
-            time.sleep(1.0)
+            # rendering /metrics costs the worker's event loop CPU: polled every 50 ms until
+            # the first output (before the timed part), then once a second (the start is timed
+            # by the count seen first, the end by the last output's timestamp)
+            time.sleep(1.0 if first_t else 0.05)
         else:
             raise RuntimeError(f"worker did not finish {n} records in 300 s:\n{worker.log_tail()}")
     finally:
