@@ -170,6 +170,10 @@ _CONTEXT = re.compile(
     r"^\S+: (?:In (?:static )?(?:function|member function|constructor|instantiation of) .*"
     r"|At top level):$"
 )
+# gcc/clang's ``file:line:col: note:`` under a finding: part of its block (its snippet art is
+# dropped, the note line is a fact of the gate and stays, or goes with a repeat whose
+# note is shown word for word above)
+_GCC_NOTE = re.compile(r"^\S+?:\d+(?::\d+)?: note: ")
 _TSC_PRETTY = re.compile(r"^\S+:\d+:\d+ - (?:error|warning) TS\d+: ")
 _TSC_CODE = re.compile(r"^\d+ ")
 _JAVAC_HEAD = re.compile(r"^\S+\.java:\d+: (?:error|warning): ")
@@ -385,6 +389,7 @@ def _diagnostics(
     room = NOTE_ROOM  # note characters left in the current run of repeats
     run_kinds: set[str] = set()  # the kinds that note names already
     context = -1  # the last gcc context line
+    shown_notes: set[str] = set()  # gcc note lines left visible in a shown block
     i = 0
     while i < n:
         m = lines[i]
@@ -435,7 +440,7 @@ def _diagnostics(
                 location = location or line.strip()
             elif javac and j == i + 1 and line.startswith(" "):
                 pass  # javac repeats the source line under its headline
-            elif not (_SNIPPET.match(line) or _HELP.match(line)):
+            elif not (_SNIPPET.match(line) or _HELP.match(line) or _GCC_NOTE.match(line)):
                 break
             j += 1
         repeat = _repeat_of(m, location, header, seen, j == i + 1) if critical is not None else None
@@ -449,7 +454,9 @@ def _diagnostics(
             and critical is not None
             and cost <= room
             and not any(
-                k in keep or (critical(k) and lines[k].strip() != location) for k in range(i + 1, j)
+                k in keep
+                or (critical(k) and lines[k].strip() != location and lines[k] not in shown_notes)
+                for k in range(i + 1, j)
             )
         ):
             room -= cost
@@ -462,6 +469,9 @@ def _diagnostics(
             run_kinds = set()
             for k in range(i + 1, j):
                 if k in keep or _RUST_LOCATION.match(lines[k]):
+                    continue
+                if _GCC_NOTE.match(lines[k]):
+                    shown_notes.add(lines[k])  # stays: a repeat with this very note may go
                     continue
                 drop[k] = HELP if _HELP.match(lines[k]) else SNIPPET
         i = j
