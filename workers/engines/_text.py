@@ -79,6 +79,24 @@ def dup_sources(units: Sequence[Unit]) -> set[str]:
     return found
 
 
+def dup_spans(units: Sequence[Unit]) -> tuple[dict[str, list[tuple[int, int]]], set[str]]:
+    """``(spans, self_referencing)``: per uid, the ``(start, end)`` character spans of its text
+    that dedup back-references in other units copy; and the uids of units with a
+    back-reference into their own text."""
+    spans: dict[str, list[tuple[int, int]]] = {}
+    own: set[str] = set()
+    for unit in units:
+        if dup.LITERAL + "src=" not in unit.text:
+            continue
+        for match in dup.DUP_MARKER.finditer(unit.text):
+            src, at, length = match.group(1), int(match.group(2)), int(match.group(3))
+            if src == "self":
+                own.add(unit.uid)
+            else:
+                spans.setdefault(src, []).append((at, at + length))
+    return spans, own
+
+
 def newer_copy_indexes(units: Sequence[Unit]) -> set[int]:
     """Message indexes that a read-lifecycle marker names as the newer copy of a file."""
     found: set[int] = set()

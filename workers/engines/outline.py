@@ -31,26 +31,38 @@ Kept whole, because the model is working on them:
   edited (a write of the same path later, or anywhere when no later read of
   it follows).
 
-Never touched: frozen units, units other units point at (dedup sources,
-read-lifecycle's newer copies), texts holding marker-like input, failed or
-multi-part reads, and reads shorter than :data:`MIN_LINES` lines.
+Never touched: frozen units (and so texts whose input held marker-like text),
+read-lifecycle's newer copies, texts holding a marker other than this record's
+dedup back-references, failed or multi-part reads, and reads shorter than
+:data:`MIN_LINES` lines.  A read dedup shortened is outlined like any other (its
+back-references parse as blank lines; one inside a body goes into the body's
+stash, and expand restores the stash first); in a read other reads' references
+copy from, the rows they copy stay visible, so a reference leads to text.
 """
 
 from __future__ import annotations
 
 import posixpath
 import re
+from bisect import bisect_right
 from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
 from workers.engines._code import Symbol, language_of, symbols
 from workers.engines._shell import READ_FAILED, Read, parse_access
-from workers.engines._text import PointedAt, nonzero, restores, safe_note, stash_marker
+from workers.engines._text import (
+    dup_spans,
+    newer_copy_indexes,
+    nonzero,
+    restores,
+    safe_note,
+    stash_marker,
+)
 from workers.engines.base import Engine, EngineContext, EngineOutput
 from workers.fidelity.facts import critical_lines
 from workers.fidelity.lossy import check_lossy
-from workers.markers import has_marker
+from workers.markers import dup, has_marker
 from workers.markers.stash import offload_marker
 from workers.messages.model import Unit
 
@@ -76,6 +88,7 @@ class _Source:
     code: str  # what is parsed: the text without line-number prefixes
     numbers: list[int | None]  # the file line of each row, when known
     symbols: list[Symbol]
+    copied: set[int] | None = None  # rows that other units' back-references copy: they stay
 
 
 def _group(unit: Unit) -> tuple[Any, ...]:
@@ -102,6 +115,8 @@ def _source(pos: int, unit: Unit, read: Read) -> _Source | None:
     else:
         code = text
         numbers = [read.first + row if read.tail is None else None for row in range(len(lines))]
+    if dup.LITERAL in code:  # a back-reference parses as a blank line (rows stay where they are)
+        code = dup.DUP_MARKER.sub("", code)
     lang = language_of(read.path, code)
     if lang is None:
         return None
@@ -109,6 +124,30 @@ def _source(pos: int, unit: Unit, read: Read) -> _Source | None:
     if not found or not any(s.body for s in found):
         return None
     return _Source(pos, read, lang, lines, code, numbers, found)
+
+
+def _copied_rows(lines: list[str], spans: Sequence[tuple[int, int]]) -> set[int] | None:
+    """Rows of ``lines`` that hold a character of ``spans`` (blocks other units' dedup
+    back-references copy: they stay visible, so a reference leads to text, not to a marker);
+    None when a span is not in the text (its text is not the one the reference was made from).
+
+    A back-reference inside a body (the unit's own, or to another unit) may go into the
+    body's stash: expand restores the stash first, then the reference."""
+    rows: set[int] = set()
+    if not spans:
+        return rows
+    starts: list[int] = []
+    at = 0
+    for line in lines:
+        starts.append(at)
+        at += len(line) + 1
+    for begin, end in spans:
+        if end > at:
+            return None
+        first = bisect_right(starts, begin) - 1
+        last = bisect_right(starts, max(begin, end - 1)) - 1
+        rows.update(range(first, last + 1))
+    return rows
 
 
 def _mentions(text: str, names: set[str]) -> tuple[set[str], set[str]]:
@@ -159,20 +198,32 @@ class OutlineEngine(Engine):
             for path in access.writes:
                 writes.setdefault(path, []).append(pos)
         sources: list[_Source] = []
-        pointed: PointedAt | None = None
+        newer: set[int] | None = None
+        spans: dict[str, list[tuple[int, int]]] = {}
         for pos, read in reads.items():
             unit = units[pos]
-            if unit.frozen or groups[_group(unit)] > 1 or has_marker(unit.text):
+            if unit.frozen or groups[_group(unit)] > 1:
+                continue
+            # this record's dedup back-references stay visible lines (the unit's input held
+            # no marker: the runner froze it then); any other marker: not touched
+            if has_marker(unit.text) and (
+                dup.LITERAL not in unit.text or has_marker(dup.DUP_MARKER.sub("", unit.text))
+            ):
                 continue
             if unit.text.count("\n") + 1 < MIN_LINES:
                 continue
-            if pointed is None:
-                pointed = PointedAt(units)
-            if unit in pointed or self._edited(pos, read.path, reads, writes):
+            if newer is None:
+                newer = newer_copy_indexes(units)
+                spans = dup_spans(units)[0]
+            if unit.index >= 0 and unit.index in newer:
+                continue  # read-lifecycle's markers name it as the newer copy of a file
+            if self._edited(pos, read.path, reads, writes):
                 continue
             source = _source(pos, unit, read)
             if source is not None:
-                sources.append(source)
+                source.copied = _copied_rows(source.lines, spans.get(unit.uid, ()))
+                if source.copied is not None:
+                    sources.append(source)
         if not sources:
             return EngineOutput(texts=texts)
         names = {s.name for source in sources for s in source.symbols}
@@ -239,6 +290,7 @@ class OutlineEngine(Engine):
         lines = source.lines
         numbers = source.numbers
         critical = {line for _kind, line in critical_lines(text, unit.kind, unit.command)}
+        copied = source.copied or set()
         whole_containers = [s for s in source.symbols if s.kind == "container" and s.name in bare]
 
         def pointed_at(sym: Symbol) -> bool:
@@ -264,7 +316,7 @@ class OutlineEngine(Engine):
             last = min(last, len(lines) - 1)
             run_start = first
             for row in range(first, last + 2):
-                if row <= last and lines[row].strip()[:600] not in critical:
+                if row <= last and lines[row].strip()[:600] not in critical and row not in copied:
                     if row == run_start and not lines[row].strip():
                         run_start += 1  # a run starts on a line of the body's indentation
                     continue
