@@ -113,3 +113,29 @@ def test_kafka_sh_takes_the_port_of_a_local_bootstrap(tmp_path: Path) -> None:
     )
     assert start.returncode == 1
     assert "names another cluster" in start.stderr
+
+
+def test_the_worker_consumer_fetches_at_most_fetch_max_bytes(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Faust passes no fetch.max.bytes to aiokafka (50 MB per fetch: a backlog of 800 50 KB
+    records peaked the worker at 295 MB); the worker's consumer gets CTXPRESS_FETCH_MAX_BYTES,
+    and still fetches a record up to CTXPRESS_MAX_MESSAGE_BYTES whole (per partition)."""
+    import asyncio
+
+    from workers.service.app import create_app
+
+    monkeypatch.setenv("CTXPRESS_DATA_DIR", str(tmp_path / "data"))
+    monkeypatch.setenv("CTXPRESS_FETCH_MAX_BYTES", "1234567")
+
+    async def go() -> tuple[int, int]:
+        app = create_app(source=None)
+        consumer = app.consumer._thread._create_worker_consumer(app.transport)
+        try:
+            return consumer._fetch_max_bytes, consumer._max_partition_fetch_bytes
+        finally:
+            await consumer.stop()
+
+    fetch, per_partition = asyncio.run(go())
+    assert fetch == 1234567
+    assert per_partition == Settings.from_env().max_message_bytes

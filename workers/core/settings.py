@@ -152,6 +152,22 @@ SETTINGS: tuple[Setting, ...] = (
         "sharing one interpreter lock (costs the child's memory: its own tokenizer tables)",
     ),
     Setting(
+        "fetch_max_bytes",
+        "CTXPRESS_FETCH_MAX_BYTES",
+        8 * 1024 * 1024,
+        "the worker's consumer asks for at most this many bytes per fetch (Kafka's "
+        "fetch.max.bytes, a soft limit: a larger record still comes whole); aiokafka's 50 MB "
+        "default held a whole backlog of big records in memory at once",
+    ),
+    Setting(
+        "malloc_mmap_threshold",
+        "CTXPRESS_MALLOC_MMAP_THRESHOLD",
+        32768,
+        "the worker's C allocator maps blocks of this many bytes or more on their own, so "
+        "that freeing a record's buffers gives the memory back (glibc; 0: glibc's default, "
+        "which kept about 200 KB per 50 KB record: see workers/core/heap.py)",
+    ),
+    Setting(
         "producer_linger_ms",
         "CTXPRESS_PRODUCER_LINGER_MS",
         5,
@@ -323,6 +339,8 @@ class Settings:
     batch_timeout: float = 0.05
     concurrency: int = 1
     pipeline_process: bool = False
+    fetch_max_bytes: int = 8 * 1024 * 1024
+    malloc_mmap_threshold: int = 32768
     producer_linger_ms: int = 5
     web_host: str = "127.0.0.1"
     web_port: int = 6066
@@ -400,6 +418,12 @@ class Settings:
             )
         if self.batch_size < 1:
             raise SettingsError("CTXPRESS_BATCH_SIZE must be at least 1")
+        if self.fetch_max_bytes < 1:
+            raise SettingsError("CTXPRESS_FETCH_MAX_BYTES must be at least 1")
+        if self.malloc_mmap_threshold < 0:
+            raise SettingsError(
+                "CTXPRESS_MALLOC_MMAP_THRESHOLD must be 0 (glibc's default) or a byte count"
+            )
         if self.max_message_bytes < 64 * 1024:
             raise SettingsError(
                 "CTXPRESS_MAX_MESSAGE_BYTES must be at least 65536 (64 KiB): a dead letter "

@@ -54,7 +54,7 @@ from workers.core.settings import Settings, SettingsError
 from workers.pipeline.factory import build_pipeline
 from workers.pipeline.runner import Pipeline
 from workers.service.agents import install_agents, savings_rows
-from workers.service.faust_compat import filter_commits
+from workers.service.faust_compat import cap_fetch_bytes, filter_commits
 from workers.service.handler import BatchHandler
 from workers.service.kafka.options import bootstrap_list, client_options, faust_credentials
 from workers.service.metrics import Metrics
@@ -220,6 +220,7 @@ def create_app(
     partitions, replication = _input_partitions(settings)
     hosts = bootstrap_list(settings)
     session = settings.session_timeout
+    cap_fetch_bytes(settings.fetch_max_bytes)
     app: Any = faust.App(
         settings.app_id,
         broker=[f"kafka://{h}" for h in hosts],

@@ -1,13 +1,16 @@
-"""The two places ctxpress reaches into Faust's private API, kept together.
+"""The places ctxpress reaches into Faust's private API, kept together.
 
-faust-streaming 0.15 offers no public hook for either:
+faust-streaming 0.15 offers no public hook for any of them:
 
 - :func:`current_event`: make an event Faust's *current event*, so that a table
   write goes to that event's partition of the changelog (``faust.streams._current_event``);
 - :func:`filter_commits`: let only some input offsets through the consumer's
-  commit (``Consumer._commit``), so that a transactional publisher owns them.
+  commit (``Consumer._commit``), so that a transactional publisher owns them;
+- :func:`cap_fetch_bytes`: the worker consumer's ``fetch_max_bytes`` (Faust passes none to
+  aiokafka, whose default is 50 MB per fetch: with a backlog of 50 KB records one fetch
+  response and the records parsed from it held about 90 MB at once).
 
-Upgrading Faust means checking these two functions first.
+Upgrading Faust means checking these functions first.
 
 :func:`input_topics` works around a limitation instead: Faust's ``get_topic_name`` refuses a
 topic with several names, so ``faust -A workers.app:app agents`` crashed on our agent.
@@ -20,7 +23,7 @@ from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
 from typing import Any
 
-__all__ = ["current_event", "filter_commits", "input_topics"]
+__all__ = ["cap_fetch_bytes", "current_event", "filter_commits", "input_topics"]
 
 
 def input_topics(app: Any, names: Sequence[str], **options: Any) -> Any:
@@ -61,3 +64,22 @@ def filter_commits(consumer: Any, allows: Callable[[str], bool]) -> None:
         return True
 
     consumer._commit = _commit
+
+
+def cap_fetch_bytes(max_bytes: int) -> None:
+    """Faust's worker consumers ask the broker for at most ``max_bytes`` per fetch response
+    (Kafka's ``fetch.max.bytes``: a soft limit, a larger single record still comes whole)."""
+    from faust.transport.drivers import aiokafka as driver
+
+    thread_class: Any = driver.AIOKafkaConsumerThread
+    original = getattr(thread_class, "_ctxpress_create", None) or (
+        thread_class._create_worker_consumer
+    )
+
+    def create(self: Any, transport: Any) -> Any:
+        consumer = original(self, transport)
+        consumer._fetch_max_bytes = max_bytes  # read by AIOKafkaConsumer.start()
+        return consumer
+
+    thread_class._ctxpress_create = original
+    thread_class._create_worker_consumer = create

@@ -42,7 +42,7 @@ from workers.core.errors import CtxpressError
 from workers.service.metrics import Metrics
 from workers.service.offprocess import PipelineProcess
 from workers.service.offthread import PipelineThread
-from workers.service.process import Processor
+from workers.service.process import Processor, slimmed
 from workers.service.publish import PartitionBatch, Publisher, RecordsRefused, group_batches
 from workers.service.records import InMessage, Processed
 from workers.service.source import RecordSource
@@ -254,7 +254,9 @@ class BatchHandler:
         if self.child is not None:
             results = await self.child.batch(fresh)
         else:
-            results = await self._thread.run(lambda: [self.processor.process(msg) for msg in fresh])
+            results = await self._thread.run(
+                lambda: [slimmed(self.processor.process(msg)) for msg in fresh]
+            )
         batches = _regroup(results)
         await self.flush()  # the previous batch first: per-partition order, errors surface
         now = time.monotonic()

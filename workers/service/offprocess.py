@@ -38,8 +38,11 @@ class PipelineDied(RuntimeError):
 
 
 def _serve(conn: Connection, settings: Settings) -> None:
+    from workers.core.heap import map_large_blocks
     from workers.pipeline.factory import build_pipeline
     from workers.service.process import make_processor
+
+    map_large_blocks(settings.malloc_mmap_threshold)
 
     processor = make_processor(settings, build_pipeline(settings))
     while True:
@@ -51,15 +54,13 @@ def _serve(conn: Connection, settings: Settings) -> None:
 
 
 def _slim(result: Any) -> Any:
-    """What the worker reads of a result, without what it has or never reads: the input
-    message (it has it: put back by :meth:`PipelineProcess._call`), the compressed record as
-    a dict (its bytes are in ``outputs``) and the stash's texts (their count is read; what is
-    published is in ``offloaded``).  About half of what would be pickled for 2 KB records."""
+    """What the worker reads of a result (:func:`~workers.service.process.slimmed`), without
+    the input message either (it has it: put back by :meth:`PipelineProcess._call`).  About
+    half of what would be pickled for 2 KB records."""
+    from workers.service.process import slimmed
+
     result.message = None
-    if result.outcome is not None:
-        result.outcome.record = {}
-        result.outcome.stash = dict.fromkeys(result.outcome.stash, "")
-    return result
+    return slimmed(result)
 
 
 class PipelineProcess:

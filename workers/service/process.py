@@ -84,7 +84,7 @@ from workers.service.records import (
 from workers.service.topics import TopicNames
 from workers.service.validate import EdgeValidator
 
-__all__ = ["REFUSED_LETTER_BYTES", "Processor", "make_processor"]
+__all__ = ["REFUSED_LETTER_BYTES", "Processor", "make_processor", "slimmed"]
 
 #: the largest dead letter written for an output the broker refused (see Processor.refused)
 REFUSED_LETTER_BYTES = 64 * 1024
@@ -522,6 +522,17 @@ def _mode_of(raw: bytes) -> str:
         return "unknown"
     mode = value.get("mode") if isinstance(value, dict) else None
     return mode if mode in ("off", "lossless", "standard", "aggressive") else "unknown"
+
+
+def slimmed(result: Processed) -> Processed:
+    """``result`` without what the worker never reads once it is made: the compressed record
+    as a dict (its bytes are in ``outputs``) and the stash's texts (their count is read; what
+    is published is in ``offloaded``).  A batch's results live until it is published: for
+    50 KB records that is a second copy of every record and stash held meanwhile."""
+    if result.outcome is not None:
+        result.outcome.record = {}
+        result.outcome.stash = dict.fromkeys(result.outcome.stash, "")
+    return result
 
 
 def make_processor(settings: Settings, pipeline: Pipeline) -> Processor:
