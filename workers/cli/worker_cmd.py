@@ -182,11 +182,9 @@ def run_worker(settings: Settings, loglevel: str = "info") -> int:
     """Build the app and run a Faust worker until it stops; returns the exit code."""
     import faust
 
-    from workers.core.heap import map_large_blocks
     from workers.engines import UnknownEngine
     from workers.service.app import create_app
 
-    map_large_blocks(settings.malloc_mmap_threshold)
     try:
         app: Any = create_app(settings)
     except (SettingsError, UnknownEngine) as exc:

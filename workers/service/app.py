@@ -49,6 +49,7 @@ import faust
 from prometheus_client import CollectorRegistry
 
 from workers.core.catalog import MODES
+from workers.core.heap import map_large_blocks
 from workers.core.offload import OffloadStore
 from workers.core.settings import Settings, SettingsError
 from workers.pipeline.factory import build_pipeline
@@ -220,6 +221,8 @@ def create_app(
     partitions, replication = _input_partitions(settings)
     hosts = bootstrap_list(settings)
     session = settings.session_timeout
+    # (here, so that `faust -A workers.app:app worker` gets them too, not only `ctxpress worker`)
+    map_large_blocks(settings.malloc_mmap_threshold)
     cap_fetch_bytes(settings.fetch_max_bytes)
     app: Any = faust.App(
         settings.app_id,
