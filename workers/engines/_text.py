@@ -79,22 +79,18 @@ def dup_sources(units: Sequence[Unit]) -> set[str]:
     return found
 
 
-def dup_spans(units: Sequence[Unit]) -> tuple[dict[str, list[tuple[int, int]]], set[str]]:
-    """``(spans, self_referencing)``: per uid, the ``(start, end)`` character spans of its text
-    that dedup back-references in other units copy; and the uids of units with a
-    back-reference into their own text."""
+def dup_spans(units: Sequence[Unit]) -> dict[str, list[tuple[int, int]]]:
+    """Per uid, the ``(start, end)`` character spans of its text that dedup back-references
+    in other units copy (references into their own text, ``src=self``, are left out)."""
     spans: dict[str, list[tuple[int, int]]] = {}
-    own: set[str] = set()
     for unit in units:
         if dup.LITERAL + "src=" not in unit.text:
             continue
         for match in dup.DUP_MARKER.finditer(unit.text):
             src, at, length = match.group(1), int(match.group(2)), int(match.group(3))
-            if src == "self":
-                own.add(unit.uid)
-            else:
+            if src != "self":
                 spans.setdefault(src, []).append((at, at + length))
-    return spans, own
+    return spans
 
 
 def newer_copy_indexes(units: Sequence[Unit]) -> set[int]:

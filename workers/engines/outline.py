@@ -204,17 +204,18 @@ class OutlineEngine(Engine):
             unit = units[pos]
             if unit.frozen or groups[_group(unit)] > 1:
                 continue
-            # this record's dedup back-references stay visible lines (the unit's input held
-            # no marker: the runner froze it then); any other marker: not touched
-            if has_marker(unit.text) and (
-                dup.LITERAL not in unit.text or has_marker(dup.DUP_MARKER.sub("", unit.text))
-            ):
+            # this record's dedup back-references are no obstacle (the unit's input held no
+            # marker: the runner froze it then); any other marker: not touched
+            unreferenced = unit.text
+            if dup.LITERAL in unreferenced:
+                unreferenced = dup.DUP_MARKER.sub("", unreferenced)
+            if has_marker(unreferenced):
                 continue
             if unit.text.count("\n") + 1 < MIN_LINES:
                 continue
             if newer is None:
                 newer = newer_copy_indexes(units)
-                spans = dup_spans(units)[0]
+                spans = dup_spans(units)
             if unit.index >= 0 and unit.index in newer:
                 continue  # read-lifecycle's markers name it as the newer copy of a file
             if self._edited(pos, read.path, reads, writes):

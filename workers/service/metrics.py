@@ -34,7 +34,7 @@ would make ``increase()`` miss that event (2 dead letters read as 0).
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from typing import Any
 
 from prometheus_client import CollectorRegistry, Counter, Gauge, Histogram, disable_created_metrics
@@ -218,19 +218,20 @@ class Metrics:
         """Count a published batch: each counter series moves once per batch by its sum (the
         same values as one ``inc`` per record, at a fraction of the event loop's time)."""
         sums: dict[tuple[Any, tuple[str, ...]], float] = {}
-        count = 0
-        for result in results:
-            count += 1
-            self._collect(result, sums)
-        for (metric, labels), value in sums.items():
-            (metric.labels(*labels) if labels else metric).inc(value)
-        self.batch_size.observe(count)
 
-    def _collect(self, result: Processed, sums: dict[tuple[Any, tuple[str, ...]], float]) -> None:
         def add(metric: Any, labels: tuple[str, ...], value: float = 1) -> None:
             key = (metric, labels)
             sums[key] = sums.get(key, 0) + value
 
+        count = 0
+        for result in results:
+            count += 1
+            self._collect(result, add)
+        for (metric, labels), value in sums.items():
+            (metric.labels(*labels) if labels else metric).inc(value)
+        self.batch_size.observe(count)
+
+    def _collect(self, result: Processed, add: Callable[..., None]) -> None:
         msg = result.message
         add(self.records_in, (msg.topic,))
         add(self.bytes_in, (msg.topic,), len(msg.value or b""))

@@ -40,7 +40,7 @@ import logging
 from abc import ABC, abstractmethod
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Any, ClassVar
+from typing import Any, ClassVar, cast
 
 from workers.core.errors import CtxpressError
 from workers.service.kafka import clients
@@ -298,19 +298,21 @@ async def send_outputs(
         members: list[int] = []
         for i in indices:
             out = outputs[i]
-            fields = {"timestamp": None, "key": out.key, "value": out.value}
-            if builder.append(**fields, headers=_headers(out)) is None:
+            headers = _headers(out)
+            if (
+                builder.append(timestamp=None, key=out.key, value=out.value, headers=headers)
+                is None
+            ):
                 sent = await producer.send_batch(builder, topic, partition=partition)
                 for j in members:
                     acks[j] = sent
                 builder, members = producer.create_batch(), []
-                builder.append(**fields, headers=_headers(out))
+                builder.append(timestamp=None, key=out.key, value=out.value, headers=headers)
             members.append(i)
         sent = await producer.send_batch(builder, topic, partition=partition)
         for j in members:
             acks[j] = sent
-    assert all(ack is not None for ack in acks)
-    return [ack for ack in acks if ack is not None]
+    return cast(list[asyncio.Future[Any]], acks)  # every output got its future above
 
 
 def _producer_options(

@@ -44,8 +44,8 @@ def test_freed_record_buffers_go_back_to_the_system() -> None:
     kept_default, rss_default = _after_free(0)
     mapped, rss_mapped = _after_free(32768)
     assert not kept_default and mapped
-    # 150 MB of 50 KB buffers freed: glibc's heap keeps most of them (114 of 146 MB
-    # measured), mapped blocks are returned (13 MB left, the interpreter itself)
+    # 150 MB of 50 KB buffers freed: glibc's heap keeps most of them (122 MB
+    # resident after the free), mapped blocks are returned (13 MB left, the interpreter itself)
     assert rss_mapped * 3 < rss_default, (rss_mapped, rss_default)
 
 
