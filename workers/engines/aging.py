@@ -8,9 +8,16 @@ results share a step).  Each unit falls in one of three tiers:
 =============  ====================================  =======================================
 tier           prose (user / assistant)              tool output
 =============  ====================================  =======================================
-verbatim       last ``prose_verbatim_turns`` (2)     not answered yet (step age 0)
-               turns; assistant prose also within
-               ``assistant_condense_steps`` (8) steps
+verbatim       last ``prose_verbatim_turns`` (2)     not answered yet (step age 0) and
+               turns; assistant prose also within    shorter than ``fresh_min_lines`` (40)
+               ``assistant_condense_steps`` (8) steps non-blank lines, or its content is
+                                                     the answer (see *fresh* below)
+fresh          --                                    not answered yet, long, and a report,
+                                                     log or build output: head (6) and
+                                                     tail (6) lines, *every* critical line
+                                                     (not one per shape), the notes of
+                                                     earlier engines' markers, lines
+                                                     relevant to the latest request (6)
 condensed      turns 2-3; assistant steps 8-15:      answered, within ``tool_recent_steps``
                user keeps its request line and        (4) steps of the latest turn: head
                every constraint; assistant keeps      (3) and tail (2) lines, critical
@@ -22,6 +29,17 @@ summarised     older: one marker whose note gives    older: critical lines, the 
 
 Never aged: frozen units (cached prefix, pinned, leading system), system
 messages anywhere, and the latest user message.
+
+*Fresh* is what makes aggressive mode differ from standard on a record that
+holds one tool output (the model has not read it yet, so aging proper leaves
+it alone): the output's noise goes into the stash, its facts stay.  An output
+whose lines are themselves what was asked for is never fresh-condensed: file
+reads and fetched documents, diffs (a hunk header anywhere), listings (``ls``,
+``find``, ``grep``, ``git status``, ``git log``, process and disk tables,
+package lists, and any output of which half the lines are paths) and JSON;
+the family is the tool filter's
+(:meth:`~workers.engines._filters.FilterSet.detect`, command first, then the
+lines).
 
 What stays visible is always a superset of what the gate requires: every
 critical line (:func:`workers.fidelity.facts.critical_lines`: errors and
@@ -45,6 +63,7 @@ from bisect import bisect_right
 from collections.abc import Sequence
 from dataclasses import dataclass
 
+from workers.engines._filters import builtin_filters
 from workers.engines._prose import (
     LanguagePack,
     Position,
@@ -59,14 +78,44 @@ from workers.engines._prose import (
     terms,
 )
 from workers.engines.base import Engine, EngineContext, EngineOutput
+from workers.markers.stash import LITERAL as STASH_LITERAL
 from workers.messages.model import Unit
 
-__all__ = ["AgingEngine", "AgingPolicy"]
+__all__ = ["CONTENT_FAMILIES", "AgingEngine", "AgingPolicy"]
 
-VERBATIM, CONDENSED, SUMMARISED = 0, 1, 2
+VERBATIM, CONDENSED, SUMMARISED, FRESH = 0, 1, 2, 3
+# Families whose lines are the answer (a listing's paths, a diff's hunks, a read's code):
+# a fresh output of one of them stays whole.
+CONTENT_FAMILIES = frozenset(
+    {
+        "read",
+        "read-vcs",
+        "fetch",
+        "git-diff",
+        "git-log",
+        "git-status",
+        "ls",
+        "find",
+        "grep",
+        "ps",
+        "top",
+        "df",
+        "du",
+        "netstat",
+        "kubectl",
+        "packages",
+    }
+)
+# a marker line that only counts what it hides ("… 2 snippet lines omitted <<cx:KEY>>")
+_BARE_NOTE = re.compile(r"^\s*… [^<\n]*\bomitted\b[^<\n]*<<cx:[0-9a-f]+>>\s*$")
+_HUNK_HEADER = re.compile(r"^@@ -\d", re.M)
+# a line that is one path (``find``, ``git ls-files``, a script's listing)
+_PATH_ROW = re.compile(r"^\s*\.{0,2}[\w.@~+-]*(?:[/\\][\w.@~+ -]+)+[/\\]?\s*$")
+_JSON_START = re.compile(r"\A\s*[\[{]")
 _SHELL_FENCE = re.compile(
     r"^(?:```|~~~)[ \t]*(?:bash|sh|shell|console|zsh|fish|powershell|ps1|cmd|bat|terminal)\b", re.I
 )
+_TIER_NAMES = {FRESH: "fresh", CONDENSED: "condensed", SUMMARISED: "summarised"}
 _GIST_WORDS = 10
 _RARE_SHARE = 0.2  # a query term found on more lines than this share is not a signal
 
@@ -89,6 +138,10 @@ class AgingPolicy:
     head_lines: int = 3
     tail_lines: int = 2
     relevant_lines: int = 3
+    fresh_min_lines: int = 40  # 0: an unanswered tool output always stays verbatim
+    fresh_head_lines: int = 6
+    fresh_tail_lines: int = 6
+    fresh_relevant_lines: int = 6
 
     def tier(self, unit: Unit, pos: Position) -> int:
         if unit.kind == "tool_result":
@@ -173,23 +226,26 @@ class AgingEngine(Engine):
         query = terms(ctx.latest_user_text, pack)
         texts = [u.text for u in units]
         stash: dict[str, str] = {}
-        tiers = {"condensed": 0, "summarised": 0}
+        tiers = {"fresh": 0, "condensed": 0, "summarised": 0}
         lines_dropped = runs = 0
         for i, (unit, pos) in enumerate(zip(units, positions, strict=True)):
             if unit.frozen or unit.role == "system" or pos.latest_user or not unit.text.strip():
                 continue
             tier = policy.tier(unit, pos)
+            if tier == VERBATIM and unit.kind == "tool_result" and self._fresh(unit, i, ctx):
+                tier = FRESH
             if tier == VERBATIM:
                 continue
             new, n_lines, n_runs = self._age(unit, tier, policy, pack, query, ctx, stash)
             if new != unit.text:
                 texts[i] = new
-                tiers["condensed" if tier == CONDENSED else "summarised"] += 1
+                tiers[_TIER_NAMES[tier]] += 1
                 lines_dropped += n_lines
                 runs += n_runs
         details: dict[str, object] = {}
         if runs:
             details = {
+                "units_fresh": tiers["fresh"],
                 "units_condensed": tiers["condensed"],
                 "units_summarised": tiers["summarised"],
                 "lines_omitted": lines_dropped,
@@ -212,16 +268,31 @@ class AgingEngine(Engine):
         owner, ranges = fence_mask(text, lines)
         nonblank = _nonblank(lines)
         if unit.kind == "tool_result":
+            fresh = tier == FRESH
             keep = critical_flags(
-                text, lines, "tool_result", distinct=True, keep_markers=False, command=unit.command
+                text,
+                lines,
+                "tool_result",
+                distinct=not fresh,
+                keep_markers=False,
+                command=unit.command,
             )
-            head = policy.head_lines if tier == CONDENSED else 1
-            tail = policy.tail_lines if tier == CONDENSED else 0
+            if fresh:  # an earlier engine's note that lists locations or values stays
+                for k, line in enumerate(lines):
+                    if not keep[k] and STASH_LITERAL in line and not _BARE_NOTE.match(line):
+                        keep[k] = True
+            if fresh:
+                head, tail = policy.fresh_head_lines, policy.fresh_tail_lines
+                relevant = policy.fresh_relevant_lines
+            elif tier == CONDENSED:
+                head, tail, relevant = policy.head_lines, policy.tail_lines, policy.relevant_lines
+            else:
+                head, tail, relevant = 1, 0, policy.relevant_lines
             for k in nonblank[:head]:
                 keep[k] = True
             for k in nonblank[len(nonblank) - tail :] if tail else ():
                 keep[k] = True
-            for k in _relevant(text, lines, query, policy.relevant_lines):
+            for k in _relevant(text, lines, query, relevant):
                 keep[k] = True
         else:
             keep = critical_flags(
@@ -250,6 +321,30 @@ class AgingEngine(Engine):
             result = stash_runs(lines, keep, ctx.tokens)
         stash.update(result.stash)
         return result.text, result.lines_dropped, result.runs
+
+    def _fresh(self, unit: Unit, index: int, ctx: EngineContext) -> bool:
+        """An unanswered tool output long enough, and of a family whose noise may go.
+
+        The family is read from the output as it came in (an earlier engine may
+        have rewritten a listing into a view no filter recognises).
+        """
+        text = unit.text
+        minimum = self.policy.fresh_min_lines
+        if minimum <= 0 or text.count("\n") + 1 < minimum:
+            return False
+        if sum(1 for line in text.split("\n") if line.strip()) < minimum:
+            return False
+        if _JSON_START.match(text) or "[[json-table:" in text or _HUNK_HEADER.search(text):
+            return False
+        filters = ctx.filters if ctx.filters is not None else builtin_filters()
+        original = ctx.input_texts[index] if index < len(ctx.input_texts) else text
+        if original is not text and (_JSON_START.match(original) or _HUNK_HEADER.search(original)):
+            return False
+        rows = [line for line in original.split("\n", 400)[:400] if line.strip()]
+        if sum(1 for line in rows if _PATH_ROW.match(line)) * 2 >= len(rows):
+            return False  # a listing, whatever printed it: its paths are the answer
+        found = filters.detect(unit.command, unit.tool_name, original)
+        return found.source != "skip" and found.family not in CONTENT_FAMILIES
 
     @staticmethod
     def _assistant_keeps(

@@ -39,6 +39,9 @@ class EngineContext:
     budget_tokens: int | None = None
     allow_lossy_structure: bool = False
     filters: FilterSet | None = None  # toolfilter's, loaded with the pipeline; None: built-in
+    # every unit's text as the record came in (one per unit, in order): what an
+    # output was before earlier engines rewrote it; empty when not known
+    input_texts: tuple[str, ...] = ()
 
 
 @dataclass(slots=True)

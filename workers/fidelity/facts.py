@@ -26,6 +26,7 @@ from functools import lru_cache
 from workers.core.ansi import ANSI
 from workers.core.memo import Memo, register
 from workers.core.shell import command_segments
+from workers.fidelity.testlogs import has_go_runs, passing_test_logs
 
 __all__ = [
     "SHAPED_KINDS",
@@ -412,7 +413,12 @@ def _tool_lines(text: str, family: str | None) -> Iterable[tuple[str, str]]:
     path_header: str | None = None  # the previous line, when it is a bare file path
     grep_files: set[str] = set()
     has_ansi = "\x1b" in text
-    for raw_line in text.splitlines():
+    all_lines = text.splitlines()
+    # what a go test printed before it passed is not a finding (:mod:`.testlogs`)
+    quiet = passing_test_logs(all_lines) if has_go_runs(text) else ()
+    for index, raw_line in enumerate(all_lines):
+        if index in quiet:
+            continue
         raw = _ANSI.sub("", raw_line) if has_ansi else raw_line
         line = raw.strip()
         if not line:

@@ -299,6 +299,7 @@ class Pipeline:
                 else self.settings.allow_lossy_structure
             ),
             filters=self._filters,
+            input_texts=tuple(texts),
         )
         stash: dict[str, str] = {}
         written = _Written()

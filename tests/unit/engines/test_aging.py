@@ -104,9 +104,77 @@ def test_old_tool_output_keeps_every_critical_line_and_expands_exactly() -> None
     assert expanded_record(outcome) == data
 
 
-def test_unanswered_tool_output_is_verbatim() -> None:
+def test_unanswered_long_report_keeps_every_fact_and_stashes_its_noise() -> None:
+    # the model has not read it yet: its facts stay (every one, not one per shape),
+    # its head and tail too, and the passing lines go into the stash
     data = agent_session(["first output\n" * 40, PYTEST_LOG], final=None)
     outcome = run(data)
+    fresh = tool_texts(outcome.record)[-1]
+    for _, line in critical_lines(PYTEST_LOG, "tool_result"):
+        assert line in fresh
+    assert "tests/test_mod0.py::test_case_0 PASSED" in fresh  # head
+    assert "tests/test_mod30.py::test_case_30 PASSED" not in fresh
+    assert "lines omitted <<cx:" in fresh
+    assert len(fresh) < len(PYTEST_LOG) / 2
+    aging = next(e for e in outcome.stats["engines"] if e["engine"] == "aging")
+    assert aging["details"]["units_fresh"] == 1
+    assert expanded_record(outcome) == data
+
+
+def test_unanswered_fresh_output_keeps_every_error_line_of_one_shape() -> None:
+    # an old output keeps one error line per shape; a fresh one keeps them all
+    log = "\n".join(
+        [f"2024-05-01 10:00:{i:02d} INFO worker {i} heartbeat ok" for i in range(50)]
+        + [f"2024-05-01 10:01:{i:02d} ERROR timeout after {i}s (attempt {i})" for i in range(20)]
+    )
+    data = agent_session([log], final=None)
+    fresh = tool_texts(run(data).record)[-1]
+    assert fresh.count("ERROR timeout") == 20
+    assert "INFO worker 25 heartbeat ok" not in fresh
+
+
+@pytest.mark.parametrize(
+    ("command", "output"),
+    [
+        (
+            "ls -la src",
+            "total 328\n"
+            + "\n".join(
+                f"-rw-r--r-- 1 dev dev {1000 + i} Mar  3 10:00 module_{i:03d}.py" for i in range(60)
+            ),
+        ),
+        (
+            "cat src/app.py",
+            "\n".join(f"def handler_{i}(x):\n    return x + {i}\n" for i in range(30)),
+        ),
+        (
+            "git diff",
+            "diff --git a/x.py b/x.py\n--- a/x.py\n+++ b/x.py\n@@ -1,60 +1,60 @@\n"
+            + "\n".join(f"-old_{i} = {i}\n+new_{i} = {i}" for i in range(30)),
+        ),
+        ("./report.sh", "\n".join(f"/srv/data/part-{i:04d}.csv" for i in range(60))),
+    ],
+    ids=["ls", "file-read", "diff", "find-like-paths"],
+)
+def test_unanswered_output_whose_lines_are_the_answer_stays_verbatim(
+    command: str, output: str
+) -> None:
+    data = agent_session([output], final=None)
+    data["messages"][-2]["tool_calls"][0]["function"]["arguments"] = (
+        '{"command": "' + command + '"}'
+    )
+    assert tool_texts(run(data).record)[-1] == output
+
+
+def test_unanswered_short_output_is_verbatim() -> None:
+    short = "\n".join(PYTEST_LOG.split("\n")[:30])
+    data = agent_session(["first output\n" * 40, short], final=None)
+    assert tool_texts(run(data).record)[-1] == short
+
+
+def test_fresh_tier_can_be_turned_off() -> None:
+    data = agent_session(["first output\n" * 40, PYTEST_LOG], final=None)
+    outcome = run(data, AgingEngine(policy=AgingPolicy(fresh_min_lines=0)))
     assert tool_texts(outcome.record)[-1] == PYTEST_LOG
 
 

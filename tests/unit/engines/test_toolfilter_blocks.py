@@ -307,3 +307,33 @@ def test_the_gate_folds_one_warning_kind_per_file_and_never_two_errors() -> None
     )
     # a log warning keeps its quoted names apart (only compiler warnings fold them)
     assert line_shape("WARNING user 'bob' is locked") != line_shape("WARNING user 'eve' is locked")
+
+
+def test_jest_console_log_blocks_are_dropped_warn_and_error_blocks_are_not() -> None:
+    lines = [
+        "FAIL src/cart.test.js",
+        "  ● Console",
+        "",
+        "    console.log",
+        "      adding item 3",
+        "",
+        "      at Object.log (src/cart.test.js:5:13)",
+        "",
+        "    console.error",
+        "      payment gateway refused the card",
+        "",
+        "      at Object.error (src/cart.test.js:9:13)",
+        "",
+        "  ● cart › totals the items",
+        "",
+        "    Expected: 10",
+        "    Received: 9",
+        "",
+        "Tests:       1 failed, 4 passed, 5 total",
+    ]
+    found = analyse(lines)
+    assert found.family == "report"
+    console = {k for k, label in found.drop.items() if label == "console output lines"}
+    assert {1, 3, 4, 6} <= console  # the section header and the console.log block
+    assert not console & {8, 9, 11}  # console.error's block goes by the other rules
+    assert 13 not in found.drop and 15 in found.keep  # the failure header, its Expected line

@@ -13,7 +13,10 @@ vitest, mocha, node --test/TAP, maven surefire, gradle, ctest):
 - a passing test's lines (``PASSED``, ``... ok``, ``--- PASS:``, ``=== RUN``,
   ``✓ name``, ``ok 3 - name`` with its YAML block, ``Passed`` ctest lines,
   surefire ``Tests run: 4, Failures: 0`` ...) are dropped, the marker counts
-  the tests (``… 30 passing tests omitted <<cx:KEY>>``);
+  the tests (``… 30 passing tests omitted <<cx:KEY>>``); so are the log lines
+  a go test printed before it passed (:mod:`workers.fidelity.testlogs`) and
+  jest's ``● Console`` blocks of ``console.log``/``info``/``debug`` calls
+  (``console.warn`` and ``console.error`` blocks go by the other rules);
 - a failing test's id, its assertion and diff lines (``Expected:``,
   ``left:``, ``- expected``/``+ actual`` ...) and the frames in user code
   stay; frames in the runtime, the standard library or dependencies are
@@ -58,6 +61,7 @@ from dataclasses import dataclass, field
 
 from workers.core.ansi import ANSI
 from workers.fidelity.facts import line_shape
+from workers.fidelity.testlogs import passing_test_logs
 
 __all__ = ["Repeat", "Structure", "analyse", "may_have_structure", "structure_family"]
 
@@ -76,6 +80,7 @@ _PASS = re.compile(
     r"|^\[INFO\] Tests run: \d+, Failures: 0, Errors: 0, Skipped: \d+, Time elapsed"  # surefire
     r"|^[\w.$]{1,300} > [^\n]{1,400}? PASSED$"  # gradle
     r"|^\s*\d+/\d+ Test\s+#\d+: \S+ \.+\s+Passed\s"  # ctest
+    r"|^PASS \S+\.[cm]?[jt]sx?(?: \([\d.]+ m?s\))?$"  # jest: a test file that passed
 )
 # lines that belong to running tests, not to their result (a count is enough)
 _RUN = re.compile(
@@ -95,6 +100,7 @@ _FAIL = re.compile(
     r"|^[\w.$]{1,300} > [^\n]{1,400}? FAILED$"
     r"|^\s*\d+/\d+ Test\s+#\d+: \S+ \.+\*{3}\w+"
     r"|^\S+\([\w.$]+\)\s+Time elapsed: .*<<< (?:FAILURE|ERROR)!$"  # surefire
+    r"|^FAIL \S+\.[cm]?[jt]sx?(?: \([\d.]+ m?s\))?$|^  ● \S.* › \S"  # jest file, failure
 )
 # a runner's summary line: with one failing test, enough to call the output a report
 _SUMMARY = re.compile(
@@ -103,6 +109,11 @@ _SUMMARY = re.compile(
     r"|^\s*\d+ (?:passing|failing)\b|\d+ tests failed out of \d+"
     r"|^=+ .*\b(?:passed|failed)\b.* =+$|^(?:FAIL|ok)\s+\S+\s+[\d.]+s$"
 )
+# jest's console section (``  ● Console`` then ``    console.log`` blocks, each with its
+# message and its ``at`` line): log, info and debug calls are output, not results
+# (``console.warn``/``console.error`` blocks stay to the other rules)
+_CONSOLE_CALL = re.compile(r"^\s+console\.(\w+)$")
+_QUIET_CALLS = frozenset({"log", "info", "debug", "trace", "dir", "table"})
 # pytest's failure sections: the source context and argument lines are stashed,
 # the ``>`` line, the ``E`` lines and ``file.py:12:`` locations stay
 _PY_SECTION = re.compile(r"^_{3,} .+ _{3,}$")
@@ -188,7 +199,7 @@ _ANY = re.compile(
     r"|[\w.$]{1,300} > [^\n]{1,400}? (?:PASSED|FAILED)$|[ \t]*\d+/\d+ Test[ \t]+#"
     r"|(?:error|warning)(?:\[[\w:]+\])?: |\S+?:\d+(?::\d+)?: (?:fatal error|error|warning): "
     r"|\S+\.java:\d+: (?:error|warning): |\S+\.[jt]sx?[:(]\d+[:,]\d+|[ \t]*❯ \S+:\d+:\d+$"
-    r"|[ \t]+\d+:\d+[ \t]+(?:warning|error)[ \t])",
+    r"|[ \t]+\d+:\d+[ \t]+(?:warning|error)[ \t]|(?:PASS|FAIL) \S+\.[cm]?[jt]sx?\b)",
     re.M,
 )
 
@@ -210,6 +221,8 @@ class Structure:
 _NONE = NO_STRUCTURE = Structure("", frozenset(), {})
 
 PASSING = "passing tests"
+PASSING_LOGS = "log lines of passing tests"
+CONSOLE = "console output lines"
 RUNNING = "test run lines"  # quiet: counted by the tests they belong to
 IGNORED = "ignored tests"
 FRAMES = "library frames"
@@ -285,10 +298,31 @@ def structure_family(text: str) -> str:
 
 def _report(lines: list[str], keep: set[int], drop: dict[int, str]) -> None:
     n = len(lines)
+    if any(line.startswith("=== RUN") for line in lines):
+        for k in passing_test_logs(lines):  # a passing go test's t.Log lines
+            drop[k] = PASSING_LOGS
     i = 0
     in_failure = False  # inside a pytest failure section (``____ test_x ____``)
+    in_console = False  # inside jest's ``● Console`` section of one test file
+    quiet_call = False  # ... in a console.log/info/debug block of it
     while i < n:
         m = lines[i]
+        if in_console:
+            if m[:1] not in ("", " ") or m.startswith("  ● "):
+                in_console = False  # the next file's result line or a failure
+            else:
+                call = _CONSOLE_CALL.match(m)
+                if call:
+                    quiet_call = call.group(1) in _QUIET_CALLS
+                if quiet_call:
+                    drop[i] = CONSOLE
+                    i += 1
+                    continue
+        if m.startswith("  ● Console") and m.rstrip() == "  ● Console":
+            in_console, quiet_call = True, False
+            drop[i] = CONSOLE
+            i += 1
+            continue
         if _PY_SECTION.match(m):
             in_failure = True
         elif in_failure and _PY_SECTION_END.match(m):
