@@ -119,7 +119,9 @@ def capture_jest() -> str | None:
     with tempfile.TemporaryDirectory() as tmp:
         root = Path(tmp)
         (root / "orders").mkdir()
-        (root / "package.json").write_text('{"name": "orders", "private": true}\n', encoding="utf-8")
+        (root / "package.json").write_text(
+            '{"name": "orders", "private": true}\n', encoding="utf-8"
+        )
         (root / "order.js").write_text(
             "exports.total = (xs) => xs.reduce((a, b) => a + b, 0);\n", encoding="utf-8"
         )

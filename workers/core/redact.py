@@ -663,15 +663,13 @@ def redact_known(text: str) -> str:
             if _bounded(text, pos, end):
                 spans.append((pos, end, kind))
             pos = text.find(secret, end)
-        if len(secret) > _MIN_PIECE:
-            for n in range(len(secret) - 1, _MIN_PIECE - 1, -1):
-                if text.startswith(secret[-n:]) and _bounded(text, 0, n):
-                    spans.append((0, n, kind))
-                    break
-            for n in range(len(secret) - 1, _MIN_PIECE - 1, -1):
-                if text.endswith(secret[:n]) and _bounded(text, len(text) - n, len(text)):
-                    spans.append((len(text) - n, len(text), kind))
-                    break
+        if len(secret) > _MIN_PIECE and len(text) >= _MIN_PIECE:
+            cut = _cut_piece(text, secret)
+            if cut is not None:
+                spans.append((*cut, kind))
+            cut = _cut_piece(text, secret, tail=False)
+            if cut is not None:
+                spans.append((*cut, kind))
     if not spans:
         return text
     keys = [m.span() for m in _MARKER_KEY.finditer(text)] if "<<cx:" in text else []
@@ -687,6 +685,33 @@ def redact_known(text: str) -> str:
         return text
     pieces.append(text[last:])
     return "".join(pieces)
+
+
+def _cut_piece(text: str, secret: str, tail: bool = True) -> tuple[int, int] | None:
+    """The longest piece of ``secret`` (``_MIN_PIECE`` characters or more, not all of it)
+    that ``text`` starts with (its tail: ``tail``) or ends with (its head), as a span.
+
+    A piece that long starts (ends) with the text's first (last) ``_MIN_PIECE``
+    characters, so only where those occur in the secret is there anything to compare:
+    one ``str.find`` per occurrence instead of one comparison per length.
+    """
+    size = len(secret)
+    if tail:  # text starts with secret[p:] for some 0 < p <= size - _MIN_PIECE
+        probe = text[:_MIN_PIECE]
+        p = secret.find(probe, 1)
+        while p != -1:  # smallest p first: the longest piece
+            if text.startswith(secret[p:]) and _bounded(text, 0, size - p):
+                return 0, size - p
+            p = secret.find(probe, p + 1)
+        return None
+    probe = text[-_MIN_PIECE:]  # text ends with secret[:n] for some _MIN_PIECE <= n < size
+    q = secret.rfind(probe, 0, size - 1)
+    while q != -1:  # largest end first: the longest piece
+        n = q + _MIN_PIECE
+        if text.endswith(secret[:n]) and _bounded(text, len(text) - n, len(text)):
+            return len(text) - n, len(text)
+        q = secret.rfind(probe, 0, n - 1)
+    return None
 
 
 def _bounded(text: str, start: int, end: int) -> bool:
