@@ -13,6 +13,7 @@ from dataclasses import dataclass
 
 from workers.engines._filters import ANSI, LINE_CAP, Filter, Rule
 from workers.engines._filters.linear import Regex
+from workers.engines._logs import mask
 from workers.engines._prose import CRITICAL_CAP, gate_keys
 from workers.engines.toolfilter.blocks import (
     NO_STRUCTURE,
@@ -22,7 +23,7 @@ from workers.engines.toolfilter.blocks import (
     analyse,
     may_have_structure,
 )
-from workers.fidelity.facts import critical_lines
+from workers.fidelity.facts import SHAPED_KINDS, critical_lines, line_shape
 from workers.markers import has_marker
 
 __all__ = [
@@ -42,6 +43,8 @@ __all__ = [
 _OTHER_BREAKS = re.compile("[\r\x0b\x0c\x1c\x1d\x1e\x85\u2028\u2029]")
 _DIGITS = re.compile(r"\d+")
 _KEY_BAD = re.compile(r"[<>\r\n\x00-\x1f{}]")
+_EVENT_CAP = 600  # longer kept lines are compared as written only
+_RUN_LEFT = 4  # logtemplate's MIN_RUN: a run this long of one event is folded there
 
 # line classes
 NORMAL, KEEP, DROP, BLANK, SHOWN = 0, 1, 2, 3, 4
@@ -134,7 +137,10 @@ class Plan:
         self._block_limits: dict[int, tuple[int, int]] = {}
         self.total_rows = 0
         self.headers = 0  # kept lines that are not rows (headers, legends, markers)
-        crit = {line for _, line in critical_lines(text, "tool_result")}
+        pairs = critical_lines(text, "tool_result")
+        crit = {line for _, line in pairs}
+        # lines the gate wants as written (not one per shape): never folded as an event
+        self._exact = {line for kind, line in pairs if kind not in SHAPED_KINDS}
         ansi, cr, split = "\x1b" in text, "\r" in text, bool(_OTHER_BREAKS.search(text))
 
         def critical(i: int) -> bool:
@@ -174,6 +180,7 @@ class Plan:
         labels = self.labels
         region = self.region
         seen_kept: set[str] = set()
+        seen_events: dict[tuple[str, tuple[str, ...]], str] = {}
         drop_labels, collapse_labels = _rule_labels(filt)
         prev_collapse = -1
         prev_shape: str | None = None
@@ -258,6 +265,9 @@ class Plan:
                 if filt.dedupe and dkey in seen_kept:
                     cls[i] = DROP
                     labels[i] = REPEAT
+                elif similar and self._seen_event(i, m, dkey, seen_events):
+                    cls[i] = DROP
+                    labels[i] = SIMILAR
                 else:
                     seen_kept.add(dkey)
                     cls[i] = KEEP
@@ -297,6 +307,50 @@ class Plan:
                     labels[i] = SIMILAR
                     continue
                 prev_shape = shape
+
+    def _seen_event(
+        self, i: int, line: str, key: str, seen: dict[tuple[str, tuple[str, ...]], str]
+    ) -> bool:
+        """Whether kept line ``i`` repeats the event of a line kept above, and may go.
+
+        The event of a log line is its template with its identifying values
+        (:func:`workers.engines._logs.mask`: paths, ids, status codes, ports,
+        ``order 12``); lines of one event differ only in measures (timestamps,
+        durations, attempt counters, pids, sizes).  A service log interleaves
+        several events, so a repeat may stand anywhere below the first: it goes
+        when the gate folds it to the same shape
+        (:func:`~workers.fidelity.facts.line_shape`) and wants no copy of it as
+        written.  A repeat in a run of ``_RUN_LEFT`` lines of its event is left
+        to the ``logtemplate`` engine, which folds such a run better (first,
+        summary with the ranges, last).  Records the event of a line that stays.
+        """
+        event = self._event(line, key)
+        if event is None:
+            return False
+        shape = seen.get(event)
+        if shape is None:
+            seen[event] = line_shape(key)
+            return False
+        if shape != line_shape(key):
+            return False
+        lines = self.lines
+        run = 1
+        for step in (-1, 1):
+            j = i + step
+            while run < _RUN_LEFT and 0 <= j < len(lines):
+                if self._event(lines[j], lines[j].strip()) != event:
+                    break
+                run += 1
+                j += step
+        return run < _RUN_LEFT
+
+    def _event(self, line: str, key: str) -> tuple[str, tuple[str, ...]] | None:
+        if key in self._exact or len(line) > _EVENT_CAP or not line.strip():
+            return None
+        masked = mask(line)
+        if not any(f.measure for f in masked.fields):
+            return None  # nothing volatile: another value is another event
+        return masked.template, tuple(f.value for f in masked.fields if not f.measure)
 
     # -- pass 2: budgets -----------------------------------------------------------
 
