@@ -125,6 +125,10 @@ _DIAG_WARNING = re.compile(
     r"|\d+:\d+\s+warning\s)"
 )
 _QUOTED = re.compile(r"'[^'\n]{1,200}'|`[^`\n]{1,200}`|\"[^\"\n]{1,200}\"|‘[^’\n]{1,200}’")
+# gcc/clang's ``file:line:col: note: ...`` under a finding: it folds as a warning does
+# (positions and quoted names), so a note repeated with its warning at another place
+# is the same fact (the tool filter lists the warning's places)
+_DIAG_NOTE = re.compile(r"^\S+?:\d+(?::\d+)?: note: ")
 
 
 def _shape_token(match: re.Match[str]) -> str:
@@ -163,16 +167,18 @@ def _warning_shape_token(match: re.Match[str]) -> str:
 def line_shape(line: str) -> str:
     """The line with its volatile numbers and hex ids replaced by ``#``.
 
-    In a warning (a warning word, no error word) the line and column of a
-    ``file:line:col`` position fold too; in an assertion (``==``, ``expected``,
+    In a warning (a warning word, no error word) and in a compiler's
+    ``file:line:col: note:`` the line and column of a position fold too; in an assertion (``==``, ``expected``,
     ``got`` ...) only timestamps fold.
     """
     if "/proc/" in line:
         line = _PROC_PID.sub(lambda m: _DIGITS.sub("#", m.group()), line)
-    if _WARNING_WORD.search(line) is not None and (
-        _ERROR_LEVEL_HINT.search(line) is None or _ERROR_LEVEL.search(line) is None
+    note = ": note: " in line and _DIAG_NOTE.match(line) is not None
+    if note or (
+        _WARNING_WORD.search(line) is not None
+        and (_ERROR_LEVEL_HINT.search(line) is None or _ERROR_LEVEL.search(line) is None)
     ):
-        if _DIAG_WARNING.match(line):
+        if note or _DIAG_WARNING.match(line):
             line = _QUOTED.sub("'#'", line)
         if _HOT.search(line) is None:
             return line  # no number and no hex id: nothing folds
@@ -532,6 +538,8 @@ def _tool_lines(text: str, family: str | None) -> Iterable[tuple[str, str]]:
 
 
 def _is_diag_warning(line: str) -> bool:
+    if _DIAG_NOTE.match(line) is not None:
+        return True  # a note belongs to its finding: one shape of it is one fact
     return (
         _DIAG_WARNING.match(line) is not None
         and _ERROR_LEVEL.search(line) is None

@@ -154,6 +154,22 @@ def test_ansi_colours_are_stripped_for_matching_and_kept_in_the_fact() -> None:
         # a warning of one kind in one file at several positions: one fact
         ("src/a.c:12:5: warning: unused x", "src/a.c:40:9: warning: unused x", True),
         ("src/a.c:12:5: warning: unused x", "src/b.c:12:5: warning: unused x", False),
+        # a compiler's note folds as its warning does: places and quoted names
+        (
+            "mod1.c:3:61: note: ‘sprintf’ output between 2 and 12 bytes",
+            "mod1.c:4:61: note: ‘sprintf’ output between 2 and 12 bytes",
+            True,
+        ),
+        (
+            "mod1.c:3:23: note: ‘y’ was declared here",
+            "mod1.c:9:23: note: ‘z’ was declared here",
+            True,
+        ),
+        (
+            "mod1.c:3:23: note: ‘y’ was declared here",
+            "mod2.c:3:23: note: ‘y’ was declared here",
+            False,
+        ),
     ],
 )
 def test_line_shapes_fold_volatile_fields_only(first: str, second: str, same: bool) -> None:

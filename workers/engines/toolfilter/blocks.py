@@ -489,7 +489,11 @@ def _diagnostics(
             and cost <= room
             and not any(
                 k in keep
-                or (critical(k) and lines[k].strip() != location and lines[k] not in shown_notes)
+                or (
+                    critical(k)
+                    and lines[k].strip() != location
+                    and line_shape(lines[k].strip()) not in shown_notes
+                )
                 for k in range(i + 1, j)
             )
         ):
@@ -505,7 +509,8 @@ def _diagnostics(
                 if k in keep or _RUST_LOCATION.match(lines[k]):
                     continue
                 if _GCC_NOTE.match(lines[k]):
-                    shown_notes.add(lines[k])  # stays: a repeat with this very note may go
+                    # stays: a repeat with a note of this shape (another place) may go
+                    shown_notes.add(line_shape(lines[k].strip()))
                     continue
                 drop[k] = HELP if _HELP.match(lines[k]) else SNIPPET
         i = j
