@@ -19,6 +19,7 @@ def test_bench_prints_throughput_latency_memory_savings_and_facts(
     for row in rows:
         assert row["mb_per_s"] > 0 and row["cpu_mb_per_s"] > 0 and row["records_per_s"] > 0
         assert 0 < row["p50_ms"] <= row["p99_ms"]
+        assert 0 < row["p99_small_ms"] <= row["p99_ms"]  # the sample's records are all small
         assert row["peak_rss_mb"] > 10
         assert row["dead_letters"] == 2  # the sample carries two bad lines on purpose
         assert row["facts_visible"] == row["facts"] > 0
@@ -49,3 +50,13 @@ def test_bench_defaults_to_the_generated_corpus_and_takes_any_other_with_i(
     assert row["dead_letters"] == 0
     assert row["facts_visible"] == row["facts"] > 1000
     assert row["saved_pct"] >= 10.0
+
+
+def test_the_small_record_p99_leaves_out_records_of_100_kb_and_more() -> None:
+    from workers.bench.inprocess import SMALL_RECORD, bench_mode
+
+    big = {"id": "big", "kind": "tool_output", "content": "x = 1\n" * (SMALL_RECORD // 6 + 10)}
+    small = {"id": "small", "kind": "tool_output", "content": "short output\n"}
+    lines = [orjson.dumps(big), *(orjson.dumps({**small, "id": f"s{i}"}) for i in range(20))]
+    result = bench_mode(lines, "standard")
+    assert result["p99_small_ms"] < result["p99_ms"]  # the big record is the slowest
