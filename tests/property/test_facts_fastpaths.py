@@ -12,6 +12,7 @@ from hypothesis import strategies as st
 
 from workers.fidelity import facts
 from workers.fidelity import lossy as gate
+from workers.fidelity.testlogs import passing_test_logs
 from workers.messages import parse_record
 
 WORDS = st.sampled_from(
@@ -59,7 +60,11 @@ def reference_tool_lines(text: str, family: str | None) -> Iterator[tuple[str, s
     path_header: str | None = None
     grep_files: set[str] = set()
     has_ansi = "\x1b" in text
-    for raw_line in text.splitlines():
+    all_lines = text.splitlines()
+    quiet = passing_test_logs(all_lines)  # a passing go test's log lines are no facts
+    for index, raw_line in enumerate(all_lines):
+        if index in quiet:
+            continue
         raw = facts._ANSI.sub("", raw_line) if has_ansi else raw_line
         line = raw.strip()
         # The token that must stay visible is the line as written (colours included).
@@ -206,7 +211,9 @@ LINE_PARTS = st.sampled_from(
         "  location: '/a/b.test.js:36:1'", '  File "/usr/lib/python3.11/json/decoder.py", line 3',
         '  File "/x/lib/python3.11/site-packages/y.py", line 9, in z', "    return json.loads(raw)",
         "# tests 32", "# pass 30", "AssertionError [ERR_ASSERTION]: Expected values",
-        "      at Context.<anonymous> (mocha/slug.test.js:36:42)",
+        "      at Context.<anonymous> (mocha/slug.test.js:36:42)", "=== RUN   TestX",
+        "=== RUN   TestX/y", "=== CONT  TestX", "--- PASS: TestX (0.00s)", "    --- SKIP: TestX/y",
+        "        continued message", "mod.c:4:61: note: ‘sprintf’ output",
     ]
 )  # fmt: skip
 MULTILINE = st.lists(LINE_PARTS, max_size=25).map("\n".join)
@@ -286,8 +293,11 @@ def reference_line_shape(line: str) -> str:
     """line_shape with every regex on every line (no hints, no cold runs, no guards)."""
     if "/proc/" in line:
         line = facts._PROC_PID.sub(lambda m: facts._DIGITS.sub("#", m.group()), line)
-    if facts._WARNING_WORD.search(line) is not None and facts._ERROR_LEVEL.search(line) is None:
-        if facts._DIAG_WARNING.match(line):
+    note = facts._DIAG_NOTE.match(line) is not None
+    if note or (
+        facts._WARNING_WORD.search(line) is not None and facts._ERROR_LEVEL.search(line) is None
+    ):
+        if note or facts._DIAG_WARNING.match(line):
             line = facts._QUOTED.sub("'#'", line)
         return PLAIN_SHAPE_TOKEN.sub(plain_warning_shape_token, line)
     if facts._ASSERTION_WORDS.search(line) is not None:

@@ -39,8 +39,8 @@ _ANSI = re.compile(r"\x1b\[[0-9;]*m")
 
 
 def has_go_runs(text: str) -> bool:
-    """Cheap test: the text holds at least one ``=== RUN`` line."""
-    return "=== RUN" in text
+    """Cheap test: the text may hold a ``=== RUN``/``CONT``/``NAME`` line."""
+    return "=== " in text
 
 
 def passing_test_logs(lines: Sequence[str]) -> set[int]:

@@ -337,3 +337,21 @@ def test_jest_console_log_blocks_are_dropped_warn_and_error_blocks_are_not() -> 
     assert {1, 3, 4, 6} <= console  # the section header and the console.log block
     assert not console & {8, 9, 11}  # console.error's block goes by the other rules
     assert 13 not in found.drop and 15 in found.keep  # the failure header, its Expected line
+
+
+def test_cargo_should_panic_and_doc_test_lines_are_results() -> None:
+    lines = [
+        "running 5 tests",
+        "test interval::tests::new_rejects_reversed - should panic ... ok",
+        "test money::tests::rounds ... FAILED",
+        "test src/money.rs - money::Money::split (line 48) ... ok",
+        "test src/interval.rs - interval::merge (line 44) ... FAILED",
+        "test src/ringbuf.rs - ringbuf::RingBuf<T>::pop_front (line 24) ... ignored",
+        "",
+        "test result: FAILED. 2 passed; 2 failed; 1 ignored; 0 measured; 0 filtered out",
+    ]
+    found = analyse(lines)
+    assert found.family == "report"
+    assert found.drop.get(1) == "passing tests" and found.drop.get(3) == "passing tests"
+    assert found.drop.get(5) == "ignored tests"
+    assert 2 not in found.drop and 4 not in found.drop  # the failures stay

@@ -74,7 +74,7 @@ _PASS = re.compile(
     r"^[\w/.\\-]{1,300}\.py::[^\n]{0,400}?\sPASSED(?:\s|$)"  # pytest -v (bounded: linear on any line)
     r"|^\S+ \([\w.]+\)(?: \.\.\.)? ok$"  # unittest -v
     r"|^\s*--- PASS: \S+ \([\d.]+m?s\)$"  # go test -v
-    r"|^test \S+ \.\.\. ok$"  # cargo test
+    r"|^test \S+(?: - should panic| - [^\n]{1,300}? \(line \d+\))? \.\.\. ok$"  # cargo test
     r"|^\s+[✓✔√] \S"  # jest, vitest, mocha
     r"|^\s*ok \d+ - \S"  # TAP (node --test)
     r"|^\[INFO\] Tests run: \d+, Failures: 0, Errors: 0, Skipped: \d+, Time elapsed"  # surefire
@@ -93,7 +93,7 @@ _FAIL = re.compile(
     r"^[\w/.\\-]{1,300}\.py::[^\n]{0,400}?\s(?:FAILED|ERROR)(?:\s|$)"
     r"|^\S+ \([\w.]+\)(?: \.\.\.)? (?:FAIL|ERROR)$"
     r"|^\s*--- FAIL: \S"
-    r"|^test \S+ \.\.\. FAILED$"
+    r"|^test \S+(?: - should panic| - [^\n]{1,300}? \(line \d+\))? \.\.\. FAILED$"
     r"|^\s+(?:[✕×✗✘]|\d+\)) \S"
     r"|^\s*not ok \d+ - \S"
     r"|^\[ERROR\] Tests run: \d+, Failures: \d+"
@@ -125,7 +125,7 @@ _SESSION = re.compile(
     r"|asyncio: mode=|Using --randomly-seed=)"
 )
 _IGNORED = re.compile(
-    r"^test \S+ \.\.\. ignored\b|^\s*--- SKIP: \S|^[\w/.\\-]{1,300}\.py::[^\n]{0,400}?\sSKIPPED\b"
+    r"^test \S+(?: - [^\n]{1,300}? \(line \d+\))? \.\.\. ignored\b|^\s*--- SKIP: \S|^[\w/.\\-]{1,300}\.py::[^\n]{0,400}?\sSKIPPED\b"
 )
 # assertion and diff lines inside a failure: they stay
 _ASSERT = re.compile(
@@ -194,7 +194,7 @@ _JAVAC_HEAD = re.compile(r"^\S+\.java:\d+: (?:error|warning): ")
 # to newline (most outputs have none; the per-line pass then never runs)
 _ANY = re.compile(
     r"\n(?:[\w/.\\-]{1,300}\.py::[^\n]{0,400}?\s(?:PASSED|FAILED|ERROR)|\S+ \([\w.]+\)(?: \.\.\.)? (?:ok|FAIL|ERROR)$"
-    r"|[ \t]*--- (?:PASS|FAIL): |test \S+ \.\.\. (?:ok|FAILED)|[ \t]+(?:[✓✔√✕×✗✘]|\d+\)) \S"
+    r"|[ \t]*--- (?:PASS|FAIL): |test \S+[^\n]{0,330}? \.\.\. (?:ok|FAILED)|[ \t]+(?:[✓✔√✕×✗✘]|\d+\)) \S"
     r"|[ \t]*(?:not )?ok \d+ - |\[(?:INFO|ERROR)\] Tests run: |\S+\([\w.$]+\)[ \t]+Time elapsed"
     r"|[\w.$]{1,300} > [^\n]{1,400}? (?:PASSED|FAILED)$|[ \t]*\d+/\d+ Test[ \t]+#"
     r"|(?:error|warning)(?:\[[\w:]+\])?: |\S+?:\d+(?::\d+)?: (?:fatal error|error|warning): "
@@ -298,7 +298,7 @@ def structure_family(text: str) -> str:
 
 def _report(lines: list[str], keep: set[int], drop: dict[int, str]) -> None:
     n = len(lines)
-    if any(line.startswith("=== RUN") for line in lines):
+    if any(line.startswith("=== ") for line in lines):
         for k in passing_test_logs(lines):  # a passing go test's t.Log lines
             drop[k] = PASSING_LOGS
     i = 0
