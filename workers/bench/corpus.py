@@ -65,7 +65,7 @@ __all__ = [
     "records",
 ]
 
-VERSION = 5
+VERSION = 6
 REPO = Path(__file__).resolve().parents[2]
 DEFAULT_DIR = REPO / ".cache" / "corpus"
 ID_PREFIX = f"ctxcorpus-v{VERSION}"
@@ -464,6 +464,100 @@ PROJECT_FILES: dict[str, str] = {
             return checksum(h.name, h.length);
         }
         """,
+    "tools/service.py": """\
+        \"\"\"A web service's day in miniature: its log interleaves several events.\"\"\"
+        import logging
+        import random
+        import sys
+        from pathlib import Path
+
+        random.seed(int(sys.argv[1]) if len(sys.argv) > 1 else 11)
+        Path("logs").mkdir(exist_ok=True)
+        logging.basicConfig(format="%(asctime)s %(levelname)s [%(name)s] %(message)s",
+                            level=logging.INFO, filename="logs/service.log", filemode="w")
+        http, jobs = logging.getLogger("http"), logging.getLogger("jobs")
+        db, pay = logging.getLogger("db"), logging.getLogger("payments")
+        PATHS = ["/api/orders", "/api/orders/{}", "/api/cart", "/healthz", "/api/invoices/{}"]
+        for _ in range(500):
+            r = random.random()
+            if r < 0.55:
+                path = random.choice(PATHS).format(random.randint(1, 500))
+                status = random.choices([200, 201, 204, 404, 500, 503], [70, 8, 6, 6, 2, 1])[0]
+                http.info('10.0.%d.%d - "%s %s HTTP/1.1" %d %d %.1fms', random.randint(0, 3),
+                          random.randint(1, 254), random.choice(["GET", "POST"]), path, status,
+                          random.randint(80, 9000), random.uniform(0.5, 80))
+            elif r < 0.7:
+                jobs.info("job sync-%d finished in %.2fs (queue=%s, processed=%d)",
+                          random.randint(1000, 9999), random.uniform(0.1, 5),
+                          random.choice(["default", "emails"]), random.randint(1, 300))
+            elif r < 0.8:
+                db.info("pool stats: size=20 checked_out=%d overflow=%d", random.randint(0, 20),
+                        random.randint(0, 3))
+            elif r < 0.93:
+                pay.warning("retrying payment sync for order 4711 (attempt %d of 5)",
+                            random.randint(1, 5))
+            elif r < 0.97:
+                jobs.warning("slow query took %dms: SELECT * FROM orders WHERE customer_id = %d",
+                             random.randint(500, 3000), random.randint(1, 900))
+            else:
+                try:
+                    {}["missing_key_%d" % random.randint(1, 3)]
+                except KeyError:
+                    pay.exception("payment webhook failed for order %d", random.randint(1, 500))
+        """,
+    "native/gotest/go.mod": """\
+        module example.com/pricing
+
+        go 1.21
+        """,
+    "native/gotest/pricing.go": """\
+        package pricing
+
+        import "fmt"
+
+        func Discount(p float64, pct int) float64 { return p - p*float64(pct)/100 }
+
+        func Label(n int) string { return fmt.Sprintf("item-%d", n) }
+        """,
+    "native/gotest/pricing_test.go": """\
+        package pricing
+
+        import (
+            "fmt"
+            "testing"
+        )
+        """
+    + "".join(
+        (
+            f"""
+        func TestDiscountTable{i}(t *testing.T) {{
+            cases := []struct {{
+                p    float64
+                pct  int
+                want float64
+            }}{{{{100, 10, 90}}, {{50, 20, 40}}, {{80, 25, 61}}}}
+            for j, c := range cases {{
+                t.Run(fmt.Sprintf("case_%d", j), func(t *testing.T) {{
+                    t.Logf("checking %v", c)
+                    if got := Discount(c.p, c.pct); got != c.want {{
+                        t.Errorf("Discount(%v, %d) = %v, want %v", c.p, c.pct, got, c.want)
+                    }}
+                }})
+            }}
+        }}
+        """
+            if i % 6 == 0
+            else f"""
+        func TestLabel{i}(t *testing.T) {{
+            t.Logf("label for {i}: %s", Label({i}))
+            if Label({i}) != "item-{i}" {{
+                t.Fatal("bad label")
+            }}
+        }}
+        """
+        )
+        for i in range(24)
+    ),
     "native/go/go.mod": """\
         module example.com/stockcheck
 
@@ -982,6 +1076,18 @@ def python_captures(run: Runner, project: Path) -> list[Capture]:
                 f"{errors[-1].split(' [')[-1] if errors else '?'}",
             )
         )
+    if run.run([py, "tools/service.py", "11"], project) is not None:
+        tail = run.run(["tail", "-n", "200", "logs/service.log"], project)
+        if tail:
+            out.append(
+                Capture(
+                    "service-log",
+                    "tail -n 200 logs/service.log",
+                    tail,
+                    "Payments look flaky in the service log. What is failing?",
+                    "; ".join(_lines_matching(tail, " ERROR ")[:3]) or "the log above.",
+                )
+            )
     return out
 
 
@@ -1090,7 +1196,8 @@ def api_captures(base: str) -> list[Capture]:
 
 
 def native_captures(run: Runner, project: Path) -> list[Capture]:
-    """gcc, go, cargo and node on broken sources, each only when it is on the PATH."""
+    """gcc, go (vet, build, and ``go test -v`` of tests that log), cargo and node on broken
+    sources, each only when it is on the PATH."""
     out: list[Capture] = []
     native = project / "native"
     if run.have("gcc"):
@@ -1131,6 +1238,17 @@ def native_captures(run: Runner, project: Path) -> list[Capture]:
                         _first(text, "main.go:", default="go output above."),
                     )
                 )
+        text = run.run(["go", "test", "-v", "-count=1", "./..."], native / "gotest", env=go_env)
+        if text:
+            out.append(
+                Capture(
+                    "go-test-v",
+                    "go test -v ./...",
+                    text,
+                    "Which pricing tests fail, and why?",
+                    _first(text, ", want ", default="go test output above."),
+                )
+            )
     if run.have("cargo"):
         cargo = run.run(
             ["cargo", "check", "--offline", "--color", "never"],

@@ -19,8 +19,11 @@ the summary may say:
   distinct values are listed (at most ``MAX_DISTINCT`` per field, and the
   note stays one short line; a run that would need more is cut in two);
 - an *error line* (an error or warning word, an HTTP 5xx) joins a run only
-  when it differs from the run's lines in measures alone: an error that
-  identifies something else stays visible.  Lines the gate must see
+  when it differs from the run's lines in measures alone, or in identifiers
+  the gate folds to the same shape (:func:`~workers.fidelity.facts.line_shape`:
+  a warning per batch or row, ``batch 3 of 900: upstream slow``, whose
+  values the summary lists): an error that identifies something else stays
+  visible.  Lines the gate must see
   (findings, test summaries, diff headers...) are never folded.
 
 Frozen units, file reads, units with ``[[`` markers or that other units point
@@ -132,20 +135,25 @@ class _Folder:
         """Whether ``line`` joins ``run`` (then it is added)."""
         first = run.first
         pairs = list(zip(line.masked.fields, first.masked.fields, strict=False))
+        wild: list[int] = []
         if line.error or first.error:
-            # an error joins only lines that differ from it in measures alone
+            # an error joins only lines that differ from it in measures alone; a warning
+            # also lines that differ in identifiers the gate folds (``batch 3 of 900:
+            # slow``: one fact), and the summary lists them as for any other line
             if not (line.error and first.error) or line.masked.template != first.masked.template:
                 return False
-            if not all(
-                f.measure == g.measure and (f.measure or f.value == g.value) for f, g in pairs
+            if len(pairs) != len(first.masked.fields) or any(
+                f.measure != g.measure for f, g in pairs
             ):
                 return False
             if line.key != first.key and line.shape() != first.shape():
                 return False
-            run.members.append(line)
-            return True
-        wild: list[int] = []
-        if line.masked.template != first.masked.template:
+            if all(f.measure or f.value == g.value for f, g in pairs):
+                run.members.append(line)
+                return True
+            if line.key is None or first.key is None:
+                return False  # only lines the gate compares by shape may differ so
+        elif line.masked.template != first.masked.template:
             found = self._wildcards(run, line)
             if found is None:
                 return False

@@ -490,3 +490,22 @@ def test_a_60k_line_log_folds_in_linear_time() -> None:
     # ten times the lines: about ten times the time (quadratic would be a hundred)
     assert timings[1] < 30 * timings[0] + 1.0, timings
     assert timings[1] < 120.0, timings
+
+
+def test_warnings_per_batch_fold_with_their_batches_listed_errors_per_batch_stay() -> None:
+    # the gate folds a warning repeated per batch to one shape: a run of them keeps its
+    # first and last line and lists every batch in between; an error per batch is a
+    # fact per batch and stays
+    warn = "2026-03-02 10:00:{:02d},{:03d} WARNING sync [42] batch {} of 900: upstream slow (latency {} ms above the 250 ms budget), retrying"
+    lines = [warn.format(i, i * 7, 3 * i, 300 + 37 * i) for i in range(1, 9)]
+    errors = [
+        f"2026-03-02 10:01:0{i},000 ERROR   sync [42] batch {40 + i} failed" for i in range(4)
+    ]
+    text = "\n".join([*lines, *errors]) + "\n"
+    after, stash = _fold(text, "python sync.py")
+    _sound(text, after, stash, "python sync.py")
+    assert lines[0] in after and lines[-1] in after
+    assert lines[3] not in after
+    assert re.search(r"… 6 more lines like this \(numbers 6, 9, 12, 15, 18, 21;", after), after
+    for line in errors:
+        assert line in after
