@@ -65,6 +65,7 @@ from dataclasses import dataclass
 
 from workers.engines._filters import builtin_filters
 from workers.engines._prose import (
+    CRITICAL_CAP,
     LanguagePack,
     Position,
     close_fences,
@@ -78,6 +79,7 @@ from workers.engines._prose import (
     terms,
 )
 from workers.engines.base import Engine, EngineContext, EngineOutput
+from workers.fidelity.facts import SHAPED_KINDS, critical_lines
 from workers.markers.stash import LITERAL as STASH_LITERAL
 from workers.messages.model import Unit
 
@@ -236,7 +238,8 @@ class AgingEngine(Engine):
                 tier = FRESH
             if tier == VERBATIM:
                 continue
-            new, n_lines, n_runs = self._age(unit, tier, policy, pack, query, ctx, stash)
+            original = ctx.input_texts[i] if i < len(ctx.input_texts) else unit.text
+            new, n_lines, n_runs = self._age(unit, tier, policy, pack, query, ctx, stash, original)
             if new != unit.text:
                 texts[i] = new
                 tiers[_TIER_NAMES[tier]] += 1
@@ -262,6 +265,7 @@ class AgingEngine(Engine):
         query: set[str],
         ctx: EngineContext,
         stash: dict[str, str],
+        original: str,
     ) -> tuple[str, int, int]:
         text = unit.text
         lines = text.split("\n")
@@ -280,6 +284,20 @@ class AgingEngine(Engine):
             if fresh:  # an earlier engine's note that lists locations or values stays
                 for k, line in enumerate(lines):
                     if not keep[k] and STASH_LITERAL in line and not _BARE_NOTE.match(line):
+                        keep[k] = True
+
+            if original != text:
+                # a line critical in the output as it came in stays too (an earlier
+                # engine's markers can change what is critical here: the first user frame
+                # after a crash headline is found again further down); error lines of an
+                # older output stay one per shape
+                wanted = {
+                    c
+                    for kind, c in critical_lines(original, "tool_result", unit.command)
+                    if fresh or kind not in SHAPED_KINDS
+                }
+                for k, line in enumerate(lines):
+                    if not keep[k] and line.strip()[:CRITICAL_CAP] in wanted:
                         keep[k] = True
             if fresh:
                 head, tail = policy.fresh_head_lines, policy.fresh_tail_lines

@@ -354,3 +354,33 @@ def test_grep_output_keeps_every_matched_file() -> None:
     for kind, token in critical_lines(grep, "tool_result", "grep -rn compute_total src"):
         assert kind == "grep_file" and token in aged
     assert expanded_record(outcome) == data
+
+
+def test_a_line_critical_in_the_output_as_it_came_in_stays() -> None:
+    # an earlier engine folded a repeated valgrind headline into a marker: in its text no
+    # frame follows a headline, so none is critical there; the input's first frame in
+    # user code is, and aging keeps it visible
+    frames = [f"==7==    by 0x4{i:05X}: lib_{i} (libc.c:{i})" for i in range(40)]
+    wanted = "==7==    at 0x109290: hash (app.c:18)"
+    runtime = [
+        f"==7==    by 0x5{i:05X}: rt_{i} (in /usr/lib/x86_64-linux-gnu/libc.so.6)"
+        for i in range(10)
+    ]
+    original = "\n".join(
+        ["==7== Invalid read of size 4", *runtime, wanted, *frames, "==7== ERROR SUMMARY: 1 errors"]
+    )
+    current = original.replace(
+        "==7== Invalid read of size 4", "… 1 line omitted <<cx:0123456789abcdef>>"
+    )
+    assert ("stack_frame", wanted) in critical_lines(original, "tool_result")
+    assert ("stack_frame", wanted) not in critical_lines(current, "tool_result")
+    data = agent_session([current], final=None)
+    units = parse_record(data).units
+    inputs = tuple(original if u.text == current else u.text for u in units)
+    for given, kept in ((inputs, True), ((), False)):
+        out = AgingEngine().apply(
+            units, EngineContext(tokens=TokenCounter(), latest_user_text="fix", input_texts=given)
+        )
+        aged = next(t for t, u in zip(out.texts, units, strict=True) if u.text == current)
+        assert aged != current  # fresh: the runtime frames go
+        assert (wanted in aged) is kept
