@@ -72,6 +72,7 @@ def reference_tool_lines(text: str, family: str | None) -> Iterator[tuple[str, s
         if not line:
             in_status_untracked = in_cmake_error = False
             path_header = None
+            last_frame = last_user_frame = None  # a blank line ends a stack
             continue
         if len(line) > 600:
             line = line[:600]

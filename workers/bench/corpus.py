@@ -15,8 +15,11 @@ single tool outputs):
 - the log of a small Python program it runs (timestamps, many near-identical
   WARNING lines, ERROR lines with tracebacks);
 - where the tool is on the PATH: gcc, ``go vet`` / ``go build``,
-  ``cargo check`` (offline) and ``node`` on small broken sources. A missing tool
-  is skipped.
+  ``cargo check`` (offline) and ``node`` on small broken sources, and the
+  builds, linters, test runners and crash reports of
+  :mod:`workers.bench.toolchains` (make, cmake, valgrind, AddressSanitizer,
+  cargo clippy and test, go test -race, javac and java, node --test). A
+  missing tool is skipped.
 
 Every program runs with a timeout, in an environment built from scratch (PATH,
 HOME and locale only; no variable of the caller's environment besides those).
@@ -36,8 +39,6 @@ import hashlib
 import json
 import os
 import re
-import shutil
-import subprocess
 import sys
 import tempfile
 import textwrap
@@ -46,11 +47,12 @@ import time
 import urllib.request
 from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
-from dataclasses import dataclass, field
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 from typing import Any
 
+from workers.bench.programs import Capture, Runner, clean_env
+from workers.bench.toolchains import toolchain_captures
 from workers.markers import has_marker
 
 __all__ = [
@@ -65,12 +67,10 @@ __all__ = [
     "records",
 ]
 
-VERSION = 6
+VERSION = 7
 REPO = Path(__file__).resolve().parents[2]
 DEFAULT_DIR = REPO / ".cache" / "corpus"
 ID_PREFIX = f"ctxcorpus-v{VERSION}"
-TIMEOUT_S = 60.0
-MAX_OUTPUT_CHARS = 200_000  # one captured output; larger ones are cut at a line boundary
 SYSTEM_PROMPT = (
     "You are a coding agent working in a Python repository. Use the tools to look before you "
     "answer; quote exact file paths, line numbers and test names. Never push to main. "
@@ -81,104 +81,6 @@ SYSTEM_PROMPT = (
 def default_path() -> Path:
     """Where the corpus of this ``VERSION`` lives: ``.cache/corpus/ctxpress-corpus-vN.jsonl``."""
     return DEFAULT_DIR / f"ctxpress-corpus-v{VERSION}.jsonl"
-
-
-@dataclass(frozen=True)
-class Capture:
-    """One program run: the command as a user would type it and what it printed."""
-
-    key: str
-    command: str
-    output: str
-    ask: str
-    answer: str
-    tool: str = "bash"
-    meta: dict[str, Any] = field(default_factory=dict, compare=False)
-
-
-# -- running programs ---------------------------------------------------------------------------
-
-
-def clean_env(work: Path, extra: dict[str, str] | None = None) -> dict[str, str]:
-    """An environment from scratch: PATH (the running Python's bin first), HOME, a UTF-8 locale.
-
-    Only PATH, HOME and the toolchain locations rustup needs are taken from the
-    caller; tokens, keys and proxies in ``os.environ`` never reach a program.
-    """
-    path = os.pathsep.join(
-        [str(Path(sys.executable).parent), os.environ.get("PATH", "/usr/bin:/bin")]
-    )
-    env = {
-        "PATH": path,
-        "HOME": os.environ.get("HOME", str(work)),
-        "LANG": "C.UTF-8",
-        "LC_ALL": "C.UTF-8",
-        "TZ": "UTC",
-        "TERM": "dumb",
-        "NO_COLOR": "1",
-        "TMPDIR": str(work),
-        "GIT_CONFIG_NOSYSTEM": "1",
-        "GIT_CONFIG_GLOBAL": os.devnull,
-        "GIT_PAGER": "cat",
-        "PAGER": "cat",
-        "PIP_DISABLE_PIP_VERSION_CHECK": "1",
-        "PIP_NO_INPUT": "1",
-        "PIP_NO_COLOR": "1",
-        "PYTHONDONTWRITEBYTECODE": "1",
-        "PYTHONHASHSEED": "0",
-        "PYTHONUTF8": "1",
-    }
-    for name in ("RUSTUP_HOME", "CARGO_HOME"):  # where rustup's cargo finds its toolchain
-        if name in os.environ:
-            env[name] = os.environ[name]
-    env.update(extra or {})
-    return env
-
-
-class Runner:
-    """Runs programs in ``work`` with :func:`clean_env` and a timeout; output is stdout+stderr."""
-
-    def __init__(self, work: Path, timeout: float = TIMEOUT_S) -> None:
-        self.work = work
-        self.timeout = timeout
-        self.skipped: list[str] = []
-
-    def have(self, program: str) -> bool:
-        return shutil.which(program, path=clean_env(self.work)["PATH"]) is not None
-
-    def run(
-        self,
-        argv: Sequence[str],
-        cwd: Path,
-        *,
-        env: dict[str, str] | None = None,
-        timeout: float | None = None,
-    ) -> str | None:
-        """What ``argv`` printed (stderr interleaved), or None when it is missing or hangs."""
-        try:
-            done = subprocess.run(
-                list(argv),
-                cwd=cwd,
-                env=clean_env(self.work, env),
-                stdin=subprocess.DEVNULL,
-                stdout=subprocess.PIPE,
-                stderr=subprocess.STDOUT,
-                timeout=timeout or self.timeout,
-                check=False,
-            )
-        except FileNotFoundError:
-            self.skipped.append(f"{argv[0]}: not found")
-            return None
-        except subprocess.TimeoutExpired:
-            self.skipped.append(f"{' '.join(argv)}: timed out")
-            return None
-        return _cut(done.stdout.decode("utf-8", "replace"))
-
-
-def _cut(text: str, limit: int = MAX_OUTPUT_CHARS) -> str:
-    if len(text) <= limit:
-        return text
-    return text[: text.rfind("\n", 0, limit) + 1]
 
 
 def _python_tool(module: str) -> bool:
@@ -1294,6 +1196,7 @@ def captures(work: Path, repo: Path = REPO) -> tuple[list[Capture], Runner]:
     with json_api() as base:
         found += api_captures(base)
     found += native_captures(run, project)
+    found += toolchain_captures(run, work / "toolchains")
     cat = run.run(["cat", "src/inventory/pricing.py"], project)
     report = run.run(["cat", "src/inventory/report.py"], project)
     if cat is not None:

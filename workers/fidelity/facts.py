@@ -32,7 +32,9 @@ __all__ = [
     "SHAPED_KINDS",
     "command_family",
     "critical_lines",
+    "is_crash_headline",
     "is_error_line",
+    "is_user_frame",
     "line_shape",
     "protected_spans",
     "visible_lines",
@@ -350,6 +352,18 @@ _NOT_USER_FRAME = re.compile(
 )
 
 
+def is_crash_headline(line: str) -> bool:
+    """Whether ``line`` (stripped) heads a crash report: a Go panic or race, a sanitizer or
+    valgrind finding, a Java or JavaScript exception (its first user frame is a fact)."""
+    return _FRAME_HEAD.match(line) is not None
+
+
+def is_user_frame(frame: str) -> bool:
+    """Whether a stack frame (its lines joined) is in user code: not in a runtime, the
+    standard library, a dependency, the sanitizer or libc."""
+    return _NOT_USER_FRAME.search(frame) is None
+
+
 _ANSI = ANSI  # the one escape-sequence pattern
 _TEST_FAILURE = re.compile(
     r"^\s*(?:[✕×✗✘]|●) \S|^\s*not ok \d+ - \S"  # jest/vitest/mocha, TAP
@@ -430,6 +444,9 @@ def _tool_lines(text: str, family: str | None) -> Iterable[tuple[str, str]]:
         if not line:
             in_status_untracked = in_cmake_error = False
             path_header = None
+            # a blank line ends a stack: a frame above it is not the frame of an error
+            # below (node prints its frames under the error, the next one after a blank)
+            last_frame = last_user_frame = None
             continue
         # The token that must stay visible is the line as written (colours included).
         token = raw_line.strip()[:600] if has_ansi else line[:600]

@@ -26,7 +26,8 @@ frames in user code are kept, library frames dropped; in compiler and linter
 diagnostics the headline and location stay while snippet art and help text
 are dropped, and repeats of one warning kind in one file collapse into one
 note that lists every location (``… warning -Wunused-variable 5 more times
-at main.c:4:33 main.c:5:33 …``).  The filter's own drop rules keep their
+at main.c:4:33 main.c:5:33 …``); in a crash report (panic, race, sanitizer,
+valgrind, exception) library frames are dropped and user frames stay.  The filter's own drop rules keep their
 labels; the gate's critical lines always stay.
 
 Every maximal run of dropped lines (blank lines inside a run join it) is

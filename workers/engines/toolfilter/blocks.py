@@ -1,4 +1,4 @@
-"""Content structure of a tool output: test-runner reports and compiler/linter diagnostics.
+"""Content structure of a tool output: test reports, compiler/linter diagnostics, crash reports.
 
 Whatever the command (``./run_tests.sh``, ``make check``, ``python3 x.py``)
 and whatever filter was picked, the lines themselves say whether an output
@@ -49,6 +49,14 @@ and budget keep it visible; a note that would pass ``NOTE_ROOM`` characters
 ends the run (the next repeat is shown).  Errors are never folded into
 another error (two places, two facts).
 
+Crash reports (a Go panic or race, an AddressSanitizer or valgrind finding,
+a Java, JavaScript or Python exception, with at least two stack frames):
+frames in a runtime, the standard library, libc, the sanitizer or a
+dependency are dropped (``library frames``), frames in user code stay, so
+the headline, its first user frame (a fact of the gate) and the summary
+are visible; AddressSanitizer's shadow memory map and legend and
+valgrind's banner are dropped too.
+
 Everything dropped is stashed by :mod:`.render` (``<<cx:KEY>>``), so
 expanding gives the output back exactly.
 """
@@ -60,7 +68,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 
 from workers.core.ansi import ANSI
-from workers.fidelity.facts import line_shape
+from workers.fidelity.facts import is_crash_headline, is_user_frame, line_shape
 from workers.fidelity.testlogs import passing_test_logs
 
 __all__ = ["Repeat", "Structure", "analyse", "may_have_structure", "structure_family"]
@@ -153,6 +161,83 @@ _TAP_FRAME = re.compile(r"^\s+(?:async )?[\w$.<>]+ \((?:node:|\S*node_modules/)\
 # a code frame under a failing test (jest ``> 34 | code``, vitest ``35|   code``, carets)
 _CODE_FRAME = re.compile(r"^[ \t]+(?:>[ \t]*)?\d+ ?\|(?:\s.*)?$|^[ \t]+\|[ \t]+\^[ \t]*$")
 
+# -- crash reports --------------------------------------------------------------------------------
+# A crash headline (:func:`~workers.fidelity.facts.is_crash_headline`: a Go panic or
+# race, a sanitizer or valgrind finding, a Java/JavaScript/Python exception) with
+# stack frames under it: frames in a runtime, the standard library, libc or the
+# sanitizer are dropped (``library frames``), frames in user code stay
+# (:func:`~workers.fidelity.facts.is_user_frame`, the gate's rule: its first user
+# frame is a fact); AddressSanitizer's shadow memory map and legend, and valgrind's
+# banner, are dropped.
+
+# frames: AddressSanitizer ``#3 0x7f.. in f file:line``, valgrind ``==12==    at 0x..: f (file:line)``,
+# a Go frame's file line ``\t/usr/local/go/src/testing/testing.go:1792 +0x1d``, and the
+# ``at``/``File``/rust frames of :data:`_FRAME`
+_CRASH_FRAME = re.compile(
+    r"^\s*#\d+ 0x[0-9a-f]+ in \S"
+    r"|^==\d+==\s+(?:at|by) 0x[0-9A-Fa-f]+: "
+    r"|^\s+/\S+\.go:\d+(?: \+0x[0-9a-f]+)?$"
+    r"|^\s+at \S|^\s+\d+: \S|^\s*File \"[^\"]+\", line \d+"
+)
+_FRAME_START = frozenset(" \t=#F")
+_CRASH_STARTS = frozenset({"pa", "WA", "==", "Di", "In", "Ex", "Ca"})
+_GO_FILE = re.compile(r"^\s+/\S+\.(?:go|s):\d+(?: \+0x[0-9a-f]+)?$")
+_GO_FUNC = re.compile(r"^\s*(?:created by )?[\w./*()$\[\]-]+(?:\(.*\))?(?: in goroutine \d+)?$")
+_NATIVE = re.compile(r"^\s*#\d+ 0x[0-9a-f]+ in \S|^==\d+==\s+(?:at|by) 0x[0-9A-Fa-f]+: ")
+# a native frame without a source line (``in _start (/tmp/app+0x1130)``) or in libc's sources
+_NATIVE_LIB = re.compile(r"\+0x[0-9a-f]+\)$|/sysdeps/|\.\./csu/|\(in /")
+_SHADOW_HEAD = "Shadow bytes around the buggy address:"
+_REPORT_LINE = re.compile(r"^==\d+==")
+_VALGRIND_BANNER = re.compile(
+    r"^==\d+== (?:Memcheck, a memory error detector|Copyright \(C\) |Using Valgrind-"
+    r"|For lists of detected and suppressed errors, rerun with|For counts of detected and"
+    r" suppressed errors, rerun with|Use --track-origins=yes|Rerun with --leak-check=full"
+    r"|To see them, rerun with)"
+)
+_VALGRIND_EMPTY = re.compile(r"^==\d+==\s*$")
+
+
+def _crash(lines: list[str], keep: set[int], drop: dict[int, str]) -> None:
+    n = len(lines)
+    i = 0
+    while i < n:
+        m = lines[i]
+        if i in drop or i in keep or not m or m.isspace():
+            i += 1
+            continue
+        if m.startswith(_SHADOW_HEAD):
+            while i < n and lines[i].strip() and not _REPORT_LINE.match(lines[i]):
+                drop[i] = SHADOW
+                i += 1
+            continue
+        if m[0] == "=" and _REPORT_LINE.match(m):
+            if _VALGRIND_EMPTY.match(m):
+                drop[i] = SEPARATORS
+            elif _VALGRIND_BANNER.match(m):
+                drop[i] = BANNER
+            elif _NATIVE.match(m):
+                _native_frame(m, i, keep, drop)
+        elif m[0] in " \t#" and _NATIVE.match(m):
+            _native_frame(m, i, keep, drop)
+        elif i + 1 < n and _GO_FILE.match(lines[i + 1]) and _GO_FUNC.match(m):
+            pair = m + " " + lines[i + 1]
+            if is_user_frame(pair):
+                keep.update((i, i + 1))
+            else:
+                drop[i], drop[i + 1] = FRAMES, FRAME_LINES
+            i += 1
+        elif m[0] in " \t" and _FRAME.match(m):
+            i = _frame(lines, i, keep, drop)
+        i += 1
+
+
+def _native_frame(m: str, i: int, keep: set[int], drop: dict[int, str]) -> None:
+    if is_user_frame(m) and _NATIVE_LIB.search(m) is None:
+        keep.add(i)
+    else:
+        drop[i] = FRAMES
+
+
 # -- diagnostics ----------------------------------------------------------------------------------
 
 _HEADLINE = re.compile(
@@ -199,7 +284,9 @@ _ANY = re.compile(
     r"|[\w.$]{1,300} > [^\n]{1,400}? (?:PASSED|FAILED)$|[ \t]*\d+/\d+ Test[ \t]+#"
     r"|(?:error|warning)(?:\[[\w:]+\])?: |\S+?:\d+(?::\d+)?: (?:fatal error|error|warning): "
     r"|\S+\.java:\d+: (?:error|warning): |\S+\.[jt]sx?[:(]\d+[:,]\d+|[ \t]*❯ \S+:\d+:\d+$"
-    r"|[ \t]+\d+:\d+[ \t]+(?:warning|error)[ \t]|(?:PASS|FAIL) \S+\.[cm]?[jt]sx?\b)",
+    r"|[ \t]+\d+:\d+[ \t]+(?:warning|error)[ \t]|(?:PASS|FAIL) \S+\.[cm]?[jt]sx?\b"
+    r"|==\d+==|panic: |WARNING: DATA RACE|Exception in thread |Caused by: |[ \t]+at \S"
+    r"|[ \t]*#\d+ 0x|[ \t]+/\S+\.go:\d+|[ \t]*File \"|Traceback \(most recent call last\))",
     re.M,
 )
 
@@ -232,7 +319,10 @@ SOURCE = "source lines"
 SESSION = "session header lines"
 HELP = "help lines"
 REPEATS = "repeated diagnostic lines"  # quiet: the note lists the repeats' kinds and locations
-QUIET = frozenset({RUNNING, REPEATS, FRAME_LINES})
+SHADOW = "shadow memory lines"
+BANNER = "tool banner lines"
+SEPARATORS = "empty report lines"  # quiet: valgrind's ``==12==`` lines between findings
+QUIET = frozenset({RUNNING, REPEATS, FRAME_LINES, SEPARATORS})
 
 
 def may_have_structure(text: str) -> bool:
@@ -252,11 +342,18 @@ def analyse(
     """
     if not probed and not may_have_structure("\n".join(lines)):
         return _NONE  # one scan: most outputs have no such line
-    passes = fails = heads = summaries = 0
+    passes = fails = heads = summaries = crashes = frames = 0
     n = len(lines)
     for i, m in enumerate(lines):
         if not m or m.isspace():
             continue
+        if m[0] in _FRAME_START and _CRASH_FRAME.match(m):
+            frames += 1
+            continue
+        if ("rror" in m or "xception" in m or m[:2] in _CRASH_STARTS) and is_crash_headline(
+            m.strip()
+        ):
+            crashes += 1
         if _PASS.match(m):
             passes += 1
         elif _FAIL.match(m):
@@ -269,7 +366,8 @@ def analyse(
             summaries += 1
     report = passes + fails >= 3 or (fails >= 1 and summaries >= 1)
     diagnostics = heads >= 1
-    if not report and not diagnostics:
+    crash = crashes >= 1 and frames >= 2
+    if not report and not diagnostics and not crash:
         return _NONE
     keep: set[int] = set()
     drop: dict[int, str] = {}
@@ -278,9 +376,12 @@ def analyse(
         _report(lines, keep, drop)
     if diagnostics:
         _diagnostics(lines, keep, drop, repeats, critical)
+    if crash:
+        _crash(lines, keep, drop)
     if not drop:
         return _NONE
-    family = "+".join(f for f, on in (("report", report), ("diagnostics", diagnostics)) if on)
+    found = (("report", report), ("diagnostics", diagnostics), ("crash", crash))
+    family = "+".join(f for f, on in found if on)
     return Structure(family, frozenset(keep), drop, repeats)
 
 
@@ -353,27 +454,31 @@ def _report(lines: list[str], keep: set[int], drop: dict[int, str]) -> None:
         elif _ASSERT.match(m):
             keep.add(i)
         elif _FRAME.match(m):
-            nxt = lines[i + 1] if i + 1 < n else ""
-            rust_pair = m.lstrip()[:1].isdigit() and _RUST_AT.match(nxt) is not None
-            text = m + " " + nxt if rust_pair else m
-            if _LIB_FRAME.search(text):
-                drop[i] = FRAMES
-                if rust_pair:
-                    drop[i + 1] = FRAME_LINES
-                    i += 1
-                elif (
-                    m.lstrip().startswith("File ")
-                    and nxt.startswith("    ")
-                    and not _FRAME.match(nxt)
-                ):
-                    drop[i + 1] = FRAME_LINES  # a Python frame's source line
-                    i += 1
-            else:
-                keep.add(i)
-                if rust_pair:
-                    keep.add(i + 1)
-                    i += 1
+            i = _frame(lines, i, keep, drop)
         i += 1
+
+
+def _frame(lines: list[str], i: int, keep: set[int], drop: dict[int, str]) -> int:
+    """Classify the ``at``/``File``/rust frame at ``i`` (with its second line): dropped in a
+    library, kept in user code.  Returns the index of the frame's last line."""
+    m = lines[i]
+    nxt = lines[i + 1] if i + 1 < len(lines) else ""
+    rust_pair = m.lstrip()[:1].isdigit() and _RUST_AT.match(nxt) is not None
+    text = m + " " + nxt if rust_pair else m
+    if _LIB_FRAME.search(text):
+        drop[i] = FRAMES
+        if rust_pair:
+            drop[i + 1] = FRAME_LINES
+            return i + 1
+        if m.lstrip().startswith("File ") and nxt.startswith("    ") and not _FRAME.match(nxt):
+            drop[i + 1] = FRAME_LINES  # a Python frame's source line
+            return i + 1
+        return i
+    keep.add(i)
+    if rust_pair:
+        keep.add(i + 1)
+        return i + 1
+    return i
 
 
 _GCC_HEAD = re.compile(

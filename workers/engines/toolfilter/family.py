@@ -25,7 +25,7 @@ __all__ = ["MESSAGES", "Family", "output_family"]
 
 MESSAGES = "(messages)"  # the family of every text that is not a tool output
 
-_STRUCTURES = {"report": "test report", "report+diagnostics": "test report"}
+_STRUCTURES = {"report": "test report", "crash": "crash report"}
 _READS = {"read": "file read", "read-vcs": "file read", "fetch": "fetched document"}
 
 
@@ -56,7 +56,8 @@ def output_family(unit: Unit, filters: FilterSet | None = None) -> Family:
     if found.filter is None or found.filter.name == "generic":
         structure = structure_family(text)
         if structure:  # the lines are a test report or diagnostics (:mod:`.blocks`)
-            return Family(_STRUCTURES.get(structure, structure), "content", note)
+            first = structure.split("+", 1)[0]  # ``report+crash`` is a test report
+            return Family(_STRUCTURES.get(first, first), "content", note)
     if found.filter is None:
         return Family("unknown", found.source, note or "no filter for this output")
     if found.filter.name == "generic":

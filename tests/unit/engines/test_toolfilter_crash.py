@@ -1,0 +1,123 @@
+"""Crash reports as structure (:mod:`workers.engines.toolfilter.blocks`): whatever the
+command, library frames, AddressSanitizer's shadow map and valgrind's banner are stashed;
+the headline, every frame in user code and the summary stay visible."""
+
+from __future__ import annotations
+
+import pytest
+
+from tests.support.sound import compress_soundly
+from workers.engines.toolfilter.blocks import analyse
+
+GO_RACE = """\
+==================
+WARNING: DATA RACE
+Read at 0x00c000016418 by goroutine 25:
+  example.com/gocart/cart.(*Cart).Add()
+      /home/dev/gocart/cart/cart.go:17 +0xda
+  example.com/gocart/cart.TestConcurrentAdd.func1()
+      /home/dev/gocart/cart/cart_test.go:47 +0x8c
+
+Goroutine 25 (running) created at:
+  example.com/gocart/cart.TestConcurrentAdd()
+      /home/dev/gocart/cart/cart_test.go:47 +0xfb
+  testing.tRunner()
+      /usr/local/go/src/testing/testing.go:2036 +0x21c
+  testing.(*T).Run.gowrap1()
+      /usr/local/go/src/testing/testing.go:2101 +0x38
+  runtime.goexit()
+      /usr/local/go/src/runtime/asm_amd64.s:1700 +0x1
+  testing.(*T).Run()
+      /usr/local/go/src/testing/testing.go:2101 +0x9f1
+==================
+"""
+
+ASAN = (
+    "=================================================================\n"
+    "==4530==ERROR: AddressSanitizer: heap-buffer-overflow on address 0x603000000060 at pc "
+    "0x564c36c3345b bp 0x7ffd10d96a70 sp 0x7ffd10d96a68\n"
+    "READ of size 4 at 0x603000000060 thread T0\n"
+    "    #0 0x564c36c3345a in vec_sum_window /home/dev/crash/vec.c:10\n"
+    "    #1 0x564c36c335bd in main /home/dev/crash/vec.c:16\n"
+    "    #2 0x7fd517845249 in __libc_start_call_main ../sysdeps/nptl/libc_start_call_main.h:58\n"
+    "    #3 0x7fd517845304 in __libc_start_main_impl ../csu/libc-start.c:360\n"
+    "    #4 0x564c36c33130 in _start (/home/dev/crash/vec+0x1130)\n"
+    "\n"
+    "SUMMARY: AddressSanitizer: heap-buffer-overflow /home/dev/crash/vec.c:10 in vec_sum_window\n"
+    "Shadow bytes around the buggy address:\n"
+    + "".join(
+        f"  0x0c067fff7f{k}0: 00 00 00 00 00 00 00 00 00 00 00 00 00 00 00 00\n" for k in "abcdef"
+    )
+    + "=>0x0c067fff8000: fa fa 00 00 00 fa fa fa 00 00 00 00[fa]fa fa fa\n"
+    + "".join(
+        f"  0x0c067fff80{k}0: fa fa fa fa fa fa fa fa fa fa fa fa fa fa fa fa\n" for k in "1234"
+    )
+    + "Shadow byte legend (one shadow byte represents 8 application bytes):\n"
+    "  Addressable:           00\n"
+    "  Partially addressable: 01 02 03 04 05 06 07 \n"
+    "  Heap left redzone:       fa\n"
+    "  Freed heap region:       fd\n"
+    "  Stack left redzone:      f1\n"
+    "  Stack mid redzone:       f2\n"
+    "  Stack right redzone:     f3\n"
+    "  Stack after return:      f5\n"
+    "==4530==ABORTING\n"
+)
+
+JAVA = """\
+Exception in thread "main" java.lang.IllegalStateException: bad quantity in row: x3
+\tat app.Main.parseQty(Main.java:8)
+\tat app.Main.load(Main.java:13)
+\tat app.Main.main(Main.java:17)
+Caused by: java.lang.NumberFormatException: For input string: "x3"
+\tat java.base/java.lang.NumberFormatException.forInputString(NumberFormatException.java:67)
+\tat java.base/java.lang.Integer.parseInt(Integer.java:668)
+\tat java.base/java.lang.Integer.parseInt(Integer.java:786)
+\tat java.base/jdk.internal.reflect.DirectMethodHandleAccessor.invoke(DirectMethodHandleAccessor.java:103)
+\tat java.base/java.lang.reflect.Method.invoke(Method.java:580)
+\tat app.Main.parseQty(Main.java:6)
+\t... 2 more
+"""
+
+
+def test_a_race_report_keeps_user_frames_and_stashes_the_runtime() -> None:
+    text, saved = compress_soundly(
+        {"id": "r", "kind": "tool_output", "content": GO_RACE}, "standard"
+    )
+    assert "WARNING: DATA RACE" in text
+    for user in ("cart.go:17 +0xda", "cart_test.go:47 +0x8c", "cart_test.go:47 +0xfb"):
+        assert user in text
+    assert "testing.tRunner()" not in text and "asm_amd64.s" not in text
+    assert "library frames omitted" in text
+    assert saved > 0.2
+
+
+def test_asan_keeps_headline_user_frames_and_summary_and_stashes_the_shadow_map() -> None:
+    record = {"id": "a", "kind": "tool_output", "command": "./vec", "content": ASAN}
+    text, saved = compress_soundly(record, "standard")
+    assert "SUMMARY: AddressSanitizer: heap-buffer-overflow /home/dev/crash/vec.c:10" in text
+    assert "vec_sum_window /home/dev/crash/vec.c:10" in text
+    assert "main /home/dev/crash/vec.c:16" in text
+    assert "Heap left redzone" not in text and "0x0c067fff8010" not in text
+    assert "shadow memory lines" in text
+    assert "==4530==ABORTING" in text
+    assert saved > 0.4
+
+
+def test_a_java_exception_keeps_its_frames_in_user_code() -> None:
+    record = {"id": "j", "kind": "tool_output", "command": "java -cp out app.Main", "content": JAVA}
+    text, _ = compress_soundly(record, "standard")
+    for user in ("app.Main.parseQty(Main.java:8)", "app.Main.main(Main.java:17)", "Main.java:6"):
+        assert user in text
+    assert "Caused by: java.lang.NumberFormatException" in text
+    assert "DirectMethodHandleAccessor" not in text
+
+
+@pytest.mark.parametrize("text", [GO_RACE, ASAN, JAVA])
+def test_the_structure_is_a_crash_report(text: str) -> None:
+    assert analyse(text.split("\n")).family == "crash"
+
+
+def test_frames_without_a_crash_headline_are_not_a_crash_report() -> None:
+    lines = ["  at parse (/home/dev/app.js:3:9)", "  at main (/home/dev/app.js:9:1)", "done"]
+    assert analyse(lines).family == ""

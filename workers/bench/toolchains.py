@@ -1,0 +1,614 @@
+"""Corpus captures of the native toolchains: builds, linters, test runners and crash reports.
+
+Each generator writes a small project whose size and defects come from a seeded
+random choice (so a build is deterministic up to the programs' own output), runs
+the real program on it and returns what it printed:
+
+- ``make -k`` over a dozen C modules (gcc warnings with their snippets, two
+  modules that do not compile), and ``cmake --build`` of a C++ library;
+- ``valgrind --leak-check=full`` and an AddressSanitizer run of C programs;
+- ``cargo clippy`` and ``cargo test`` of a Rust crate (offline, no dependencies);
+- ``go test -race -v`` of a Go package with a data race and failing subtests;
+- ``javac`` of Java sources with errors, and a Java program's chained exception;
+- ``node --test`` (Node's own runner) with failing assertions.
+
+A program missing from the PATH is skipped, as in :mod:`workers.bench.corpus`.
+"""
+
+from __future__ import annotations
+
+import random
+import textwrap
+from pathlib import Path
+
+from workers.bench.programs import Capture, Runner
+
+__all__ = ["toolchain_captures"]
+
+
+def _write(root: Path, files: dict[str, str]) -> None:
+    for name, text in files.items():
+        path = root / name
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text(textwrap.dedent(text).lstrip("\n"), encoding="utf-8")
+
+
+def _first(text: str, *needles: str, default: str) -> str:
+    for line in text.splitlines():
+        if any(n in line for n in needles):
+            return line.strip()
+    return default
+
+
+# -- C with make ------------------------------------------------------------------------------
+
+C_MODULES = (
+    "arena", "bitset", "crc32", "deque", "hashmap", "heap", "intern", "json", "lexer",
+    "pool", "queue", "ringbuf", "sha1", "strbuf", "trie", "utf8",
+)  # fmt: skip
+
+
+def _c_module(name: str, rng: random.Random, broken: bool) -> str:
+    """A C module with the warnings gcc -Wall -Wextra reports, and an error when ``broken``."""
+    parts = [f'#include <stdlib.h>\n#include <string.h>\n#include "{name}.h"\n']
+    for i in range(rng.randint(3, 7)):
+        fn = f"{name}_op{i}"
+        kind = rng.choice(("unused", "sign", "param", "clean", "unused", "sign"))
+        if kind == "unused":
+            parts.append(
+                f"int {fn}(const int *items, int n) {{\n"
+                f"    int total = 0;\n    int scratch{i};\n"
+                "    for (int k = 0; k < n; k++) total += items[k];\n    return total;\n}\n"
+            )
+        elif kind == "sign":
+            parts.append(
+                f"int {fn}(const char *text, int limit) {{\n"
+                "    int hits = 0;\n"
+                "    for (int k = 0; k < strlen(text); k++) if (text[k] == ',') hits++;\n"
+                "    return hits > limit ? limit : hits;\n}\n"
+            )
+        elif kind == "param":
+            parts.append(f"long {fn}(long seed, int flags) {{\n    return seed * {i + 31}L;\n}}\n")
+        else:
+            parts.append(f"int {fn}(int x) {{\n    return x ^ {rng.randint(2, 999)};\n}}\n")
+    if broken:
+        parts.append(
+            f"size_t {name}_size(const char *key) {{\n"
+            f"    {name}_entry *e = lookup_{name}(key);\n"
+            "    return e->len + missing_offset;\n}\n"
+        )
+    return "\n".join(parts)
+
+
+def make_captures(run: Runner, root: Path) -> list[Capture]:
+    if not (run.have("make") and run.have("gcc")):
+        return []
+    rng = random.Random(13)
+    proj = root / "cutil"
+    names = C_MODULES[: rng.randint(12, 16)]
+    broken = {names[3], names[9]}
+    files: dict[str, str] = {}
+    for name in names:
+        files[f"src/{name}.h"] = f"#pragma once\n#include <stddef.h>\ntypedef int {name}_id;\n"
+        files[f"src/{name}.c"] = _c_module(name, rng, name in broken)
+    objs = " ".join(f"build/{n}.o" for n in names)
+    files["Makefile"] = (
+        "CC = gcc\nCFLAGS = -Wall -Wextra -O1 -std=c11\n\n"
+        f"libcutil.a: {objs}\n\tar rcs $@ $^\n\n"
+        "build/%.o: src/%.c\n\t@mkdir -p build\n\t$(CC) $(CFLAGS) -c $< -o $@\n"
+    )
+    _write(proj, files)
+    text = run.run(["make", "-k"], proj, timeout=180)
+    if not text:
+        return []
+    return [
+        Capture(
+            "make-k",
+            "make -k",
+            text,
+            "Build the C utility library and tell me what breaks.",
+            _first(text, "error:", default="make output above."),
+        )
+    ]
+
+
+# -- C++ with cmake ---------------------------------------------------------------------------
+
+
+def cmake_captures(run: Runner, root: Path) -> list[Capture]:
+    if not (run.have("cmake") and run.have("g++") and run.have("make")):
+        return []
+    proj = root / "geom"
+    shapes = ("circle", "square", "polygon", "segment", "bezier", "ellipse")
+    files = {
+        "CMakeLists.txt": (
+            "cmake_minimum_required(VERSION 3.10)\nproject(geom CXX)\n"
+            "set(CMAKE_CXX_STANDARD 17)\nadd_compile_options(-Wall -Wextra)\n"
+            "add_library(geom " + " ".join(f"src/{s}.cpp" for s in shapes) + ")\n"
+            "add_executable(geom_demo src/main.cpp)\ntarget_link_libraries(geom_demo geom)\n"
+        ),
+        "src/shape.h": """
+            #pragma once
+            #include <string>
+            #include <vector>
+            struct Point { double x; double y; };
+            class Shape {
+            public:
+                virtual ~Shape() = default;
+                virtual double area() const = 0;
+                virtual std::string name() const = 0;
+            };
+            """,
+        "src/main.cpp": """
+            #include "shape.h"
+            #include <iostream>
+            #include <map>
+            int main() {
+                std::map<std::string, std::vector<Point>> outlines;
+                outlines["unit"].push_back(Point{0, 0});
+                std::cout << outlines.at("unit").size() << std::endl;
+                std::cout << outlines["unit"] + 1 << std::endl;
+                return 0;
+            }
+            """,
+    }
+    for i, shape in enumerate(shapes):
+        cls = shape.capitalize()
+        files[f"src/{shape}.cpp"] = f"""
+            #include "shape.h"
+            class {cls} : public Shape {{
+            public:
+                explicit {cls}(std::vector<Point> pts) : pts_(pts) {{}}
+                double area() const override {{
+                    double sum = 0;
+                    int unused_{i} = {i};
+                    for (int k = 0; k < pts_.size(); k++) sum += pts_[k].x * {i + 1};
+                    return sum;
+                }}
+                std::string name() const override {{ return "{shape}"; }}
+            private:
+                std::vector<Point> pts_;
+            }};
+            double {shape}_area(const std::vector<Point>& pts, int precision) {{
+                return {cls}(pts).area();
+            }}
+            """
+    _write(proj, files)
+    configure = run.run(["cmake", "-S", ".", "-B", "build"], proj, timeout=120)
+    built = run.run(["cmake", "--build", "build"], proj, timeout=300)
+    if not configure or not built:
+        return []
+    text = configure + built
+    return [
+        Capture(
+            "cmake-build",
+            "cmake -S . -B build && cmake --build build",
+            text,
+            "Configure and build the geometry library.",
+            _first(text, "error:", default="cmake output above."),
+        )
+    ]
+
+
+# -- valgrind and AddressSanitizer ------------------------------------------------------------
+
+LEAK_C = """
+    #include <stdio.h>
+    #include <stdlib.h>
+    #include <string.h>
+    typedef struct { char *name; int *scores; } Player;
+    static Player *load_player(const char *name, int n) {
+        Player *p = malloc(sizeof *p);
+        p->name = strdup(name);
+        p->scores = calloc(n, sizeof(int));
+        return p;
+    }
+    static int best(const Player *p, int n) {
+        int top = 0;
+        for (int i = 0; i <= n; i++) if (p->scores[i] > top) top = p->scores[i];
+        return top;
+    }
+    int main(void) {
+        const char *names[] = {"ada", "brian", "carla", "dmitri"};
+        for (int i = 0; i < 4; i++) {
+            Player *p = load_player(names[i], 8 + i);
+            printf("%s best=%d\\n", p->name, best(p, 8 + i));
+            if (i % 2 == 0) { free(p->scores); free(p); }
+        }
+        return 0;
+    }
+    """
+
+OVERFLOW_C = """
+    #include <stdio.h>
+    #include <stdlib.h>
+    typedef struct { int *data; size_t len; size_t cap; } Vec;
+    static void vec_push(Vec *v, int x) {
+        if (v->len == v->cap) { v->cap = v->cap ? v->cap * 2 : 4; v->data = realloc(v->data, v->cap * sizeof(int)); }
+        v->data[v->len++] = x;
+    }
+    static int vec_sum_window(const Vec *v, size_t from, size_t width) {
+        int s = 0;
+        for (size_t i = from; i <= from + width; i++) s += v->data[i];
+        return s;
+    }
+    int main(void) {
+        Vec v = {0};
+        for (int i = 0; i < 8; i++) vec_push(&v, i * 3);
+        printf("window=%d\\n", vec_sum_window(&v, 4, 4));
+        free(v.data);
+        return 0;
+    }
+    """
+
+
+def crash_captures(run: Runner, root: Path) -> list[Capture]:
+    out: list[Capture] = []
+    if not run.have("gcc"):
+        return out
+    proj = root / "crash"
+    _write(proj, {"players.c": LEAK_C, "vec.c": OVERFLOW_C})
+    if (
+        run.have("valgrind")
+        and run.run(["gcc", "-g", "-O0", "-o", "players", "players.c"], proj) == ""
+    ):
+        text = run.run(["valgrind", "--leak-check=full", "./players"], proj, timeout=120)
+        if text:
+            out.append(
+                Capture(
+                    "valgrind",
+                    "gcc -g -O0 -o players players.c && valgrind --leak-check=full ./players",
+                    text,
+                    "Check the player loader for memory errors.",
+                    _first(text, "definitely lost", default="valgrind output above."),
+                )
+            )
+    asan = ["gcc", "-g", "-O0", "-fsanitize=address", "-fno-omit-frame-pointer", "-o", "vec"]
+    if run.run([*asan, "vec.c"], proj) == "":
+        text = run.run(["./vec"], proj, env={"ASAN_OPTIONS": "detect_leaks=1"})
+        if text:
+            out.append(
+                Capture(
+                    "asan",
+                    "make asan && ./vec",
+                    text,
+                    "Why does the vector test crash?",
+                    _first(text, "SUMMARY:", default="sanitizer output above."),
+                )
+            )
+    return out
+
+
+# -- Rust -------------------------------------------------------------------------------------
+
+RUST_MODULES = ("accounts", "budget", "ledger", "rates", "report", "tax")
+
+
+def _rust_module(name: str, rng: random.Random) -> str:
+    fns = []
+    for i in range(rng.randint(3, 5)):
+        kind = rng.choice(("len_zero", "return", "clone", "range", "unused", "collapsible"))
+        fn = f"{name}_check{i}"
+        if kind == "len_zero":
+            body = f"pub fn {fn}(items: &Vec<i64>) -> bool {{\n    items.len() == 0\n}}\n"
+        elif kind == "return":
+            body = f"pub fn {fn}(x: i64) -> i64 {{\n    return x * {i + 2};\n}}\n"
+        elif kind == "clone":
+            body = (
+                f"pub fn {fn}(label: &String) -> usize {{\n"
+                "    let copy = label.clone();\n    copy.len()\n}\n"
+            )
+        elif kind == "range":
+            body = f"pub fn {fn}(x: i64) -> bool {{\n    x >= 10 && x <= {100 + i}\n}}\n"
+        elif kind == "unused":
+            body = (
+                f"pub fn {fn}(rows: &[i64]) -> i64 {{\n"
+                f"    let limit_{i} = {i};\n    rows.iter().sum()\n}}\n"
+            )
+        else:
+            body = (
+                f"pub fn {fn}(a: bool, b: bool) -> i32 {{\n"
+                "    if a {\n        if b {\n            return 1;\n        }\n    }\n    0\n}\n"
+            )
+        fns.append(body)
+    tests = []
+    for t in range(rng.randint(4, 7)):
+        want = t * 7
+        got = want if rng.random() > 0.25 else want + 1
+        tests.append(
+            f"    #[test]\n    fn {name}_case_{t}() {{\n"
+            f'        assert_eq!({got}, {want}, "{name} case {t}");\n    }}\n'
+        )
+    if name == "report":
+        tests.append(
+            "    #[test]\n    fn report_parses_header() {\n"
+            "        let header: Option<&str> = \"\".split(',').nth(3);\n"
+            '        let cols: usize = header.unwrap().parse().expect("column count");\n'
+            "        assert!(cols > 0);\n    }\n"
+        )
+    return "\n".join(fns) + "\n#[cfg(test)]\nmod tests {\n" + "\n".join(tests) + "}\n"
+
+
+def rust_captures(run: Runner, root: Path) -> list[Capture]:
+    if not run.have("cargo"):
+        return []
+    rng = random.Random(29)
+    proj = root / "books"
+    files = {
+        "Cargo.toml": '[package]\nname = "books"\nversion = "0.1.0"\nedition = "2021"\n\n[dependencies]\n',
+        "src/lib.rs": "".join(f"pub mod {m};\n" for m in RUST_MODULES),
+    }
+    for name in RUST_MODULES:
+        files[f"src/{name}.rs"] = _rust_module(name, rng)
+    _write(proj, files)
+    env = {"CARGO_TARGET_DIR": str(run.work / "target-books"), "CARGO_TERM_COLOR": "never"}
+    out: list[Capture] = []
+    for key, argv, ask, needle in (
+        (
+            "cargo-clippy",
+            ["cargo", "clippy", "--offline"],
+            "Run clippy on the books crate.",
+            "warning:",
+        ),
+        ("cargo-test", ["cargo", "test", "--offline"], "Run the books tests.", "panicked at"),
+    ):
+        text = run.run(argv, proj, env=env, timeout=300)
+        if text:
+            out.append(
+                Capture(
+                    key,
+                    " ".join(argv[:2]),
+                    text,
+                    ask,
+                    _first(text, needle, default="cargo output above."),
+                )
+            )
+    return out
+
+
+# -- Go ---------------------------------------------------------------------------------------
+
+GO_CART = """
+    package cart
+
+    import "sync"
+
+    type Cart struct {
+        mu    sync.Mutex
+        items map[string]int
+        hits  int
+    }
+
+    func New() *Cart { return &Cart{items: map[string]int{}} }
+
+    func (c *Cart) Add(sku string, qty int) {
+        c.mu.Lock()
+        c.items[sku] += qty
+        c.mu.Unlock()
+        c.hits++
+    }
+
+    func (c *Cart) Total(prices map[string]int) int {
+        sum := 0
+        for sku, qty := range c.items {
+            sum += prices[sku] * qty
+        }
+        if sum > 10000 {
+            sum = sum * 95 / 100
+        }
+        return sum
+    }
+    """
+
+
+def _go_test(rng: random.Random) -> str:
+    cases = []
+    for i in range(rng.randint(14, 20)):
+        qty = rng.randint(1, 9)
+        price = rng.randint(100, 900)
+        want = qty * price if rng.random() > 0.15 else qty * price + 5
+        cases.append(f'        {{"sku{i}", {qty}, {price}, {want}}},')
+    return (
+        'package cart\n\nimport (\n    "fmt"\n    "sync"\n    "testing"\n)\n\n'
+        "func TestTotal(t *testing.T) {\n"
+        "    cases := []struct {\n        sku   string\n        qty   int\n        price int\n        want  int\n    }{\n"
+        + "\n".join(cases)
+        + "\n    }\n    for i, tc := range cases {\n"
+        '        t.Run(fmt.Sprintf("case_%d", i), func(t *testing.T) {\n'
+        "            c := New()\n            c.Add(tc.sku, tc.qty)\n"
+        "            if got := c.Total(map[string]int{tc.sku: tc.price}); got != tc.want {\n"
+        '                t.Errorf("Total(%s x%d) = %d, want %d", tc.sku, tc.qty, got, tc.want)\n'
+        "            }\n        })\n    }\n}\n\n"
+        "func TestConcurrentAdd(t *testing.T) {\n    c := New()\n    var wg sync.WaitGroup\n"
+        "    for i := 0; i < 4; i++ {\n        wg.Add(1)\n"
+        '        go func() { defer wg.Done(); c.Add("apple", 1) }()\n    }\n    wg.Wait()\n'
+        '    t.Logf("hits=%d", c.hits)\n}\n'
+    )
+
+
+def go_captures(run: Runner, root: Path) -> list[Capture]:
+    if not (run.have("go") and run.have("gcc")):
+        return []
+    proj = root / "gocart"
+    _write(proj, {"go.mod": "module example.com/gocart\n\ngo 1.21\n", "cart/cart.go": GO_CART})
+    (proj / "cart" / "cart_test.go").write_text(_go_test(random.Random(31)), encoding="utf-8")
+    env = {
+        "GOFLAGS": "-mod=mod",
+        "GOPROXY": "off",
+        "GOTOOLCHAIN": "local",
+        "GOTELEMETRY": "off",
+        "GOPATH": str(run.work / "gopath"),
+        "GOCACHE": str(run.work / "gocache"),
+        "CGO_ENABLED": "1",
+    }
+    text = run.run(["go", "test", "-race", "-v", "-count=1", "./..."], proj, env=env, timeout=300)
+    if not text:
+        return []
+    return [
+        Capture(
+            "go-test-race",
+            "go test -race -v ./...",
+            text,
+            "Run the cart tests with the race detector.",
+            _first(text, "WARNING: DATA RACE", "--- FAIL", default="go test output above."),
+        )
+    ]
+
+
+# -- Java -------------------------------------------------------------------------------------
+
+JAVA_BROKEN = {
+    "src/shop/Order.java": """
+        package shop;
+        import java.util.List;
+        public class Order {
+            private final List<LineItem> items;
+            public Order(List<LineItem> items) { this.items = items; }
+            public long total() {
+                long sum = 0;
+                for (LineItem item : items) sum += item.price() * item.qty();
+                return sum;
+            }
+            public String currency() { return curency; }
+        }
+        """,
+    "src/shop/LineItem.java": """
+        package shop;
+        public record LineItem(String sku, long price, int qty) {}
+        """,
+    "src/shop/Invoice.java": """
+        package shop;
+        import java.util.Map;
+        public class Invoice {
+            public int lines(Map<String, Order> orders) {
+                String count = orders.size();
+                return orders.values().stream().mapToInt(Order::lineCount).sum();
+            }
+        }
+        """,
+}
+
+JAVA_CRASH = {
+    "src/app/Main.java": """
+        package app;
+        import java.util.List;
+        public class Main {
+            static int parseQty(String raw) {
+                try {
+                    return Integer.parseInt(raw.trim());
+                } catch (NumberFormatException e) {
+                    throw new IllegalStateException("bad quantity in row: " + raw, e);
+                }
+            }
+            static int load(List<String> rows) {
+                int total = 0;
+                for (String row : rows) total += parseQty(row.split(",")[1]);
+                return total;
+            }
+            public static void main(String[] args) {
+                System.out.println("loaded " + load(List.of("a,1", "b,2", "c,x3")));
+            }
+        }
+        """,
+}
+
+
+def java_captures(run: Runner, root: Path) -> list[Capture]:
+    if not (run.have("javac") and run.have("java")):
+        return []
+    out: list[Capture] = []
+    broken = root / "jshop"
+    _write(broken, JAVA_BROKEN)
+    argv = ["javac", "-d", "out", *sorted(JAVA_BROKEN)]
+    text = run.run(argv, broken, timeout=120)
+    if text:
+        out.append(
+            Capture(
+                "javac",
+                "javac -d out src/shop/*.java",
+                text,
+                "Compile the shop sources.",
+                _first(text, "error:", default="javac output above."),
+            )
+        )
+    crash = root / "japp"
+    _write(crash, JAVA_CRASH)
+    if run.run(["javac", "-d", "out", *JAVA_CRASH], crash, timeout=120) == "":
+        text = run.run(["java", "-cp", "out", "app.Main"], crash, timeout=120)
+        if text:
+            out.append(
+                Capture(
+                    "java-exception",
+                    "java -cp out app.Main",
+                    text,
+                    "Run the importer.",
+                    _first(text, "Exception", default="java output above."),
+                )
+            )
+    return out
+
+
+# -- Node -------------------------------------------------------------------------------------
+
+
+def _node_tests(rng: random.Random) -> str:
+    lines = [
+        "const test = require('node:test');",
+        "const assert = require('node:assert');",
+        "const { slug, price } = require('../lib.js');",
+    ]
+    for i in range(rng.randint(16, 24)):
+        if rng.random() < 0.2:
+            lines.append(
+                f"test('slug keeps case {i}', () => {{ assert.strictEqual(slug('Item {i}'), 'Item-{i}'); }});"
+            )
+        else:
+            lines.append(
+                f"test('price of {i} units', () => {{ assert.strictEqual(price({i}), {i * 250}); }});"
+            )
+    return "\n".join(lines) + "\n"
+
+
+def node_captures(run: Runner, root: Path) -> list[Capture]:
+    if not run.have("node"):
+        return []
+    proj = root / "nodeshop"
+    _write(
+        proj,
+        {
+            "lib.js": """
+                exports.slug = (s) => s.toLowerCase().replace(/\\s+/g, '-');
+                exports.price = (n) => n * 250;
+                """,
+            "test/shop.test.js": _node_tests(random.Random(37)),
+        },
+    )
+    text = run.run(["node", "--test", "--test-reporter=spec", "test/"], proj, timeout=120)
+    if not text:
+        return []
+    return [
+        Capture(
+            "node-test",
+            "node --test test/",
+            text,
+            "Run the shop tests.",
+            _first(text, "AssertionError", "✖", default="node output above."),
+        )
+    ]
+
+
+def toolchain_captures(run: Runner, root: Path) -> list[Capture]:
+    """Every toolchain capture whose programs are on the PATH."""
+    root.mkdir(parents=True, exist_ok=True)
+    found: list[Capture] = []
+    for make in (
+        make_captures,
+        cmake_captures,
+        crash_captures,
+        rust_captures,
+        go_captures,
+        java_captures,
+        node_captures,
+    ):
+        found += make(run, root)
+    return found
