@@ -27,15 +27,16 @@ diagnostics the headline and location stay while snippet art and help text
 are dropped, and repeats of one warning kind in one file collapse into one
 note that lists every location (``… warning -Wunused-variable 5 more times
 at main.c:4:33 main.c:5:33 …``); in a crash report (panic, race, sanitizer,
-valgrind, exception) library frames are dropped and user frames stay.  The filter's own drop rules keep their
-labels; the gate's critical lines always stay.
+valgrind, exception) library frames are dropped and user frames stay.  The
+filter's own drop rules keep their labels; the gate's critical lines always
+stay.
 
 Every maximal run of dropped lines (blank lines inside a run join it) is
 replaced in place by one marker line ``… 412 lines omitted (all PASSED)
 <<cx:KEY>>`` and stashed under ``KEY = stash_key(run)``, so expanding the
 output gives back the input exactly.  A run is only dropped when that saves
-tokens; shorter runs stay visible.  A shown context line longer than
-``LONG_LINE`` keeps its first ~240 characters followed by
+at least 12 tokens once the marker is paid for; shorter runs stay visible.  A
+shown context line longer than ``LONG_LINE`` keeps its first ~240 characters followed by
 ``… N more characters of this line omitted <<cx:KEY>>`` (the cut never
 splits a URL, path or number).  Fenced code blocks are kept whole (the gate
 protects a fence as one span).  Plain file reads (``cat``, ``head``,

@@ -1,7 +1,7 @@
 """Rendering: each run of dropped lines becomes one marker line, its text stashed.
 
 ``… 412 lines omitted (all PASSED) <<cx:KEY>>`` replaces a run only when
-that saves tokens; an over-long shown line keeps its start and stashes the
+that saves at least ``MIN_SAVED_TOKENS`` tokens beyond the marker's own; an over-long shown line keeps its start and stashes the
 rest.  Expanding the markers gives back the input exactly.
 """
 
@@ -31,7 +31,7 @@ from workers.markers.stash import NOTE_CAP, offload_marker
 
 __all__ = ["LONG_LINE", "LONG_LINE_KEEP", "MIN_SAVED_TOKENS", "FilterResult", "filter_text"]
 
-MIN_SAVED_TOKENS = 12  # a run is dropped only when it saves at least this much
+MIN_SAVED_TOKENS = 12  # a run is dropped only when it saves at least this much, marker paid
 LONG_LINE = 800  # a shown context line longer than this keeps only its start
 LONG_LINE_KEEP = 240
 
@@ -231,4 +231,4 @@ def _worth(run: str, marker: str, tokens: TokenCounter) -> bool:
     if len(run) > 8 * len(marker) + 400:
         return True
     marker_tokens = tokens.count(marker)
-    return tokens.count(run) >= marker_tokens + max(MIN_SAVED_TOKENS, marker_tokens)
+    return tokens.count(run) >= marker_tokens + MIN_SAVED_TOKENS
