@@ -169,6 +169,10 @@ _MEASURE_KEY = re.compile(
     r"Ms|Seconds|Bytes|Time|Duration|Latency)$"
 )
 _MEASURE_KINDS = frozenset({"ts", "dur", "addr", "size"})
+# a unit written apart from its number: group 1 for a time, else a size
+_UNIT_AFTER = re.compile(
+    r" (?:(ns|us|µs|ms|s|secs?|seconds?|mins?|minutes?|h|hours?)|[KMGT]i?B|bytes|B)(?![\w/])"
+)
 _KEYLESS = frozenset({"ts", "url", "addr"})
 _KIND_LABEL = {
     "ts": "timestamps",
@@ -340,6 +344,9 @@ def _mask_span(
             label = key if kind in ("dur", "size") and explicit and key else _KIND_LABEL[kind]
         elif kind == "num" and key is not None and _MEASURE_KEY.search(key):
             measure, label = True, key
+        elif kind == "num" and (unit := _UNIT_AFTER.match(line, end)) is not None:
+            # ``after 706 ms``, ``in 3.2 s``, ``48 KB``: a duration or a size, its unit apart
+            measure, label = True, "sizes" if unit.group(1) is None else "durations"
         elif kind == "num" and times and "." in value:
             measure, label = True, "times"
         else:

@@ -26,8 +26,14 @@ the summary may say:
   visible.  Lines the gate must see
   (findings, test summaries, diff headers...) are never folded.
 
-Frozen units, file reads, units with ``[[`` markers or that other units point
-at, and lines holding markers are left alone.  Pure and deterministic; one
+Frozen units, file reads (unless most of the lines read are log lines: ``tail -n
+200 logs/api.log``), units with ``[[`` markers or that other units point at are
+left alone.  A line of another template between members of a run (a health
+check among retries: no error line, none the gate counts, only measures vary
+in it), or an earlier engine's marker that only counts lines (``… 3 lines
+omitted``), rides along in the run's stash when the next line joins the run
+again (one at a time); the summary counts them (``among them 6 other lines``).
+Other marker lines stay and end the run.  Pure and deterministic; one
 pass over the lines (each compared with the current run only).
 """
 
@@ -64,8 +70,14 @@ MIN_SAVED_TOKENS = 8
 LONG_RUN_CHARS = 400  # runs this long always save more than their marker
 MAX_WILDCARDS = 2  # words that may differ between lines of one template
 CRITICAL_CAP = 600  # the gate compares stripped lines truncated to this length
+LOG_READ_SAMPLE = 200  # lines of a file read that say whether the file is a log
 
 _ANSI = ANSI
+# an earlier engine's marker whose note says no more than how many lines it holds: it may
+# ride in a run (a note that lists locations or values stays visible and ends the run)
+_PLAIN_MARKER = re.compile(
+    r"… \d+ (?:similar |repeated )?lines? omitted(?: \(shown above\))? <<cx:[0-9a-f]{16}>>"
+)
 # characters str.splitlines() breaks on besides \n: the gate would see other lines
 _OTHER_BREAKS = re.compile("[\r\x0b\x0c\x1c\x1d\x1e\x85\u2028\u2029]")
 _LEVEL_WORD = re.compile(
@@ -118,6 +130,7 @@ class _Run:
     members: list[_Line] = field(default_factory=list)
     rest: dict[int, dict[str, None]] = field(default_factory=dict)
     rest_chars: dict[int, int] = field(default_factory=dict)
+    passengers: int = 0  # other lines between members: log lines (never error lines), markers
 
 
 class _Folder:
@@ -260,6 +273,9 @@ class _Folder:
         parts = listed
         if not parts and not ranges:
             parts = ["identical"]
+        if run.passengers:
+            others = run.passengers
+            parts = [*parts, f"among them {others} other line{'' if others == 1 else 's'}"]
         # measures may be summarised: as many ranges as fit (timestamps first)
         for part in ranges:
             if len(head) + len("; ".join([*parts, part])) + 1 <= NOTE_MAX:
@@ -346,7 +362,7 @@ def fold_log(text: str, tokens: TokenCounter, command: str | None = None) -> Fol
         out.append(marker)
         stash[key] = stashed
         cursor = b
-        folded += len(run.members) - 2
+        folded += len(run.members) - 2 + run.passengers
         count += 1
     if not count:
         return None
@@ -387,11 +403,25 @@ def _runs(text_command: tuple[str, str | None]) -> tuple[_Run, ...] | None:
     folder = _Folder(None)
     runs: list[_Run] = []
     run: _Run | None = None
+    # a log line of another template inside the current run (a progress line between
+    # retries), or an earlier engine's marker line: it rides along when the next line
+    # joins the run again (a marker inside a stash is expanded with it)
+    pending: _Line | None = None
+    riding_marker = False
     for i, line in enumerate(lines):
         if not line.strip():
             continue  # blank lines join the run around them
         info: _Line | None = None
-        if log_flags[i] and not (markers and has_marker(line)):
+        if markers and has_marker(line):
+            if (
+                run is not None
+                and pending is None
+                and not riding_marker
+                and _PLAIN_MARKER.fullmatch(line.strip())
+            ):
+                riding_marker = True
+                continue
+        elif log_flags[i]:
             key = line.strip()[:CRITICAL_CAP]
             crit = kinds.get(key)
             if crit is None or crit <= SHAPED_KINDS:
@@ -407,11 +437,26 @@ def _runs(text_command: tuple[str, str | None]) -> tuple[_Run, ...] | None:
         if info is None:
             if run is not None:
                 runs.append(run)
-            run = None
+            run = pending = None
+            riding_marker = False
             continue
         if run is not None and folder.accepts(run, info):
+            if pending is not None or riding_marker:
+                run.passengers += 1
+                pending, riding_marker = None, False
             continue
+        if run is not None and pending is None and not riding_marker and _may_ride(info):
+            pending = info
+            continue
+        riding_marker = False
         if run is not None:
+            runs.append(run)
+            run = None
+        if pending is not None:  # it did not ride: it may start the next run
+            run = folder.start(pending)
+            pending = None
+            if folder.accepts(run, info):
+                continue
             runs.append(run)
         run = folder.start(info)
     if run is not None:
@@ -419,10 +464,29 @@ def _runs(text_command: tuple[str, str | None]) -> tuple[_Run, ...] | None:
     return tuple(runs)
 
 
+def _may_ride(line: _Line) -> bool:
+    """Whether a line may be folded among a run of another template: no error line, none
+    the gate counts, and nothing in it that identifies (the summary lists the run's
+    identifiers, not a passenger's): only measures vary in it (``health check ok (3 ms)``)."""
+    return not line.error and line.key is None and all(f.measure for f in line.masked.fields)
+
+
 # Emptied with the content caches; the runs are only read after they are built.
 _runs_of: Memo[tuple[str, str | None], tuple[_Run, ...] | None] = Memo(
     _runs, entries=128, chars=2_000_000, size=_key_chars
 )
+
+
+def _reads_a_log(text: str) -> bool:
+    """Whether a file read's text is a log (``tail -n 200 logs/api.log``): most of its first
+    ``LOG_READ_SAMPLE`` non-blank lines are log lines.  Other reads are left alone."""
+    sample = [
+        line
+        for line in text.split("\n", LOG_READ_SAMPLE * 2)[: LOG_READ_SAMPLE * 2]
+        if line.strip()
+    ]
+    sample = sample[:LOG_READ_SAMPLE]
+    return len(sample) >= MIN_LOG_LINES and 2 * sum(map(is_log_line, sample)) > len(sample)
 
 
 def _server_error(masked: Masked) -> bool:
@@ -446,7 +510,7 @@ class LogTemplateEngine(Engine):
                 or len(text) < MIN_CHARS
                 or ("[[" in text and has_marker(text.replace("<<cx:", "")))
                 or unit in pointed
-                or is_file_read(unit)
+                or (is_file_read(unit) and not _reads_a_log(text))
             ):
                 texts.append(text)
                 continue

@@ -399,7 +399,12 @@ def test_untouched_units() -> None:
     ctx = EngineContext(tokens=TokenCounter())
     units = [
         make_unit(1, text, command="python3 w.py", frozen=True),
-        make_unit(2, text, command="cat /var/log/app.log", tool_name="bash"),
+        make_unit(
+            2,
+            "".join(f"def f{i}(x):\n    return x + {i}\n" for i in range(40)),
+            command="cat src/app.py",
+            tool_name="bash",
+        ),
         make_unit(3, text, kind="text", role="user"),
         make_unit(4, "[[dup:v1 src=m9 at=0 len=3 | x]]\n" + text, command="python3 w.py"),
         make_unit(5, text[:300], command="python3 w.py"),
@@ -409,15 +414,27 @@ def test_untouched_units() -> None:
     assert out.stash == {} and out.details == {}
 
 
-def test_marker_lines_are_kept_and_split_runs() -> None:
+def test_marker_lines_with_a_note_are_kept_and_split_runs() -> None:
+    _, text = generated_logs()["python"]
+    lines = text.split("\n")
+    lines[60] = "… warning unused 2 more times at 4:3 9:1 <<cx:0123456789abcdef>>"
+    text = "\n".join(lines)
+    after, stash = _fold(text)
+    assert "… warning unused 2 more times at 4:3 9:1 <<cx:0123456789abcdef>>" in after.splitlines()
+    assert expanded(after, stash) == text
+    assert len(MARKER.findall(after)) == 3
+
+
+def test_a_marker_that_only_counts_lines_rides_in_the_run() -> None:
     _, text = generated_logs()["python"]
     lines = text.split("\n")
     lines[60] = "… 3 lines omitted <<cx:0123456789abcdef>>"
     text = "\n".join(lines)
     after, stash = _fold(text)
-    assert "… 3 lines omitted <<cx:0123456789abcdef>>" in after.splitlines()
+    assert "… 3 lines omitted <<cx:0123456789abcdef>>" not in after.splitlines()
+    assert "among them 1 other line;" in after
     assert expanded(after, stash) == text
-    assert len(MARKER.findall(after)) == 3
+    assert len(MARKER.findall(after)) == 1  # the whole log is one run now
 
 
 def test_deterministic() -> None:

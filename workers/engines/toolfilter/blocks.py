@@ -246,7 +246,12 @@ _HEADLINE = re.compile(
     r"|^\S+\.java:\d+: (?:error|warning): "  # javac
     r"|^\S+\.[jt]sx?[:(]\d+[:,]\d+\)?:? -? ?(?:error|warning) (?:TS\d+)?"  # tsc
     r"|^\s*❯ \S+:\d+:\d+$"  # vitest location above a code frame
+    r"|^[A-Z]{1,4}\d{3,4}(?: \[\*\])? \S"  # ruff's full format (a headline above its ``-->``)
 )
+# headlines that are a diagnostic only when a ``--> file:line:col`` follows: rustc's
+# bare ``warning: ...`` and ruff's ``E501 Line too long (94 > 88)``
+_LOOSE_FIRST = frozenset("ABCDEFGHIJKLMNOPQRSTUVWXYZwe")
+_LOOSE_HEAD = re.compile(r"^(?:warning|error)(?:\[[\w:]+\])?: |^[A-Z]{1,4}\d{3,4}(?: \[\*\])? \S")
 _SNIPPET = re.compile(
     r"^[ \t]*(?:\d+[ \t]*)?\|(?:\s.*)?$"  # rustc/gcc/vitest code, carets: ``12 |  code``, ``|  ^^``
     r"|^[ \t]*(?:>[ \t]*)?\d+ ?\|"  # jest code frame ``> 34 | code``
@@ -254,6 +259,7 @@ _SNIPPET = re.compile(
     r"|^\s*\.\.\.$"  # rustc elision
     r"|^\s*::: \S"  # rustc secondary location (the primary ``-->`` stays)
     r"|^\s*\d+\s+[~+-]\s"  # rustc suggestion lines ``10 +    "describe",``
+    r"|^[ \t]+-[ \t]"  # ruff's removed suggestion line ``  - import os, sys``
 )
 _HELP = re.compile(
     r"^\s*= (?:note|help|warning): "
@@ -285,6 +291,7 @@ _ANY = re.compile(
     r"|(?:error|warning)(?:\[[\w:]+\])?: |\S+?:\d+(?::\d+)?: (?:fatal error|error|warning): "
     r"|\S+\.java:\d+: (?:error|warning): |\S+\.[jt]sx?[:(]\d+[:,]\d+|[ \t]*❯ \S+:\d+:\d+$"
     r"|[ \t]+\d+:\d+[ \t]+(?:warning|error)[ \t]|(?:PASS|FAIL) \S+\.[cm]?[jt]sx?\b"
+    r"|[A-Z]{1,4}\d{3,4}(?: \[\*\])? \S[^\n]*\n[ \t]*--> "
     r"|==\d+==|panic: |WARNING: DATA RACE|Exception in thread |Caused by: |[ \t]+at \S"
     r"|[ \t]*#\d+ 0x|[ \t]+/\S+\.go:\d+|[ \t]*File \"|Traceback \(most recent call last\))",
     re.M,
@@ -360,7 +367,7 @@ def analyse(
             fails += 1
         elif _HEADLINE.match(m) or _ESLINT_LINE.match(m):
             # rustc's bare ``warning: ...`` is a diagnostic only above its ``-->``
-            if not _RUST_HEAD.match(m) or (i + 1 < n and _RUST_LOCATION.match(lines[i + 1])):
+            if not _LOOSE_HEAD.match(m) or (i + 1 < n and _RUST_LOCATION.match(lines[i + 1])):
                 heads += 1
         elif _SUMMARY.search(m):
             summaries += 1
@@ -541,7 +548,14 @@ def _diagnostics(
             run_kinds = set()
             i += 1
             continue
-        if not _HEADLINE.match(m) and not (header and _ESLINT_LINE.match(m)):
+        if (
+            not _HEADLINE.match(m)
+            or (
+                m[0] in _LOOSE_FIRST
+                and _LOOSE_HEAD.match(m)
+                and not (i + 1 < n and _RUST_LOCATION.match(lines[i + 1]))
+            )
+        ) and not (header and _ESLINT_LINE.match(m)):
             if _CONTEXT.match(m):
                 context = i
             elif _HELP.match(m) and not m.startswith(" ") and i not in keep:

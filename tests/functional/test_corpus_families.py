@@ -1,0 +1,90 @@
+"""Per output family of the generated corpus (the families ``ctxpress bench`` prints): every
+critical fact of the family stays visible in standard and aggressive mode, and the family
+saves at least its floor.  A family whose programs are not installed is skipped."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import orjson
+import pytest
+
+from workers.core.settings import Settings
+from workers.pipeline.explain import explain_record, family_rows
+from workers.pipeline.runner import Pipeline
+
+pytestmark = pytest.mark.slow
+
+# percent of tokens saved, standard / aggressive; measured on corpus v7 minus about five
+# points (bench --repeat 1: e.g. crash report 37.9 / 52.9, ruff 35.7 / 49.2, make 42.4 / 49.6)
+FLOORS: dict[str, tuple[float, float]] = {
+    "json": (92, 93),
+    "log": (41, 77),
+    "pytest": (67, 73),
+    "git-diff": (32, 57),
+    "git-log": (14, 52),
+    "logfile": (64, 78),
+    "make": (37, 44),
+    "ninja": (10, 38),
+    "cargo": (44, 50),
+    "ruff": (30, 44),
+    "go-test": (38, 54),
+    "crash report": (32, 47),
+    "gcc": (7, 24),
+    "file read": (77, 86),
+    "packages": (73, 80),
+    "ls": (63, 69),
+    "find": (28, 42),
+    "git-status": (0, 3),
+    "mypy": (0, 0),
+    "grep": (0, 0),
+}
+MODES = ("standard", "aggressive")
+
+
+@pytest.fixture(scope="module")
+def families(generated_corpus: Path) -> dict[str, dict[str, dict[str, int]]]:
+    lines = generated_corpus.read_bytes().splitlines()
+    out: dict[str, dict[str, dict[str, int]]] = {}
+    for mode in MODES:
+        pipeline = Pipeline(Settings(mode=mode))
+        reports = []
+        for raw in lines:
+            data = orjson.loads(raw)
+            outcome = pipeline.run_raw(data)
+            assert outcome.record is not None, data["id"]
+            reports.extend(
+                explain_record(data, outcome.record, {}, pipeline.tokens, None, lines=False)
+            )
+        out[mode] = family_rows(reports)
+    return out
+
+
+@pytest.mark.parametrize("mode", MODES)
+@pytest.mark.parametrize("family", sorted(FLOORS))
+def test_the_family_keeps_every_fact_and_its_savings(
+    family: str, mode: str, families: dict[str, dict[str, dict[str, int]]]
+) -> None:
+    row = families[mode].get(family)
+    if row is None:
+        pytest.skip(f"no {family} output in this corpus (its program is not installed)")
+    assert row["facts_kept"] == row["facts"], (family, mode, row)
+    saved = 100.0 * (1 - row["tokens_after"] / row["tokens_before"])
+    floor = FLOORS[family][MODES.index(mode)]
+    assert saved >= floor, (family, mode, round(saved, 1))
+
+
+def test_the_corpus_covers_the_native_toolchains(
+    families: dict[str, dict[str, dict[str, int]]],
+) -> None:
+    """With the toolchains of this machine installed, the builds, test runners and crash
+    reports of :mod:`workers.bench.toolchains` are families of their own."""
+    import shutil
+
+    found = set(families["standard"])
+    if shutil.which("make") and shutil.which("gcc"):
+        assert "make" in found
+    if shutil.which("cargo"):
+        assert "cargo" in found
+    if shutil.which("valgrind") or shutil.which("java"):
+        assert "crash report" in found

@@ -1,0 +1,96 @@
+"""Runs of one log template fold across lines of another template (a health check among
+retries) and across an earlier engine's marker line; a file read that is a log is folded."""
+
+from __future__ import annotations
+
+import random
+
+from tests.support.sound import compress_soundly
+from workers.core.settings import Settings
+from workers.engines.logtemplate import _runs, fold_log
+from workers.pipeline.runner import Pipeline
+
+TOKENS = Pipeline(Settings(mode="standard")).tokens
+
+
+def _service_log(lines: int, every: int, seed: int = 3) -> str:
+    """Retry warnings with a health check every ``every`` lines, as a service logs them."""
+    rng = random.Random(seed)
+    out = []
+    t = 0
+    for i in range(lines):
+        t += rng.randint(100, 900)
+        ts = f"2026-12-02 10:{(t // 60000) % 60:02d}:{(t // 1000) % 60:02d},{t % 1000:03d}"
+        if i % every == every - 1:
+            out.append(
+                f"{ts} INFO  api.health [pid 4120] health check ok ({rng.randint(2, 40)} ms)"
+            )
+        else:
+            out.append(
+                f"{ts} WARNING api.client [pid 4120] retrying GET https://billing.internal/v1/invoices"
+                f" (attempt {i % 5 + 1})"
+            )
+    return "\n".join(out) + "\n"
+
+
+def test_a_health_check_between_retries_rides_along_in_the_run() -> None:
+    text = _service_log(60, 4)
+    runs = _runs((text, "python3 api.py"))
+    assert runs is not None
+    longest = max(runs, key=lambda r: len(r.members))
+    assert len(longest.members) == 45 and longest.passengers == 14
+    result = fold_log(text, TOKENS, "python3 api.py")
+    assert result is not None and result.runs == 1
+    assert "among them 14 other lines" in result.text
+    # first, summary, last retry, and the health check after it (no retry follows it)
+    assert len(result.text.splitlines()) == 4
+
+
+def test_two_foreign_lines_in_a_row_end_the_run() -> None:
+    text = _service_log(40, 4).replace(
+        "health check ok",
+        "health check ok\n2026-12-02 10:59:59,000 INFO  api.pool [pid 4120] pool resized",
+    )
+    runs = _runs((text, "python3 api.py"))
+    assert runs is not None
+    assert all(r.passengers == 0 for r in runs)
+
+
+def test_a_line_with_an_identifier_never_rides() -> None:
+    text = _service_log(40, 4).replace("health check ok", "health check ok for /srv/a")
+    runs = _runs((text, "python3 api.py"))
+    assert runs is not None and all(r.passengers == 0 for r in runs)
+
+
+def test_an_error_line_never_rides() -> None:
+    text = _service_log(40, 4).replace("health check ok", "health check failed")
+    runs = _runs((text, "python3 api.py"))
+    assert runs is not None and all(r.passengers == 0 for r in runs)
+
+
+def test_tail_of_a_log_file_is_folded_and_expands_back() -> None:
+    text = _service_log(120, 4)
+    record = {
+        "id": "t",
+        "kind": "tool_output",
+        "command": "tail -n 120 logs/api.log",
+        "content": text,
+    }
+    out, saved = compress_soundly(record, "standard")
+    assert saved > 0.5
+    assert "more lines like this" in out
+
+
+def test_cat_of_a_log_file_is_folded() -> None:
+    text = _service_log(60, 4)
+    record = {"id": "c", "kind": "tool_output", "command": "cat /var/log/app.log", "content": text}
+    out, saved = compress_soundly(record, "standard")
+    assert "more lines like this" in out and saved > 0.5
+
+
+def test_a_source_file_read_is_left_alone() -> None:
+    source = "".join(f"def f{i}(x):\n    return x + {i}\n\n" for i in range(60))
+    record = {"id": "s", "kind": "tool_output", "command": "cat src/app.py", "content": source}
+    outcome = Pipeline(Settings(mode="standard")).run_raw(record)
+    stats = {e["engine"]: e["status"] for e in outcome.stats["engines"]}
+    assert stats["logtemplate"] == "unchanged"
