@@ -182,7 +182,7 @@ _CRASH_FRAME = re.compile(
 _FRAME_START = frozenset(" \t=#F")
 _CRASH_STARTS = frozenset({"pa", "WA", "==", "Di", "In", "Ex", "Ca"})
 _GO_FILE = re.compile(r"^\s+/\S+\.(?:go|s):\d+(?: \+0x[0-9a-f]+)?$")
-_GO_FUNC = re.compile(r"^\s*(?:created by )?[\w./*()$\[\]-]+(?:\(.*\))?(?: in goroutine \d+)?$")
+_GO_FUNC = re.compile(r"^\s*(?:created by )?[^\s()]+(?:\([^()\n]*\)[^\s()]*)*(?: in goroutine \d+)?$")
 _NATIVE = re.compile(r"^\s*#\d+ 0x[0-9a-f]+ in \S|^==\d+==\s+(?:at|by) 0x[0-9A-Fa-f]+: ")
 # a native frame without a source line (``in _start (/tmp/app+0x1130)``) or in libc's sources
 _NATIVE_LIB = re.compile(r"\+0x[0-9a-f]+\)$|/sysdeps/|\.\./csu/|\(in /")
