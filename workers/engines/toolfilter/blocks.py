@@ -182,7 +182,9 @@ _CRASH_FRAME = re.compile(
 _FRAME_START = frozenset(" \t=#F")
 _CRASH_STARTS = frozenset({"pa", "WA", "==", "Di", "In", "Ex", "Ca"})
 _GO_FILE = re.compile(r"^\s+/\S+\.(?:go|s):\d+(?: \+0x[0-9a-f]+)?$")
-_GO_FUNC = re.compile(r"^\s*(?:created by )?[^\s()]+(?:\([^()\n]*\)[^\s()]*)*(?: in goroutine \d+)?$")
+_GO_FUNC = re.compile(
+    r"^\s*(?:created by )?[^\s()]+(?:\([^()\n]*\)[^\s()]*)*(?: in goroutine \d+)?$"
+)
 _NATIVE = re.compile(r"^\s*#\d+ 0x[0-9a-f]+ in \S|^==\d+==\s+(?:at|by) 0x[0-9A-Fa-f]+: ")
 # a native frame without a source line (``in _start (/tmp/app+0x1130)``) or in libc's sources
 _NATIVE_LIB = re.compile(r"\+0x[0-9a-f]+\)$|/sysdeps/|\.\./csu/|\(in /")
@@ -276,6 +278,7 @@ _CONTEXT = re.compile(
 # dropped, the note line is a fact of the gate and stays, or goes with a repeat whose
 # note is shown word for word above)
 _GCC_NOTE = re.compile(r"^\S+?:\d+(?::\d+)?: note: ")
+_NOTE_FIRST = frozenset("/.~_-abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789")
 _TSC_PRETTY = re.compile(r"^\S+:\d+:\d+ - (?:error|warning) TS\d+: ")
 _TSC_CODE = re.compile(r"^\d+ ")
 _JAVAC_HEAD = re.compile(r"^\S+\.java:\d+: (?:error|warning): ")
@@ -563,6 +566,15 @@ def _diagnostics(
             elif i not in drop:
                 room = NOTE_ROOM  # a visible line ends the run of repeats
                 run_kinds = set()
+                if m[0] in _NOTE_FIRST and _GCC_NOTE.match(m):
+                    # a note after an include chain (``In file included from ...``) left
+                    # its finding's block: it stays, the code under it is snippet art
+                    j = i + 1
+                    while j < n and _SNIPPET.match(lines[j]) and j not in keep:
+                        drop[j] = SNIPPET
+                        j += 1
+                    i = j
+                    continue
             i += 1
             continue
         # a headline: its block runs to the next headline, blank or foreign line

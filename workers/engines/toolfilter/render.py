@@ -1,7 +1,9 @@
 """Rendering: each run of dropped lines becomes one marker line, its text stashed.
 
 ``… 412 lines omitted (all PASSED) <<cx:KEY>>`` replaces a run only when
-that saves at least ``MIN_SAVED_TOKENS`` tokens beyond the marker's own; an over-long shown line keeps its start and stashes the
+that saves at least ``MIN_SAVED_TOKENS`` tokens beyond the marker's own (a
+run that does not pay as a whole is tried piece by piece between its blank
+lines: one label each, so shorter notes); an over-long shown line keeps its start and stashes the
 rest.  Expanding the markers gives back the input exactly.
 """
 
@@ -172,15 +174,24 @@ def filter_text(text: str, filt: Filter, tokens: TokenCounter) -> FilterResult |
         end = j
         while end > i and cls[end - 1] == BLANK:
             end -= 1
-        run = "\n".join(lines[i:end])
-        marker, key = make_marker(_note(plan, i, end), run)
-        if _worth(run, marker, tokens):
-            out.append(marker)
-            stash[key] = run
-            omitted += end - i
+        # the whole run, else (when it does not pay) its pieces between blank lines
+        pieces = [(i, end)]
+        if not _stash_run(plan, i, end, tokens, out, stash):
+            pieces = _pieces(cls, i, end)
+            if len(pieces) < 2:
+                out.extend(lines[i:end])
+                pieces = []
+            else:
+                at = i
+                for a, b in pieces:
+                    out.extend(lines[at:a])  # the blank lines between pieces
+                    if not _stash_run(plan, a, b, tokens, out, stash):
+                        out.extend(lines[a:b])
+                        pieces = [x for x in pieces if x != (a, b)]
+                    at = b
+        for a, b in pieces:
+            omitted += b - a
             markers += 1
-        else:
-            out.extend(lines[i:end])
         out.extend(lines[end:j])
         i = j
     if not markers:
@@ -189,6 +200,35 @@ def filter_text(text: str, filt: Filter, tokens: TokenCounter) -> FilterResult |
     if plan.trailing:
         new += "\n"
     return FilterResult(new, stash, omitted, markers, plan.structure.family)
+
+
+def _stash_run(
+    plan: Plan, a: int, b: int, tokens: TokenCounter, out: list[str], stash: dict[str, str]
+) -> bool:
+    """Append the marker of lines ``[a, b)`` to ``out`` and stash them, when that pays."""
+    run = "\n".join(plan.lines[a:b])
+    marker, key = make_marker(_note(plan, a, b), run)
+    if not _worth(run, marker, tokens):
+        return False
+    out.append(marker)
+    stash[key] = run
+    return True
+
+
+def _pieces(cls: bytearray, a: int, b: int) -> list[tuple[int, int]]:
+    """The runs of dropped lines in ``[a, b)`` between its blank lines."""
+    pieces: list[tuple[int, int]] = []
+    start = -1
+    for k in range(a, b):
+        if cls[k] == BLANK:
+            if start >= 0:
+                pieces.append((start, k))
+                start = -1
+        elif start < 0:
+            start = k
+    if start >= 0:
+        pieces.append((start, b))
+    return pieces
 
 
 def _cap_line(line: str) -> tuple[str, str, str] | None:
