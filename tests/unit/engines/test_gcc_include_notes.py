@@ -36,3 +36,38 @@ def test_code_under_a_note_outside_its_block_is_snippet_art() -> None:
     for i, line in enumerate(lines):
         if ": note: " in line or line.startswith(("In file included", "                 from")):
             assert i not in structure.drop, line
+
+
+# gcc -Wall -Wextra on one file: two kinds of warning, each repeated
+REPEATS = """\
+src/deque.c: In function 'deque_op1':
+src/deque.c:14:9: warning: unused variable 'scratch1' [-Wunused-variable]
+   14 |     int scratch1;
+      |         ^~~~~~~~
+src/deque.c: In function 'deque_op2':
+src/deque.c:21:9: warning: unused variable 'scratch2' [-Wunused-variable]
+   21 |     int scratch2;
+      |         ^~~~~~~~
+src/deque.c: In function 'deque_op3':
+src/deque.c:28:9: warning: unused variable 'scratch3' [-Wunused-variable]
+   28 |     int scratch3;
+      |         ^~~~~~~~
+src/deque.c: In function 'deque_op4':
+src/deque.c:35:23: warning: comparison of integer expressions of different signedness: 'int' and 'size_t' [-Wsign-compare]
+   35 |     for (int k = 0; k < strlen(text); k++) if (text[k] == ',') hits++;
+      |                       ^
+src/deque.c: In function 'deque_op5':
+src/deque.c:41:23: warning: comparison of integer expressions of different signedness: 'int' and 'size_t' [-Wsign-compare]
+   41 |     for (int k = 0; k < strlen(text); k++) if (text[k] == ',') hits++;
+      |                       ^
+"""
+
+
+def test_a_repeat_lists_the_names_its_headline_quotes_that_the_first_did_not() -> None:
+    structure = analyse(REPEATS.split("\n"), lambda i: False)
+    wheres = sorted(r.where for r in structure.repeats.values())
+    assert wheres == [
+        "src/deque.c:21:9 'scratch2'",
+        "src/deque.c:28:9 'scratch3'",
+        "src/deque.c:41:23",  # the same types as the shown one: nothing to add
+    ]

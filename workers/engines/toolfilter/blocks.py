@@ -41,9 +41,10 @@ Repeats: a warning (or an eslint finding without a snippet) of the same kind
 in the same file as one shown above, whose headline the gate folds to the
 same shape (:func:`~workers.fidelity.facts.line_shape`: positions and quoted
 names fold for compiler warnings), is dropped whole, context line included;
-the marker note names the kind and lists every location as written
-(``… warning -Wunused-variable 5 more times at main.c:4:33 main.c:5:33 …``,
-rustc's ``--> src/lib.rs:8:9`` verbatim, since those lines are facts).  The
+the marker note names the kind and lists every location as written, with
+the names its headline quotes (``… warning -Wunused-variable 2 more times at
+main.c:4:33 ‘b’ main.c:5:33 ‘c’``, rustc's ``--> src/lib.rs:8:9 `y``` verbatim,
+since those lines are facts and the names identify what each repeat is about).  The
 note keeps the level word, so it is an error line for the gate and aging
 and budget keep it visible; a note that would pass ``NOTE_ROOM`` characters
 ends the run (the next repeat is shown).  Errors are never folded into
@@ -506,6 +507,7 @@ _RUST_LOCATION = re.compile(r"^\s*--> (?P<file>\S+?):(?P<where>\d+:\d+)$")
 _FLAG = re.compile(r"\[(-W[\w=+-]+|[\w-]+)\]$")
 _QUOTED = re.compile(r"'[^'\n]{1,200}'|`[^`\n]{1,200}`|\"[^\"\n]{1,200}\"|‘[^’\n]{1,200}’")
 NOTE_ROOM = 170  # characters of one marker note that repeats may fill (the cap is 200)
+MAX_NAMES = 3  # quoted names of one repeat's headline listed with its location
 
 
 @dataclass(frozen=True, slots=True)
@@ -683,7 +685,15 @@ def _repeat_of(
         where = f"{file}:{where}"  # as the compiler wrote it: ``main.c:4:33``
     kind = _kind(level, code, msg)
     key = (kind, file, line_shape(head.strip()[:600]))
-    if key in seen:
-        return Repeat(kind, where)
-    seen[key] = where
+    shown = seen.get(key)
+    if shown is not None:
+        # the names the headline quotes are identifiers: the note lists those the shown
+        # headline does not (``'b'`` of ``unused variable 'b'``; not the types of every
+        # ``comparison of 'int' and 'size_t'``) with the place
+        # (an eslint report's one-line findings fold by rule and place only: their
+        # names would fill the note and end the run at every second repeat)
+        quoted = [] if header else _QUOTED.findall(msg)
+        names = " ".join([q for q in quoted if q not in shown][:MAX_NAMES])
+        return Repeat(kind, f"{where} {names}" if names else where)
+    seen[key] = msg
     return None
