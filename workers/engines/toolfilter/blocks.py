@@ -181,7 +181,8 @@ _CRASH_FRAME = re.compile(
     r"|^\s+at \S|^\s+\d+: \S|^\s*File \"[^\"]+\", line \d+"
 )
 _FRAME_START = frozenset(" \t=#F")
-_CRASH_STARTS = frozenset({"pa", "WA", "==", "Di", "In", "Ex", "Ca"})
+_CRASH_STARTS = frozenset({"pa", "WA", "==", "Di", "In", "Ex", "Ca", "Tr"})
+_TRACEBACK = "Traceback (most recent call last):"  # a Python crash: its frames follow
 _GO_FILE = re.compile(r"^\s+/\S+\.(?:go|s):\d+(?: \+0x[0-9a-f]+)?$")
 _GO_FUNC = re.compile(
     r"^\s*(?:created by )?[^\s()]+(?:\([^()\n]*\)[^\s()]*)*(?: in goroutine \d+)?$"
@@ -295,9 +296,15 @@ _ANY = re.compile(
     r"|(?:error|warning)(?:\[[\w:]+\])?: |\S+?:\d+(?::\d+)?: (?:fatal error|error|warning): "
     r"|\S+\.java:\d+: (?:error|warning): |\S+\.[jt]sx?[:(]\d+[:,]\d+|[ \t]*❯ \S+:\d+:\d+$"
     r"|[ \t]+\d+:\d+[ \t]+(?:warning|error)[ \t]|(?:PASS|FAIL) \S+\.[cm]?[jt]sx?\b"
-    r"|[A-Z]{1,4}\d{3,4}(?: \[\*\])? \S[^\n]*\n[ \t]*--> "
-    r"|==\d+==|panic: |WARNING: DATA RACE|Exception in thread |Caused by: |[ \t]+at \S"
-    r"|[ \t]*#\d+ 0x|[ \t]+/\S+\.go:\d+|[ \t]*File \"|Traceback \(most recent call last\))",
+    r"|[A-Z]{1,4}\d{3,4}(?: \[\*\])? \S[^\n]*\n[ \t]*--> )",
+    re.M,
+)
+# ... and crash reports: a headline with a frame under it (an output with only these
+# runs the cheap crash checks per line, not the report and diagnostic ones)
+_ANY_CRASH = re.compile(
+    r"\n(?:==\d+==[^\n]*\n==\d+==[ \t]+(?:at|by) 0x|[ \t]*#\d+ 0x[0-9a-f]+ in "
+    r"|panic: |WARNING: DATA RACE|Traceback \(most recent call last\):\n[ \t]+File "
+    r"|(?:Exception in thread |Caused by: |[A-Za-z_$][\w.$]*(?:Exception|Error)\b)[^\n]*\n[ \t]+at \S)",
     re.M,
 )
 
@@ -338,7 +345,8 @@ QUIET = frozenset({RUNNING, REPEATS, FRAME_LINES, SEPARATORS})
 
 def may_have_structure(text: str) -> bool:
     """Whether ``text`` (ANSI colour stripped) has a line :func:`analyse` could count."""
-    return _ANY.search("\n" + text) is not None
+    text = "\n" + text
+    return _ANY.search(text) is not None or _ANY_CRASH.search(text) is not None
 
 
 def analyse(
@@ -349,22 +357,30 @@ def analyse(
     ``critical`` says which lines the gate must see; without it repeats of a
     diagnostic are not collapsed (a coloured output: the gate compares the
     lines as written).  A repeat's block is dropped whole, so no other line
-    of it may be critical.  ``probed``: :func:`may_have_structure` said yes already.
+    of it may be critical.  ``probed`` (:func:`may_have_structure` said yes) is accepted
+    for the callers; the two probes run again here, since they say which checks to run.
     """
-    if not probed and not may_have_structure("\n".join(lines)):
-        return _NONE  # one scan: most outputs have no such line
+    joined = "\n" + "\n".join(lines)
+    structured = _ANY.search(joined) is not None  # one scan: most outputs have no such line
+    crashy = _ANY_CRASH.search(joined) is not None
+    if not structured and not crashy:
+        return _NONE
     passes = fails = heads = summaries = crashes = frames = 0
     n = len(lines)
     for i, m in enumerate(lines):
         if not m or m.isspace():
             continue
-        if m[0] in _FRAME_START and _CRASH_FRAME.match(m):
-            frames += 1
+        if crashy:
+            # frames are counted after a crash headline only
+            if crashes and m[0] in _FRAME_START and _CRASH_FRAME.match(m):
+                frames += 1
+                continue
+            if ("rror" in m or "xception" in m or m[:2] in _CRASH_STARTS) and (
+                m.startswith(_TRACEBACK) or is_crash_headline(m.strip())
+            ):
+                crashes += 1
+        if not structured:
             continue
-        if ("rror" in m or "xception" in m or m[:2] in _CRASH_STARTS) and is_crash_headline(
-            m.strip()
-        ):
-            crashes += 1
         if _PASS.match(m):
             passes += 1
         elif _FAIL.match(m):
