@@ -121,3 +121,28 @@ def test_the_structure_is_a_crash_report(text: str) -> None:
 def test_frames_without_a_crash_headline_are_not_a_crash_report() -> None:
     lines = ["  at parse (/home/dev/app.js:3:9)", "  at main (/home/dev/app.js:9:1)", "done"]
     assert analyse(lines).family == ""
+
+
+# node --test's spec reporter: the error is indented and its diff comes before the frames
+NODE_ASSERT = """\
+✖ slug keeps case 4 (2.137013ms)
+  AssertionError [ERR_ASSERTION]: Expected values to be strictly equal:
+  + actual - expected
+
+  + 'item-4'
+  - 'Item-4'
+      at TestContext.<anonymous> (/home/dev/nodeshop/test/shop.test.js:8:42)
+      at Test.runInAsyncScope (node:async_hooks:206:9)
+      at Test.run (node:internal/test_runner/test:796:25)
+      at Test.processPendingSubtests (node:internal/test_runner/test:526:18)
+      at Test.postRun (node:internal/test_runner/test:889:19)
+"""
+
+
+def test_a_node_assertion_with_its_diff_above_the_frames_is_a_crash_report() -> None:
+    structure = analyse(NODE_ASSERT.split("\n"))
+    assert "crash" in structure.family
+    lines = NODE_ASSERT.split("\n")
+    dropped = {lines[i].strip() for i in structure.drop}
+    assert "at Test.postRun (node:internal/test_runner/test:889:19)" in dropped
+    assert all("shop.test.js" not in line for line in dropped)

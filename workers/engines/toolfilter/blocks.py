@@ -299,12 +299,13 @@ _ANY = re.compile(
     r"|[A-Z]{1,4}\d{3,4}(?: \[\*\])? \S[^\n]*\n[ \t]*--> )",
     re.M,
 )
-# ... and crash reports: a headline with a frame under it (an output with only these
+# ... and crash reports: a headline with a frame under it, within 9 lines (an output with only these
 # runs the cheap crash checks per line, not the report and diagnostic ones)
 _ANY_CRASH = re.compile(
     r"\n(?:==\d+==[^\n]*\n==\d+==[ \t]+(?:at|by) 0x|[ \t]*#\d+ 0x[0-9a-f]+ in "
     r"|panic: |WARNING: DATA RACE|Traceback \(most recent call last\):\n[ \t]+File "
-    r"|(?:Exception in thread |Caused by: |[A-Za-z_$][\w.$]*(?:Exception|Error)\b)[^\n]*\n[ \t]+at \S)",
+    r"|[ \t]*(?:Exception in thread |Caused by: |[A-Za-z_$][\w.$]*(?:Exception|Error)\b)[^\n]*\n"
+    r"(?:[^\n]*\n){0,8}?[ \t]+at \S)",  # node prints its diff between error and frames
     re.M,
 )
 
