@@ -29,6 +29,8 @@ import textwrap
 from pathlib import Path
 from typing import Any
 
+from workers.bench.programs import go_env
+
 DATA = Path(__file__).resolve().parent.parent / "data" / "issue13"
 MANIFEST = DATA / "manifest.json"
 PROJ = "/home/dev/proj"
@@ -642,14 +644,7 @@ def capture(work: Path) -> dict[str, tuple[str, str]]:
         _run(["cargo", "test", "--offline", "--no-run"], rt, env)
         got["cargo-test-panic"] = ("cargo test", _run(["cargo", "test", "--offline"], rt, env))
     if have("go"):
-        env = {
-            "GOPROXY": "off",
-            "GOTOOLCHAIN": "local",
-            "GOTELEMETRY": "off",
-            "GOFLAGS": "-mod=mod",
-            "GOCACHE": str(work / "gocache"),
-            "GOPATH": str(work / "gopath"),
-        }
+        env = go_env(work)
         go = work / "shop"
         _write(go, {"go.mod": GO_MOD, "shop.go": GO_SHOP, "shop_test.go": GO_TEST})
         got["go-test-race"] = (

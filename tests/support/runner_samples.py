@@ -28,6 +28,8 @@ import tempfile
 from pathlib import Path
 from typing import Any
 
+from workers.bench.programs import go_env
+
 HERE = Path(__file__).resolve().parent
 FIXTURE = HERE / "runner_samples.json"
 JS_TOOLS = Path(os.environ.get("CTX_JS_TOOLS", "/tmp/t13/js/node_modules"))
@@ -362,14 +364,7 @@ def capture(work: Path) -> list[dict[str, Any]]:
     if have("go"):
         go = work / "go"
         _write(go, {"go.mod": GO_MOD, "shop.go": GO_SRC, "shop_test.go": GO_TEST})
-        env_go = {
-            "GOPROXY": "off",
-            "GOTOOLCHAIN": "local",
-            "GOTELEMETRY": "off",
-            "GOFLAGS": "-mod=mod",
-            "GOCACHE": str(work / "gocache"),
-            "GOPATH": str(work / "gopath"),
-        }
+        env_go = go_env(work)
         add(
             "go-test-v",
             "go-test",

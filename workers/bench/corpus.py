@@ -51,7 +51,7 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 from typing import Any
 
-from workers.bench.programs import Capture, Runner, clean_env
+from workers.bench.programs import Capture, Runner, clean_env, go_env
 from workers.bench.toolchains import toolchain_captures
 from workers.markers import has_marker
 
@@ -1117,19 +1117,12 @@ def native_captures(run: Runner, project: Path) -> list[Capture]:
                 )
             )
     if run.have("go"):
-        go_env = {
-            "GOFLAGS": "-mod=mod",
-            "GOPROXY": "off",
-            "GOTOOLCHAIN": "local",
-            "GOTELEMETRY": "off",
-            "GOPATH": str(run.work / "gopath"),
-            "GOCACHE": str(run.work / "gocache"),
-        }
+        offline = go_env(run.work)
         for key, argv in (
             ("go-vet", ["go", "vet", "./..."]),
             ("go-build", ["go", "build", "./..."]),
         ):
-            text = run.run(argv, native / "go", env=go_env, timeout=120)
+            text = run.run(argv, native / "go", env=offline, timeout=120)
             if text:
                 out.append(
                     Capture(
@@ -1140,7 +1133,7 @@ def native_captures(run: Runner, project: Path) -> list[Capture]:
                         _first(text, "main.go:", default="go output above."),
                     )
                 )
-        text = run.run(["go", "test", "-v", "-count=1", "./..."], native / "gotest", env=go_env)
+        text = run.run(["go", "test", "-v", "-count=1", "./..."], native / "gotest", env=offline)
         if text:
             out.append(
                 Capture(

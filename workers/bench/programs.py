@@ -11,7 +11,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-__all__ = ["MAX_OUTPUT_CHARS", "TIMEOUT_S", "Capture", "Runner", "clean_env"]
+__all__ = ["MAX_OUTPUT_CHARS", "TIMEOUT_S", "Capture", "Runner", "clean_env", "go_env"]
 
 TIMEOUT_S = 60.0
 MAX_OUTPUT_CHARS = 200_000  # one captured output; larger ones are cut at a line boundary
@@ -113,3 +113,17 @@ def _cut(text: str, limit: int = MAX_OUTPUT_CHARS) -> str:
     if len(text) <= limit:
         return text
     return text[: text.rfind("\n", 0, limit) + 1]
+
+
+def go_env(work: Path, **extra: str) -> dict[str, str]:
+    """Go offline in ``work``: no module proxy, no toolchain download, no telemetry, and its
+    own module and build caches."""
+    return {
+        "GOFLAGS": "-mod=mod",
+        "GOPROXY": "off",
+        "GOTOOLCHAIN": "local",
+        "GOTELEMETRY": "off",
+        "GOPATH": str(work / "gopath"),
+        "GOCACHE": str(work / "gocache"),
+        **extra,
+    }

@@ -21,7 +21,7 @@ import random
 import textwrap
 from pathlib import Path
 
-from workers.bench.programs import Capture, Runner
+from workers.bench.programs import Capture, Runner, go_env
 
 __all__ = ["toolchain_captures"]
 
@@ -432,15 +432,7 @@ def go_captures(run: Runner, root: Path) -> list[Capture]:
     proj = root / "gocart"
     _write(proj, {"go.mod": "module example.com/gocart\n\ngo 1.21\n", "cart/cart.go": GO_CART})
     (proj / "cart" / "cart_test.go").write_text(_go_test(random.Random(31)), encoding="utf-8")
-    env = {
-        "GOFLAGS": "-mod=mod",
-        "GOPROXY": "off",
-        "GOTOOLCHAIN": "local",
-        "GOTELEMETRY": "off",
-        "GOPATH": str(run.work / "gopath"),
-        "GOCACHE": str(run.work / "gocache"),
-        "CGO_ENABLED": "1",
-    }
+    env = go_env(run.work, CGO_ENABLED="1")
     text = run.run(["go", "test", "-race", "-v", "-count=1", "./..."], proj, env=env, timeout=300)
     if not text:
         return []

@@ -414,27 +414,25 @@ def test_untouched_units() -> None:
     assert out.stash == {} and out.details == {}
 
 
-def test_marker_lines_with_a_note_are_kept_and_split_runs() -> None:
+@pytest.mark.parametrize(
+    ("marker", "rides", "markers_after"),
+    [
+        # a note that lists places stays visible and ends the run
+        ("… warning unused 2 more times at 4:3 9:1 <<cx:0123456789abcdef>>", False, 3),
+        # a marker that only counts lines rides along: the whole log is one run
+        ("… 3 lines omitted <<cx:0123456789abcdef>>", True, 1),
+    ],
+)
+def test_an_earlier_marker_in_a_run(marker: str, rides: bool, markers_after: int) -> None:
     _, text = generated_logs()["python"]
     lines = text.split("\n")
-    lines[60] = "… warning unused 2 more times at 4:3 9:1 <<cx:0123456789abcdef>>"
+    lines[60] = marker
     text = "\n".join(lines)
     after, stash = _fold(text)
-    assert "… warning unused 2 more times at 4:3 9:1 <<cx:0123456789abcdef>>" in after.splitlines()
+    assert (marker not in after.splitlines()) is rides
+    assert ("among them 1 other line;" in after) is rides
     assert expanded(after, stash) == text
-    assert len(MARKER.findall(after)) == 3
-
-
-def test_a_marker_that_only_counts_lines_rides_in_the_run() -> None:
-    _, text = generated_logs()["python"]
-    lines = text.split("\n")
-    lines[60] = "… 3 lines omitted <<cx:0123456789abcdef>>"
-    text = "\n".join(lines)
-    after, stash = _fold(text)
-    assert "… 3 lines omitted <<cx:0123456789abcdef>>" not in after.splitlines()
-    assert "among them 1 other line;" in after
-    assert expanded(after, stash) == text
-    assert len(MARKER.findall(after)) == 1  # the whole log is one run now
+    assert len(MARKER.findall(after)) == markers_after
 
 
 def test_deterministic() -> None:
