@@ -32,6 +32,7 @@ from dataclasses import dataclass
 
 from workers.core.tokens import TokenCounter
 from workers.engines._prose import (
+    CRITICAL_CAP,
     LanguagePack,
     Position,
     close_fences,
@@ -43,6 +44,7 @@ from workers.engines._prose import (
     stash_runs,
 )
 from workers.engines.base import Engine, EngineContext, EngineOutput
+from workers.fidelity.facts import SHAPED_KINDS, critical_lines
 from workers.messages.model import Unit
 
 __all__ = ["BudgetEngine"]
@@ -60,13 +62,25 @@ class _Plan:
     owner: list[int]
 
 
-def _plan(unit: Unit, text: str, pack: LanguagePack) -> _Plan:
+def _plan(unit: Unit, text: str, pack: LanguagePack, original: str | None = None) -> _Plan:
     lines = text.split("\n")
     owner, ranges = fence_mask(text, lines)
     if unit.kind == "tool_result":
         floor = critical_flags(
             text, lines, "tool_result", distinct=True, keep_markers=False, command=unit.command
         )
+        if original is not None and original != text:
+            # a line critical in the output as it came in stays too (as in aging: after an
+            # earlier engine's markers the first user frame under a crash headline can be
+            # found on another line of this text); error lines stay one per shape
+            wanted = {
+                line
+                for kind, line in critical_lines(original, "tool_result", unit.command)
+                if kind not in SHAPED_KINDS
+            }
+            for k, line in enumerate(lines):
+                if not floor[k] and line.strip()[:CRITICAL_CAP] in wanted:
+                    floor[k] = True
     else:
         floor = critical_flags(text, lines, "text", distinct=False, pack=pack, keep_markers=False)
     close_fences(floor, ranges)
@@ -144,7 +158,8 @@ class BudgetEngine(Engine):
                     break
                 if i in exhausted:
                     continue
-                plan = _plan(units[i], texts[i], pack)
+                original = ctx.input_texts[i] if i < len(ctx.input_texts) else None
+                plan = _plan(units[i], texts[i], pack, original)
                 keep = [True] * len(plan.lines)
                 deficit = total - budget
                 left = False  # droppable lines remain after this round
