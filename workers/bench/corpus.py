@@ -51,7 +51,7 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 from typing import Any
 
-from workers.bench.programs import Capture, Runner, clean_env, go_env
+from workers.bench.programs import Capture, Runner, clean_env, first_line, go_env
 from workers.bench.toolchains import toolchain_captures
 from workers.markers import has_marker
 
@@ -673,11 +673,6 @@ def _lines_matching(text: str, *needles: str) -> list[str]:
     return [line.strip() for line in text.splitlines() if any(n in line for n in needles)]
 
 
-def _first(text: str, *needles: str, default: str = "") -> str:
-    found = _lines_matching(text, *needles)
-    return found[0] if found else default
-
-
 def _numstat_lines(text: str) -> int:
     total = 0
     for line in text.splitlines():
@@ -703,7 +698,7 @@ def git_repo_captures(run: Runner, repo: Path) -> list[Capture]:
     out: list[Capture] = []
     log = run.run(["git", "log", "--stat", "-n", "30"], repo)
     if log:
-        head = _first(log, "commit ")
+        head = first_line(log, "commit ")
         out.append(
             Capture(
                 "git-log",
@@ -725,7 +720,7 @@ def git_repo_captures(run: Runner, repo: Path) -> list[Capture]:
             if shown and has_marker(shown):
                 continue  # this repository's own marker syntax: the pipeline leaves it alone
             if shown:
-                subject = _first(shown, "    ", default=rev).strip()
+                subject = first_line(shown, "    ", default=rev).strip()
                 out.append(
                     Capture(
                         "git-show",
@@ -783,7 +778,7 @@ def git_repo_captures(run: Runner, repo: Path) -> list[Capture]:
                 "git status",
                 status,
                 "Is my working tree clean?",
-                _first(status, "On branch", "HEAD detached", default="git status is above."),
+                first_line(status, "On branch", "HEAD detached", default="git status is above."),
             )
         )
     return out
@@ -896,7 +891,7 @@ def python_captures(run: Runner, project: Path) -> list[Capture]:
                     "python -m pytest -q --tb=long tests/test_models.py",
                     quiet,
                     "Run only the model tests with full tracebacks.",
-                    _first(quiet, " failed", " passed", default="pytest output above."),
+                    first_line(quiet, " failed", " passed", default="pytest output above."),
                 )
             )
     if _python_tool("ruff"):
@@ -910,7 +905,7 @@ def python_captures(run: Runner, project: Path) -> list[Capture]:
                     "ruff check --output-format=full .",
                     ruff,
                     "Lint the project with ruff.",
-                    _first(ruff, "Found ", default="ruff findings above."),
+                    first_line(ruff, "Found ", default="ruff findings above."),
                 )
             )
         concise = run.run(
@@ -923,7 +918,7 @@ def python_captures(run: Runner, project: Path) -> list[Capture]:
                     "ruff check --output-format=concise .",
                     concise,
                     "Just the list of ruff findings, one per line.",
-                    _first(concise, "Found ", default="ruff findings above."),
+                    first_line(concise, "Found ", default="ruff findings above."),
                 )
             )
     if _python_tool("mypy"):
@@ -940,7 +935,7 @@ def python_captures(run: Runner, project: Path) -> list[Capture]:
                     "mypy src",
                     mypy,
                     "Type-check src with mypy (strict is on in pyproject).",
-                    _first(mypy, "Found ", "Success", default="mypy output above."),
+                    first_line(mypy, "Found ", "Success", default="mypy output above."),
                 )
             )
     pip_list = run.run([py, "-m", "pip", "list"], project)
@@ -1113,7 +1108,7 @@ def native_captures(run: Runner, project: Path) -> list[Capture]:
                     "gcc -Wall -Wextra -std=c11 -c broken.c",
                     gcc,
                     "Why does native/broken.c not compile?",
-                    _first(gcc, "error:", default="gcc output above."),
+                    first_line(gcc, "error:", default="gcc output above."),
                 )
             )
     if run.have("go"):
@@ -1130,7 +1125,7 @@ def native_captures(run: Runner, project: Path) -> list[Capture]:
                         " ".join(argv),
                         text,
                         f"Run `{' '.join(argv)}` on the stock checker.",
-                        _first(text, "main.go:", default="go output above."),
+                        first_line(text, "main.go:", default="go output above."),
                     )
                 )
         text = run.run(["go", "test", "-v", "-count=1", "./..."], native / "gotest", env=offline)
@@ -1141,7 +1136,7 @@ def native_captures(run: Runner, project: Path) -> list[Capture]:
                     "go test -v ./...",
                     text,
                     "Which pricing tests fail, and why?",
-                    _first(text, ", want ", default="go test output above."),
+                    first_line(text, ", want ", default="go test output above."),
                 )
             )
     if run.have("cargo"):
@@ -1158,7 +1153,7 @@ def native_captures(run: Runner, project: Path) -> list[Capture]:
                     "cargo check --offline",
                     cargo,
                     "Does the Rust stock checker build?",
-                    _first(cargo, "error[", "error:", default="cargo output above."),
+                    first_line(cargo, "error[", "error:", default="cargo output above."),
                 )
             )
     if run.have("node"):
@@ -1170,7 +1165,7 @@ def native_captures(run: Runner, project: Path) -> list[Capture]:
                     "node report.js",
                     node,
                     "Run the reorder report script.",
-                    _first(node, "TypeError", "Error", default="node output above."),
+                    first_line(node, "TypeError", "Error", default="node output above."),
                 )
             )
     return out

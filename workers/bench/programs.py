@@ -11,7 +11,15 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-__all__ = ["MAX_OUTPUT_CHARS", "TIMEOUT_S", "Capture", "Runner", "clean_env", "go_env"]
+__all__ = [
+    "MAX_OUTPUT_CHARS",
+    "TIMEOUT_S",
+    "Capture",
+    "Runner",
+    "clean_env",
+    "first_line",
+    "go_env",
+]
 
 TIMEOUT_S = 60.0
 MAX_OUTPUT_CHARS = 200_000  # one captured output; larger ones are cut at a line boundary
@@ -127,3 +135,12 @@ def go_env(work: Path, **extra: str) -> dict[str, str]:
         "GOCACHE": str(work / "gocache"),
         **extra,
     }
+
+
+def first_line(text: str, *needles: str, default: str = "") -> str:
+    """The first line of ``text`` holding one of ``needles`` (stripped), else ``default``:
+    what a capture's answer quotes."""
+    for line in text.splitlines():
+        if any(n in line for n in needles):
+            return line.strip()
+    return default

@@ -21,7 +21,7 @@ import random
 import textwrap
 from pathlib import Path
 
-from workers.bench.programs import Capture, Runner, go_env
+from workers.bench.programs import Capture, Runner, first_line, go_env
 
 __all__ = ["toolchain_captures"]
 
@@ -31,13 +31,6 @@ def _write(root: Path, files: dict[str, str]) -> None:
         path = root / name
         path.parent.mkdir(parents=True, exist_ok=True)
         path.write_text(textwrap.dedent(text).lstrip("\n"), encoding="utf-8")
-
-
-def _first(text: str, *needles: str, default: str) -> str:
-    for line in text.splitlines():
-        if any(n in line for n in needles):
-            return line.strip()
-    return default
 
 
 # -- C with make ------------------------------------------------------------------------------
@@ -107,7 +100,7 @@ def make_captures(run: Runner, root: Path) -> list[Capture]:
             "make -k",
             text,
             "Build the C utility library and tell me what breaks.",
-            _first(text, "error:", default="make output above."),
+            first_line(text, "error:", default="make output above."),
         )
     ]
 
@@ -185,7 +178,7 @@ def cmake_captures(run: Runner, root: Path) -> list[Capture]:
             "cmake -S . -B build && cmake --build build",
             text,
             "Configure and build the geometry library.",
-            _first(text, "error:", default="cmake output above."),
+            first_line(text, "error:", default="cmake output above."),
         )
     ]
 
@@ -260,7 +253,7 @@ def crash_captures(run: Runner, root: Path) -> list[Capture]:
                     "gcc -g -O0 -o players players.c && valgrind --leak-check=full ./players",
                     text,
                     "Check the player loader for memory errors.",
-                    _first(text, "definitely lost", default="valgrind output above."),
+                    first_line(text, "definitely lost", default="valgrind output above."),
                 )
             )
     asan = ["gcc", "-g", "-O0", "-fsanitize=address", "-fno-omit-frame-pointer", "-o", "vec"]
@@ -273,7 +266,7 @@ def crash_captures(run: Runner, root: Path) -> list[Capture]:
                     "make asan && ./vec",
                     text,
                     "Why does the vector test crash?",
-                    _first(text, "SUMMARY:", default="sanitizer output above."),
+                    first_line(text, "SUMMARY:", default="sanitizer output above."),
                 )
             )
     return out
@@ -360,7 +353,7 @@ def rust_captures(run: Runner, root: Path) -> list[Capture]:
                     " ".join(argv[:2]),
                     text,
                     ask,
-                    _first(text, needle, default="cargo output above."),
+                    first_line(text, needle, default="cargo output above."),
                 )
             )
     return out
@@ -442,7 +435,7 @@ def go_captures(run: Runner, root: Path) -> list[Capture]:
             "go test -race -v ./...",
             text,
             "Run the cart tests with the race detector.",
-            _first(text, "WARNING: DATA RACE", "--- FAIL", default="go test output above."),
+            first_line(text, "WARNING: DATA RACE", "--- FAIL", default="go test output above."),
         )
     ]
 
@@ -520,7 +513,7 @@ def java_captures(run: Runner, root: Path) -> list[Capture]:
                 "javac -d out src/shop/*.java",
                 text,
                 "Compile the shop sources.",
-                _first(text, "error:", default="javac output above."),
+                first_line(text, "error:", default="javac output above."),
             )
         )
     crash = root / "japp"
@@ -534,7 +527,7 @@ def java_captures(run: Runner, root: Path) -> list[Capture]:
                     "java -cp out app.Main",
                     text,
                     "Run the importer.",
-                    _first(text, "Exception", default="java output above."),
+                    first_line(text, "Exception", default="java output above."),
                 )
             )
     return out
@@ -584,7 +577,7 @@ def node_captures(run: Runner, root: Path) -> list[Capture]:
             "node --test test/",
             text,
             "Run the shop tests.",
-            _first(text, "AssertionError", "✖", default="node output above."),
+            first_line(text, "AssertionError", "✖", default="node output above."),
         )
     ]
 

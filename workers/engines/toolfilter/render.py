@@ -175,23 +175,21 @@ def filter_text(text: str, filt: Filter, tokens: TokenCounter) -> FilterResult |
         while end > i and cls[end - 1] == BLANK:
             end -= 1
         # the whole run, else (when it does not pay) its pieces between blank lines
-        pieces = [(i, end)]
-        if not _stash_run(plan, i, end, tokens, out, stash):
-            pieces = _pieces(cls, i, end)
-            if len(pieces) < 2:
-                out.extend(lines[i:end])
-                pieces = []
-            else:
-                at = i
-                for a, b in pieces:
-                    out.extend(lines[at:a])  # the blank lines between pieces
-                    if not _stash_run(plan, a, b, tokens, out, stash):
-                        out.extend(lines[a:b])
-                        pieces = [x for x in pieces if x != (a, b)]
-                    at = b
-        for a, b in pieces:
-            omitted += b - a
+        if _stash_run(plan, i, end, tokens, out, stash):
+            omitted += end - i
             markers += 1
+        else:
+            pieces = _pieces(cls, i, end)
+            at = i
+            for a, b in pieces if len(pieces) > 1 else ():
+                out.extend(lines[at:a])  # the blank lines between pieces
+                if _stash_run(plan, a, b, tokens, out, stash):
+                    omitted += b - a
+                    markers += 1
+                else:
+                    out.extend(lines[a:b])
+                at = b
+            out.extend(lines[at:end])
         out.extend(lines[end:j])
         i = j
     if not markers:
