@@ -199,7 +199,8 @@ _LOG_LINE = re.compile(
     r"|\[?\d{2}:\d{2}:\d{2}(?:[.,]\d{1,9})?\]?\s"  # time of day
     r"|[IWEF]\d{4}\s\d{2}:\d{2}:\d{2}\.\d{6}\s"  # klog
     r"|\[\s{0,8}\d{1,9}\.\d{3,9}\]\s"  # dmesg
-    r"|\S{1,200} \S{1,100} \S{1,200} \[\d{2}/\w{3}/\d{4}:\d{2}:\d{2}:\d{2}[^\]]{0,10}\] \""  # access
+    # access log (Python's http.server writes a space before the time, not a colon)
+    r"|\S{1,200} \S{1,100} \S{1,200} \[\d{2}/\w{3}/\d{4}[: ]\d{2}:\d{2}:\d{2}[^\]]{0,10}\] \""
     r"|\{\"[^\"]{0,40}\":.{0,400}\"(?:level|lvl|severity|msg|message|ts|time|timestamp)\"\s?:"
     r"|\{\"(?:level|lvl|severity|msg|message|ts|time|timestamp|@timestamp)\"\s?:"
     r"|(?:time|ts)=\S+\s.{0,60}\blevel=\w)"

@@ -282,7 +282,8 @@ _CONTEXT = re.compile(
 _GCC_NOTE = re.compile(r"^\S+?:\d+(?::\d+)?: note: ")
 _NOTE_FIRST = frozenset("/.~_-abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789")
 _TSC_PRETTY = re.compile(r"^\S+:\d+:\d+ - (?:error|warning) TS\d+: ")
-_TSC_CODE = re.compile(r"^\d+ ")
+_TSC_CODE = re.compile(r"^\s*\d+ ")
+_TSC_RELATED = re.compile(r"^\s+\S+:\d+:\d+ - \S")  # related information, under a finding
 _JAVAC_HEAD = re.compile(r"^\S+\.java:\d+: (?:error|warning): ")
 
 
@@ -585,11 +586,17 @@ def _diagnostics(
             elif i not in drop:
                 room = NOTE_ROOM  # a visible line ends the run of repeats
                 run_kinds = set()
-                if m[0] in _NOTE_FIRST and _GCC_NOTE.match(m):
+                related = m[0].isspace() and _TSC_RELATED.match(m) is not None
+                if related or (m[0] in _NOTE_FIRST and _GCC_NOTE.match(m)):
                     # a note after an include chain (``In file included from ...``) left
-                    # its finding's block: it stays, the code under it is snippet art
+                    # its finding's block, as tsc's related information does: it stays,
+                    # the code under it is snippet art
                     j = i + 1
-                    while j < n and _SNIPPET.match(lines[j]) and j not in keep:
+                    while (
+                        j < n
+                        and (_SNIPPET.match(lines[j]) or (related and _TSC_CODE.match(lines[j])))
+                        and j not in keep
+                    ):
                         drop[j] = SNIPPET
                         j += 1
                     i = j
@@ -601,11 +608,12 @@ def _diagnostics(
         location = ""
         javac = _JAVAC_HEAD.match(m) is not None
         pretty = _TSC_PRETTY.match(m) is not None
+        told = i  # the headline and (tsc) the lines of its message under it
         while j < n:
             line = lines[j]
             if (
                 pretty
-                and j == i + 1
+                and j == told + 1
                 and j + 1 < n
                 and not line.strip()
                 and _TSC_CODE.match(lines[j + 1])
@@ -615,6 +623,10 @@ def _diagnostics(
             if not line or line.isspace() or _HEADLINE.match(line):
                 break
             if pretty and _TSC_CODE.match(line):
+                j += 1
+                continue
+            if pretty and j == told + 1 and line[0].isspace():
+                told = j  # ``  Type 'undefined' is not assignable ...``: the message goes on
                 j += 1
                 continue
             if header and _ESLINT_LINE.match(line):
@@ -656,7 +668,7 @@ def _diagnostics(
             room = NOTE_ROOM
             run_kinds = set()
             for k in range(i + 1, j):
-                if k in keep or _RUST_LOCATION.match(lines[k]):
+                if k in keep or k <= told or _RUST_LOCATION.match(lines[k]):
                     continue
                 if _GCC_NOTE.match(lines[k]):
                     # stays: a repeat with a note of this shape (another place) may go

@@ -17,6 +17,7 @@ from workers.core.offload import stash_key
 from workers.core.tokens import TokenCounter
 from workers.engines._filters import ANSI, LINE_CAP, Filter
 from workers.engines._prose import make_marker
+from workers.engines.toolfilter.blocks import IGNORED, PASSING, REPEATS, RUNNING
 from workers.engines.toolfilter.plan import (
     BLANK,
     DROP,
@@ -30,10 +31,12 @@ from workers.engines.toolfilter.plan import (
 )
 from workers.fidelity.facts import protected_spans
 from workers.markers.stash import NOTE_CAP, offload_marker
+from workers.markers.structured_view import HEADER_LINE
 
 __all__ = ["LONG_LINE", "LONG_LINE_KEEP", "MIN_SAVED_TOKENS", "FilterResult", "filter_text"]
 
 MIN_SAVED_TOKENS = 12  # a run is dropped only when it saves at least this much, marker paid
+MIN_VIEW_TOKENS = 40  # runs too short for a marker each go into one view when they hold this
 LONG_LINE = 800  # a shown context line longer than this keeps only its start
 LONG_LINE_KEEP = 240
 
@@ -154,6 +157,7 @@ def filter_text(text: str, filt: Filter, tokens: TokenCounter) -> FilterResult |
     out: list[str] = []
     stash: dict[str, str] = {}
     omitted = markers = 0
+    unpaid: list[tuple[int, int, int]] = []  # (first line, end, where in ``out``) not stashed
     i = 0
     while i < n:
         if cls[i] != DROP:
@@ -187,17 +191,89 @@ def filter_text(text: str, filt: Filter, tokens: TokenCounter) -> FilterResult |
                     omitted += b - a
                     markers += 1
                 else:
+                    unpaid.append((a, b, len(out)))
                     out.extend(lines[a:b])
                 at = b
+            if at == i:
+                unpaid.append((i, end, len(out)))
             out.extend(lines[at:end])
         out.extend(lines[end:j])
         i = j
+    view = _view(plan, text, out, unpaid, tokens) if unpaid else None
+    if view is not None:
+        new, key, shown_only = view
+        stash[key] = text
+        return FilterResult(new, stash, omitted + shown_only, markers + 1, plan.structure.family)
     if not markers:
         return None
     new = "\n".join(out)
     if plan.trailing:
         new += "\n"
     return FilterResult(new, stash, omitted, markers, plan.structure.family)
+
+
+#: structure labels whose lines a reader counts (tests; repeats, whose notes say where)
+_COUNTED = frozenset({PASSING, IGNORED, RUNNING, REPEATS})
+
+
+def _silent(plan: Plan, k: int) -> bool:
+    """Whether dropped line ``k`` may go without a marker where it was (see :func:`_view`)."""
+    if plan.cls[k] != DROP:
+        return True  # a blank line between pieces
+    label = plan.labels[k]
+    # structure decoration only: a filter's own labels may name context (make's directory
+    # changes say where the next warning's relative path is)
+    return label is not None and label.item and label.text not in _COUNTED
+
+
+def _view(
+    plan: Plan, text: str, out: list[str], unpaid: list[tuple[int, int, int]], tokens: TokenCounter
+) -> tuple[str, str, int] | None:
+    """``(view, key, lines)``: the output without the runs too short to pay for a marker of
+    their own, when one view marker for all of them pays (:mod:`workers.markers.structured_view`:
+    ``VIEW\\n<<cx:view>>… note <<cx:KEY>>``, the whole input stashed under KEY).
+
+    A tsc ``--pretty`` report or a gcc build has a two-line code frame under each finding:
+    each frame alone is shorter than a marker, all of them are a third of the output.  Runs
+    holding a repeat (whose note lists its locations), a test or an unnamed line stay as they
+    are: what goes without a trace of its own is the decoration :mod:`.blocks` finds (code
+    frames, help text, library frames, banners), whose absence changes no line's meaning.
+    """
+    runs = [r for r in unpaid if all(_silent(plan, k) for k in range(r[0], r[1]))]
+    if not runs:
+        return None
+    saved = sum(tokens.count("\n".join(plan.lines[a:b])) for a, b, _ in runs)
+    if saved < MIN_VIEW_TOKENS:
+        return None
+    labels: Counter[Label] = Counter()
+    shown_only = 0
+    for a, b, _ in runs:
+        for k in range(a, b):
+            if plan.cls[k] == DROP:
+                label = plan.labels[k]
+                labels[label if label is not None else PLAIN] += 1
+        shown_only += b - a
+    parts = [
+        _counted(count, label.text or ("rows" if label.rows else "other lines"))
+        for label, count in labels.most_common(3)
+    ]
+    note = f"{_counted(shown_only, 'lines')} above omitted without a marker ({', '.join(parts)})"
+    marker, key = make_marker(note, text)
+    tail = HEADER_LINE + marker
+    if saved < tokens.count(tail) + MIN_SAVED_TOKENS:
+        return None
+    body: list[str] = []
+    at = 0
+    for _a, _b, where in runs:
+        body.extend(out[at:where])
+        at = where + (_b - _a)
+        # the blank lines that framed the run: one stays
+        while at < len(out) and not out[at].strip() and body and not body[-1].strip():
+            at += 1
+    body.extend(out[at:])
+    while body and not body[-1].strip():
+        body.pop()
+    return "\n".join(body) + tail, key, shown_only
 
 
 def _stash_run(

@@ -1,0 +1,88 @@
+"""Runs too short for a marker each (a finding's two-line code frame) go into one view.
+
+``tests/data/toolfilter/tsc-pretty.txt`` is ``npx tsc --noEmit --pretty`` with
+``FORCE_COLOR=1`` (TypeScript 5, colours as written) over a four-file project written for this
+test on this machine: 17 errors, each with its code frame and ``~~~`` underline.
+"""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+
+import pytest
+
+from tests.support.sound import compress_soundly
+from workers.engines.toolfilter import render
+from workers.markers.structured_view import HEADER_LINE
+
+TSC = (Path(__file__).resolve().parents[2] / "data" / "toolfilter" / "tsc-pretty.txt").read_text(
+    encoding="utf-8"
+)
+_ANSI = re.compile(r"\x1b\[[0-9;]*m")
+
+
+def _tool(content: str, command: str, rid: str = "t") -> dict[str, object]:
+    return {"id": rid, "kind": "tool_output", "command": command, "content": content}
+
+
+def _gcc_build(findings: int) -> str:
+    """``make`` output of gcc warnings, each with its two-line snippet under it."""
+    out = []
+    for k in range(findings):
+        out += [
+            f"src/mod{k}.c:{10 + k}:9: warning: unused variable 'tmp{k}' [-Wunused-variable]",
+            f"   {10 + k} |     int tmp{k};",
+            "      |         ^~~~",
+        ]
+        if k % 3 == 2:
+            out.append(f"src/mod{k}.c: In function 'run{k}':")
+    return "\n".join(out) + "\nmake: *** [Makefile:12: all] Error 1\n"
+
+
+@pytest.mark.parametrize("mode", ["standard", "aggressive"])
+def test_tsc_code_frames_go_into_one_view(mode: str) -> None:
+    text, saved = compress_soundly(_tool(TSC, "npx tsc --noEmit --pretty"), mode)
+    assert HEADER_LINE + "… " in text
+    plain = _ANSI.sub("", TSC)
+    headlines = [line for line in plain.splitlines() if " - error TS" in line]
+    assert len(headlines) == 17
+    for line in headlines:
+        assert line in text
+    # the code under each headline and its underline are not in sight
+    assert "const total: string = svc.total(id);" not in text
+    assert not any(set(line.strip()) == {"~"} for line in text.splitlines())
+    assert saved > 0.6
+
+
+def test_the_view_saves_what_markers_of_their_own_could_not(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    record = _tool(_gcc_build(12), "make")
+    with_view, saved_view = compress_soundly(record, "standard")
+    monkeypatch.setattr(render, "MIN_VIEW_TOKENS", 10**9)
+    without, saved_plain = compress_soundly(record, "standard")
+    assert HEADER_LINE in with_view and HEADER_LINE not in without
+    assert "int tmp3;" in without and "int tmp3;" not in with_view
+    for k in range(12):
+        assert f"src/mod{k}.c:{10 + k}:9: warning: unused variable 'tmp{k}'" in with_view
+    assert saved_view > saved_plain + 0.15
+
+
+def test_one_short_frame_does_not_pay_for_a_view() -> None:
+    text, _ = compress_soundly(_tool(_gcc_build(2) + "x" * 400 + "\n", "make"), "standard")
+    assert HEADER_LINE not in text
+
+
+def test_passing_tests_are_never_hidden_without_a_marker() -> None:
+    # jest --verbose: one failing test among passing ones, suite after suite; each run of
+    # passing lines is too short for a marker, and none may vanish without one
+    lines = []
+    for s in range(8):
+        lines += [f"PASS src/suite{s}.test.js", f"  Suite{s}"]
+        lines += [f"    ✓ case {s}.{c} works ({c + 1} ms)" for c in range(2)]
+        lines += [f"    ✕ case {s}.9 fails (3 ms)", ""]
+    lines += ["Tests:       8 failed, 16 passed, 24 total", "Time:        1.2 s"]
+    text, _ = compress_soundly(_tool("\n".join(lines) + "\n", "npx jest --verbose"), "standard")
+    assert HEADER_LINE not in text
+    assert "✓ case 3.1 works (2 ms)" in text or "passing test" in text
