@@ -86,3 +86,31 @@ def test_passing_tests_are_never_hidden_without_a_marker() -> None:
     text, _ = compress_soundly(_tool("\n".join(lines) + "\n", "npx jest --verbose"), "standard")
     assert HEADER_LINE not in text
     assert "✓ case 3.1 works (2 ms)" in text or "passing test" in text
+
+
+def _rustc_build(findings: int) -> str:
+    """``cargo build`` warnings, each with a five-line code frame and a help line."""
+    out = ["   Compiling shop v0.1.0 (/home/dev/shop)"]
+    for k in range(findings):
+        out += [
+            f"warning: unused variable: `total_{k}`",
+            f"  --> src/cart_{k}.rs:{20 + k}:9",
+            "   |",
+            f"{20 + k} |     let total_{k} = items.iter().map(|i| i.price * i.qty).sum::<u64>();",
+            f"   |         ^^^^^^^ help: if this is intentional, prefix it: `_total_{k}`",
+            "   |",
+            "   = note: `#[warn(unused_variables)]` on by default",
+            "",
+        ]
+    out.append(f"warning: `shop` (bin \"shop\") generated {findings} warnings")
+    return "\n".join(out) + "\n"
+
+
+def test_markers_of_decoration_move_into_the_view_when_that_pays() -> None:
+    # each frame pays for a marker of its own; six markers cost more than one view
+    text, _ = compress_soundly(_tool(_rustc_build(6), "cargo build"), "standard")
+    assert HEADER_LINE in text
+    assert "snippet lines omitted" not in text.split(HEADER_LINE)[0]
+    for k in range(6):
+        assert f"  --> src/cart_{k}.rs:{20 + k}:9" in text
+        assert f"let total_{k} =" not in text

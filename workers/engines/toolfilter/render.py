@@ -157,7 +157,9 @@ def filter_text(text: str, filt: Filter, tokens: TokenCounter) -> FilterResult |
     out: list[str] = []
     stash: dict[str, str] = {}
     omitted = markers = 0
-    unpaid: list[tuple[int, int, int]] = []  # (first line, end, where in ``out``) not stashed
+    # (first line, end, where in ``out``) of the runs not stashed, and of those stashed
+    unpaid: list[tuple[int, int, int]] = []
+    paid: list[tuple[int, int, int]] = []
     i = 0
     while i < n:
         if cls[i] != DROP:
@@ -180,6 +182,7 @@ def filter_text(text: str, filt: Filter, tokens: TokenCounter) -> FilterResult |
             end -= 1
         # the whole run, else (when it does not pay) its pieces between blank lines
         if _stash_run(plan, i, end, tokens, out, stash):
+            paid.append((i, end, len(out) - 1))
             omitted += end - i
             markers += 1
         else:
@@ -188,6 +191,7 @@ def filter_text(text: str, filt: Filter, tokens: TokenCounter) -> FilterResult |
             for a, b in pieces if len(pieces) > 1 else ():
                 out.extend(lines[at:a])  # the blank lines between pieces
                 if _stash_run(plan, a, b, tokens, out, stash):
+                    paid.append((a, b, len(out) - 1))
                     omitted += b - a
                     markers += 1
                 else:
@@ -199,11 +203,15 @@ def filter_text(text: str, filt: Filter, tokens: TokenCounter) -> FilterResult |
             out.extend(lines[at:end])
         out.extend(lines[end:j])
         i = j
-    view = _view(plan, text, out, unpaid, tokens) if unpaid else None
+    view = _view(plan, text, out, unpaid, paid, tokens) if unpaid or len(paid) > 1 else None
     if view is not None:
-        new, key, shown_only = view
+        new, key, shown_only, gone = view
+        for run_key in gone:  # stashes no marker points at any more (the view holds them)
+            if f"<<cx:{run_key}>>" not in new:
+                stash.pop(run_key, None)
         stash[key] = text
-        return FilterResult(new, stash, omitted + shown_only, markers + 1, plan.structure.family)
+        markers += 1 - len(gone)
+        return FilterResult(new, stash, omitted + shown_only, markers, plan.structure.family)
     if not markers:
         return None
     new = "\n".join(out)
@@ -227,27 +235,44 @@ def _silent(plan: Plan, k: int) -> bool:
 
 
 def _view(
-    plan: Plan, text: str, out: list[str], unpaid: list[tuple[int, int, int]], tokens: TokenCounter
-) -> tuple[str, str, int] | None:
-    """``(view, key, lines)``: the output without the runs too short to pay for a marker of
-    their own, when one view marker for all of them pays (:mod:`workers.markers.structured_view`:
-    ``VIEW\\n<<cx:view>>… note <<cx:KEY>>``, the whole input stashed under KEY).
+    plan: Plan,
+    text: str,
+    out: list[str],
+    unpaid: list[tuple[int, int, int]],
+    paid: list[tuple[int, int, int]],
+    tokens: TokenCounter,
+) -> tuple[str, str, int, list[str]] | None:
+    """``(view, key, lines, keys)``: the output without its decoration, when one view marker
+    for all of it pays (:mod:`workers.markers.structured_view`: ``VIEW\\n<<cx:view>>… note
+    <<cx:KEY>>``, the whole input stashed under KEY); ``keys``: the stash keys of the markers
+    that went with it.
 
     A tsc ``--pretty`` report or a gcc build has a two-line code frame under each finding:
-    each frame alone is shorter than a marker, all of them are a third of the output.  Runs
-    holding a repeat (whose note lists its locations), a test or an unnamed line stay as they
-    are: what goes without a trace of its own is the decoration :mod:`.blocks` finds (code
+    each frame alone is shorter than a marker, all of them are a third of the output; a cargo
+    build's frames are longer, and their markers, one per finding, cost more than one view.
+    Runs holding a repeat (whose note lists its locations), a test or an unnamed line stay as
+    they are: what goes without a trace of its own is the decoration :mod:`.blocks` finds (code
     frames, help text, library frames, banners), whose absence changes no line's meaning.
     """
-    runs = [r for r in unpaid if all(_silent(plan, k) for k in range(r[0], r[1]))]
+    runs = [
+        (a, b, where, b - a, "\n".join(plan.lines[a:b]))
+        for a, b, where in unpaid
+        if all(_silent(plan, k) for k in range(a, b))
+    ]
+    runs += [
+        (a, b, where, 1, out[where])
+        for a, b, where in paid
+        if all(_silent(plan, k) for k in range(a, b))
+    ]
     if not runs:
         return None
-    saved = sum(tokens.count("\n".join(plan.lines[a:b])) for a, b, _ in runs)
+    saved = sum(tokens.count(shown) for *_, shown in runs)
     if saved < MIN_VIEW_TOKENS:
         return None
+    runs.sort(key=lambda run: run[2])
     labels: Counter[Label] = Counter()
     shown_only = 0
-    for a, b, _ in runs:
+    for a, b, *_ in runs:
         for k in range(a, b):
             if plan.cls[k] == DROP:
                 label = plan.labels[k]
@@ -263,17 +288,20 @@ def _view(
     if saved < tokens.count(tail) + MIN_SAVED_TOKENS:
         return None
     body: list[str] = []
+    gone: list[str] = []
     at = 0
-    for _a, _b, where in runs:
+    for _a, _b, where, width, shown in runs:
         body.extend(out[at:where])
-        at = where + (_b - _a)
+        at = where + width
+        if width == 1 and shown.endswith(">>"):
+            gone.append(shown[shown.rindex("<<cx:") + 5 : -2])
         # the blank lines that framed the run: one stays
         while at < len(out) and not out[at].strip() and body and not body[-1].strip():
             at += 1
     body.extend(out[at:])
     while body and not body[-1].strip():
         body.pop()
-    return "\n".join(body) + tail, key, shown_only
+    return "\n".join(body) + tail, key, shown_only, gone
 
 
 def _stash_run(
