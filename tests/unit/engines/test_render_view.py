@@ -102,7 +102,7 @@ def _rustc_build(findings: int) -> str:
             "   = note: `#[warn(unused_variables)]` on by default",
             "",
         ]
-    out.append(f"warning: `shop` (bin \"shop\") generated {findings} warnings")
+    out.append(f'warning: `shop` (bin "shop") generated {findings} warnings')
     return "\n".join(out) + "\n"
 
 
