@@ -47,9 +47,8 @@ from dataclasses import dataclass, field
 from workers.core.tokens import TokenCounter
 from workers.fidelity.facts import critical_lines
 from workers.fidelity.lossy import check_lossy
-from workers.markers import has_marker
-from workers.markers.stash import stash_marker
-from workers.markers.structured_view import HEADER_LINE, VIEW_HEADER
+from workers.markers.stash import LITERAL, stash_marker
+from workers.markers.structured_view import HEADER_LINE
 
 __all__ = [
     "MIN_ENTRIES",
@@ -641,8 +640,11 @@ def compact_listing(
     ``hint``: the name of the filter the command (or tool) picked (``find``,
     ``ls``, ``git-log`` ...); the lines decide.
     """
-    if len(text) > MAX_CHARS or has_marker(text) or VIEW_HEADER in text:
-        return None  # text that reads as a marker is never changed
+    if len(text) > MAX_CHARS or LITERAL in text:
+        return None  # an earlier stash or view: its markers stay where they are
+    # A dedup back-reference may stay: the view stashes the text as it is, the reference
+    # with it, and expand resolves it once the view is undone (repeated commit bodies of a
+    # ``git log --stat`` are found by dedup first).
     if hint in _NOT_LISTINGS or not _looks_like_listing(text):
         return None
     crit_pairs = critical_lines(text, "tool_result", command)
