@@ -10,18 +10,23 @@ the real program on it and returns what it printed:
 - ``cargo clippy`` and ``cargo test`` of a Rust crate (offline, no dependencies);
 - ``go test -race -v`` of a Go package with a data race and failing subtests;
 - ``javac`` of Java sources with errors, and a Java program's chained exception;
-- ``node --test`` (Node's own runner) with failing assertions.
+- ``node --test`` (Node's own runner) with failing assertions;
+- an npm project (typescript, eslint and vitest installed from the registry): ``tsc
+  --noEmit --pretty`` with colours, ``eslint`` and ``vitest run``; skipped when the
+  install fails (no registry).
 
 A program missing from the PATH is skipped, as in :mod:`workers.bench.corpus`.
 """
 
 from __future__ import annotations
 
+import json
 import random
 import textwrap
 from pathlib import Path
 
 from workers.bench.programs import Capture, Runner, first_line, go_env
+from workers.core.ansi import strip_ansi
 
 __all__ = ["toolchain_captures"]
 
@@ -582,6 +587,186 @@ def node_captures(run: Runner, root: Path) -> list[Capture]:
     ]
 
 
+# -- npm: TypeScript, eslint, vitest ------------------------------------------------------
+
+#: exact versions: the same install on every machine (npm resolves nothing else)
+NPM_TOOLS = {"typescript": "7.0.2", "eslint": "10.15.0", "@eslint/js": "10.0.1", "vitest": "4.1.12"}
+
+_TS_FIELDS = (("id", "number"), ("sku", "string"), ("qty", "number"), ("note", "string"))
+
+
+def _ts_module(name: str, rng: random.Random) -> str:
+    """A TypeScript module with the type errors ``tsc --strict`` reports."""
+    cap = name.capitalize()
+    lines = [f"export interface {cap} {{"]
+    lines += [f"  {field}: {kind};" for field, kind in _TS_FIELDS]
+    lines += ["}", ""]
+    for i in range(rng.randint(3, 5)):
+        kind = rng.choice(("assign", "arg", "missing", "undefined", "clean"))
+        fn = f"{name}Step{i}"
+        if kind == "assign":
+            lines.append(
+                f"export function {fn}(x: {cap}): string {{\n  const n: string = x.qty;\n  return n;\n}}"
+            )
+        elif kind == "arg":
+            lines.append(
+                f"function scale{i}(v: number): number {{\n  return v * {i + 2};\n}}\n"
+                f"export function {fn}(x: {cap}): number {{\n  return scale{i}(x.sku);\n}}"
+            )
+        elif kind == "missing":
+            lines.append(
+                f'export function {fn}(): {cap} {{\n  return {{ id: {i}, sku: "S-{i}", qty: 1 }};\n}}'
+            )
+        elif kind == "undefined":
+            lines.append(
+                f"export function {fn}(items: {cap}[]): number {{\n"
+                f"  const first = items.find((it) => it.id === {i});\n  return first.qty;\n}}"
+            )
+        else:
+            lines.append(f"export function {fn}(x: {cap}): number {{\n  return x.qty + {i};\n}}")
+        lines.append("")
+    return "\n".join(lines)
+
+
+def _js_module(name: str, rng: random.Random) -> str:
+    """A JavaScript module with what eslint's rules below report."""
+    lines = [f"// {name}: helpers of the web shop", ""]
+    for i in range(rng.randint(3, 6)):
+        kind = rng.choice(("var", "eqeq", "unused", "undef", "clean"))
+        fn = f"{name}_{i}"
+        if kind == "var":
+            lines.append(
+                f"export function {fn}(items) {{\n  var total = 0;\n  for (const it of items) total += it.qty;\n  return total;\n}}"
+            )
+        elif kind == "eqeq":
+            lines.append(f"export function {fn}(a, b) {{\n  return a.status == b.status;\n}}")
+        elif kind == "unused":
+            lines.append(
+                f"export function {fn}(order, options) {{\n  const spare{i} = order.id;\n  return order.total;\n}}"
+            )
+        elif kind == "undef":
+            lines.append(
+                f"export function {fn}(order) {{\n  return lookupRate{i}(order.region) * order.total;\n}}"
+            )
+        else:
+            lines.append(f"export function {fn}(x) {{\n  return x * {i + 3};\n}}")
+        lines.append("")
+    return "\n".join(lines)
+
+
+def _vitest_file(name: str, rng: random.Random) -> str:
+    lines = [
+        'import { describe, it, expect } from "vitest";',
+        'import { price, slug, merge } from "../shop.js";',
+        "",
+    ]
+    lines.append(f'describe("{name}", () => {{')
+    for i in range(rng.randint(6, 10)):
+        if i % 8 == 3:  # about one failing test in six
+            lines.append(
+                f'  it("merges settings {i}", () => {{\n    expect(merge({{ a: {{ x: {i} }} }}, {{ a: {{ y: 2 }} }})).toEqual({{ a: {{ x: {i}, y: 3 }} }});\n  }});'
+            )
+        elif i % 8 == 6:
+            lines.append(
+                f'  it("slug of item {i}", () => {{\n    expect(slug("Item {i}")).toBe("Item-{i}");\n  }});'
+            )
+        else:
+            lines.append(
+                f'  it("price of {i} units", () => {{\n    expect(price({i})).toBe({i * 250});\n  }});'
+            )
+    lines.append("});")
+    return "\n".join(lines) + "\n"
+
+
+_ESLINT_CONFIG = """
+    import js from "@eslint/js";
+
+    export default [
+      js.configs.recommended,
+      {
+        files: ["lib/**/*.js"],
+        languageOptions: { ecmaVersion: 2022, sourceType: "module" },
+        rules: { "no-unused-vars": "warn", eqeqeq: "error", "no-undef": "error", "no-var": "error" },
+      },
+    ];
+    """
+
+
+def npm_captures(run: Runner, root: Path) -> list[Capture]:
+    if not (run.have("node") and run.have("npm")):
+        return []
+    rng = random.Random(41)
+    proj = root / "webshop"
+    files = {
+        "package.json": json.dumps(
+            {
+                "name": "webshop",
+                "version": "1.0.0",
+                "private": True,
+                "type": "module",
+                "devDependencies": NPM_TOOLS,
+            },
+            indent=2,
+        ),
+        "tsconfig.json": json.dumps(
+            {
+                "compilerOptions": {
+                    "target": "ES2020",
+                    "module": "commonjs",
+                    "strict": True,
+                    "noEmit": True,
+                },
+                "include": ["src"],
+            },
+            indent=2,
+        ),
+        "eslint.config.js": _ESLINT_CONFIG,
+        "shop.js": """
+            export const price = (n) => n * 250;
+            export const slug = (s) => s.toLowerCase().replace(/\\s+/g, "-");
+            export const merge = (a, b) => ({ ...a, ...b });
+            """,
+    }
+    for name in ("orders", "stock", "billing", "users"):
+        files[f"src/{name}.ts"] = _ts_module(name, rng)
+    for name in ("cart", "rates", "report", "session", "audit"):
+        files[f"lib/{name}.js"] = _js_module(name, rng)
+    for name in ("pricing", "slugs", "settings", "checkout"):
+        files[f"test/{name}.test.js"] = _vitest_file(name, rng)
+    _write(proj, files)
+    cache = {"npm_config_cache": str(run.work / "npm-cache"), "npm_config_update_notifier": "false"}
+    installed = run.run(
+        ["npm", "install", "--no-audit", "--no-fund", "--ignore-scripts", "--loglevel=error"],
+        proj,
+        env=cache,
+        timeout=300,
+    )
+    bin_dir = proj / "node_modules" / ".bin"
+    if installed is None or not (bin_dir / "tsc").exists():
+        run.skipped.append("npm install: failed (no registry?)")
+        return []
+    colour = {**cache, "FORCE_COLOR": "1"}
+    out: list[Capture] = []
+    wanted = (
+        (
+            "tsc-pretty",
+            ["tsc", "--noEmit", "--pretty"],
+            colour,
+            "npx tsc --noEmit --pretty",
+            "Type-check the shop.",
+            "TS2",
+        ),
+        ("eslint", ["eslint", "lib/"], cache, "npx eslint lib/", "Lint the helpers.", "error"),
+        ("vitest", ["vitest", "run"], cache, "npx vitest run", "Run the shop tests.", "FAIL"),
+    )
+    for key, argv, env, command, ask, needle in wanted:
+        text = run.run([str(bin_dir / argv[0]), *argv[1:]], proj, env=env, timeout=180)
+        if text:
+            answer = strip_ansi(first_line(text, needle, default="output above."))
+            out.append(Capture(key, command, text, ask, answer))
+    return out
+
+
 def toolchain_captures(run: Runner, root: Path) -> list[Capture]:
     """Every toolchain capture whose programs are on the PATH."""
     root.mkdir(parents=True, exist_ok=True)
@@ -594,6 +779,7 @@ def toolchain_captures(run: Runner, root: Path) -> list[Capture]:
         go_captures,
         java_captures,
         node_captures,
+        npm_captures,
     ):
         found += make(run, root)
     return found
