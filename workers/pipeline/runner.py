@@ -659,7 +659,12 @@ def _undone(before: str, after: str, own: Mapping[str, str]) -> bool:
         restored = stash_marker.expand_offload(after, store, [], keys=own)
     except ValueError:
         return False
-    if restored != before and structured_view.LITERAL in restored:
+    if (
+        restored != before
+        and structured_view.LITERAL in restored
+        and structured_view.LITERAL not in before
+    ):
+        # this engine wrote the view (an earlier engine's view in ``before`` stays as it is)
         restored = structured_view.decode(restored)
     if restored == before:
         return True
