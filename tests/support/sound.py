@@ -10,6 +10,11 @@ from workers.pipeline.visibility import lost_facts
 from workers.testing import expanded_record
 
 
+def tool_output(content: str, command: str, rid: str = "t") -> dict[str, Any]:
+    """A ``tool_output`` record of one command's output."""
+    return {"id": rid, "kind": "tool_output", "command": command, "content": content}
+
+
 def compress_soundly(record: dict[str, Any], mode: str) -> tuple[str, float]:
     """The compressed tool output's text and the share of tokens saved, after checking that
     the gate rejected nothing, no critical fact went out of sight and expand gives the

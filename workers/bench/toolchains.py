@@ -595,63 +595,58 @@ NPM_TOOLS = {"typescript": "7.0.2", "eslint": "10.15.0", "@eslint/js": "10.0.1",
 _TS_FIELDS = (("id", "number"), ("sku", "string"), ("qty", "number"), ("note", "string"))
 
 
+#: per kind of function, its TypeScript (the type error ``tsc --strict`` reports in it)
+_TS_BODIES = {
+    "assign": "export function {fn}(x: {cap}): string {{\n  const n: string = x.qty;\n  return n;\n}}",
+    "arg": (
+        "function scale{i}(v: number): number {{\n  return v * {k};\n}}\n"
+        "export function {fn}(x: {cap}): number {{\n  return scale{i}(x.sku);\n}}"
+    ),
+    "missing": 'export function {fn}(): {cap} {{\n  return {{ id: {i}, sku: "S-{i}", qty: 1 }};\n}}',
+    "undefined": (
+        "export function {fn}(items: {cap}[]): number {{\n"
+        "  const first = items.find((it) => it.id === {i});\n  return first.qty;\n}}"
+    ),
+    "clean": "export function {fn}(x: {cap}): number {{\n  return x.qty + {i};\n}}",
+}
+#: ... and its JavaScript (what eslint's rules below report in it)
+_JS_BODIES = {
+    "var": (
+        "export function {fn}(items) {{\n  var total = 0;\n"
+        "  for (const it of items) total += it.qty;\n  return total;\n}}"
+    ),
+    "eqeq": "export function {fn}(a, b) {{\n  return a.status == b.status;\n}}",
+    "unused": (
+        "export function {fn}(order, options) {{\n  const spare{i} = order.id;\n"
+        "  return order.total;\n}}"
+    ),
+    "undef": "export function {fn}(order) {{\n  return lookupRate{i}(order.region) * order.total;\n}}",
+    "clean": "export function {fn}(x) {{\n  return x * {k};\n}}",
+}
+
+
+def _functions(
+    head: list[str], bodies: dict[str, str], rng: random.Random, most: int, **names: str
+) -> str:
+    """``head``, then 3 to ``most`` functions of kinds drawn from ``bodies``."""
+    lines = list(head)
+    for i in range(rng.randint(3, most)):
+        body = bodies[rng.choice(tuple(bodies))]
+        lines += [body.format(fn=f"{names['prefix']}{i}", i=i, k=i + 2, **names), ""]
+    return "\n".join(lines)
+
+
 def _ts_module(name: str, rng: random.Random) -> str:
     """A TypeScript module with the type errors ``tsc --strict`` reports."""
     cap = name.capitalize()
-    lines = [f"export interface {cap} {{"]
-    lines += [f"  {field}: {kind};" for field, kind in _TS_FIELDS]
-    lines += ["}", ""]
-    for i in range(rng.randint(3, 5)):
-        kind = rng.choice(("assign", "arg", "missing", "undefined", "clean"))
-        fn = f"{name}Step{i}"
-        if kind == "assign":
-            lines.append(
-                f"export function {fn}(x: {cap}): string {{\n  const n: string = x.qty;\n  return n;\n}}"
-            )
-        elif kind == "arg":
-            lines.append(
-                f"function scale{i}(v: number): number {{\n  return v * {i + 2};\n}}\n"
-                f"export function {fn}(x: {cap}): number {{\n  return scale{i}(x.sku);\n}}"
-            )
-        elif kind == "missing":
-            lines.append(
-                f'export function {fn}(): {cap} {{\n  return {{ id: {i}, sku: "S-{i}", qty: 1 }};\n}}'
-            )
-        elif kind == "undefined":
-            lines.append(
-                f"export function {fn}(items: {cap}[]): number {{\n"
-                f"  const first = items.find((it) => it.id === {i});\n  return first.qty;\n}}"
-            )
-        else:
-            lines.append(f"export function {fn}(x: {cap}): number {{\n  return x.qty + {i};\n}}")
-        lines.append("")
-    return "\n".join(lines)
+    head = [f"export interface {cap} {{", *(f"  {f}: {kind};" for f, kind in _TS_FIELDS), "}", ""]
+    return _functions(head, _TS_BODIES, rng, 5, cap=cap, prefix=f"{name}Step")
 
 
 def _js_module(name: str, rng: random.Random) -> str:
     """A JavaScript module with what eslint's rules below report."""
-    lines = [f"// {name}: helpers of the web shop", ""]
-    for i in range(rng.randint(3, 6)):
-        kind = rng.choice(("var", "eqeq", "unused", "undef", "clean"))
-        fn = f"{name}_{i}"
-        if kind == "var":
-            lines.append(
-                f"export function {fn}(items) {{\n  var total = 0;\n  for (const it of items) total += it.qty;\n  return total;\n}}"
-            )
-        elif kind == "eqeq":
-            lines.append(f"export function {fn}(a, b) {{\n  return a.status == b.status;\n}}")
-        elif kind == "unused":
-            lines.append(
-                f"export function {fn}(order, options) {{\n  const spare{i} = order.id;\n  return order.total;\n}}"
-            )
-        elif kind == "undef":
-            lines.append(
-                f"export function {fn}(order) {{\n  return lookupRate{i}(order.region) * order.total;\n}}"
-            )
-        else:
-            lines.append(f"export function {fn}(x) {{\n  return x * {i + 3};\n}}")
-        lines.append("")
-    return "\n".join(lines)
+    head = [f"// {name}: helpers of the web shop", ""]
+    return _functions(head, _JS_BODIES, rng, 6, prefix=f"{name}_")
 
 
 def _vitest_file(name: str, rng: random.Random) -> str:

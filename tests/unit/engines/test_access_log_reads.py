@@ -7,7 +7,7 @@ from __future__ import annotations
 import http.server
 import random
 
-from tests.support.sound import compress_soundly
+from tests.support.sound import compress_soundly, tool_output
 from workers.engines._logs import is_log_line
 
 
@@ -34,13 +34,7 @@ def test_http_server_lines_are_log_lines() -> None:
 
 def test_tail_of_an_access_log_is_folded_and_5xx_requests_stay() -> None:
     log = _access_log(80)
-    record = {
-        "id": "tail",
-        "kind": "tool_output",
-        "command": "tail -n 80 /srv/api/requests.txt",
-        "content": log,
-    }
-    text, saved = compress_soundly(record, "standard")
+    text, saved = compress_soundly(tool_output(log, "tail -n 80 /srv/api/requests.txt"), "standard")
     assert saved > 0.35
     for line in log.splitlines():
         if line.endswith(" 500 -"):

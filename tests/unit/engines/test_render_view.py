@@ -12,7 +12,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.support.sound import compress_soundly
+from tests.support.sound import compress_soundly, tool_output
 from workers.engines.toolfilter import render
 from workers.markers.structured_view import HEADER_LINE
 
@@ -20,10 +20,6 @@ TSC = (Path(__file__).resolve().parents[2] / "data" / "toolfilter" / "tsc-pretty
     encoding="utf-8"
 )
 _ANSI = re.compile(r"\x1b\[[0-9;]*m")
-
-
-def _tool(content: str, command: str, rid: str = "t") -> dict[str, object]:
-    return {"id": rid, "kind": "tool_output", "command": command, "content": content}
 
 
 def _gcc_build(findings: int) -> str:
@@ -42,7 +38,7 @@ def _gcc_build(findings: int) -> str:
 
 @pytest.mark.parametrize("mode", ["standard", "aggressive"])
 def test_tsc_code_frames_go_into_one_view(mode: str) -> None:
-    text, saved = compress_soundly(_tool(TSC, "npx tsc --noEmit --pretty"), mode)
+    text, saved = compress_soundly(tool_output(TSC, "npx tsc --noEmit --pretty"), mode)
     assert HEADER_LINE + "… " in text
     plain = _ANSI.sub("", TSC)
     headlines = [line for line in plain.splitlines() if " - error TS" in line]
@@ -58,7 +54,7 @@ def test_tsc_code_frames_go_into_one_view(mode: str) -> None:
 def test_the_view_saves_what_markers_of_their_own_could_not(
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
-    record = _tool(_gcc_build(12), "make")
+    record = tool_output(_gcc_build(12), "make")
     with_view, saved_view = compress_soundly(record, "standard")
     monkeypatch.setattr(render, "MIN_VIEW_TOKENS", 10**9)
     without, saved_plain = compress_soundly(record, "standard")
@@ -70,7 +66,7 @@ def test_the_view_saves_what_markers_of_their_own_could_not(
 
 
 def test_one_short_frame_does_not_pay_for_a_view() -> None:
-    text, _ = compress_soundly(_tool(_gcc_build(2) + "x" * 400 + "\n", "make"), "standard")
+    text, _ = compress_soundly(tool_output(_gcc_build(2) + "x" * 400 + "\n", "make"), "standard")
     assert HEADER_LINE not in text
 
 
@@ -83,7 +79,9 @@ def test_passing_tests_are_never_hidden_without_a_marker() -> None:
         lines += [f"    ✓ case {s}.{c} works ({c + 1} ms)" for c in range(2)]
         lines += [f"    ✕ case {s}.9 fails (3 ms)", ""]
     lines += ["Tests:       8 failed, 16 passed, 24 total", "Time:        1.2 s"]
-    text, _ = compress_soundly(_tool("\n".join(lines) + "\n", "npx jest --verbose"), "standard")
+    text, _ = compress_soundly(
+        tool_output("\n".join(lines) + "\n", "npx jest --verbose"), "standard"
+    )
     assert HEADER_LINE not in text
     assert "✓ case 3.1 works (2 ms)" in text or "passing test" in text
 
@@ -108,7 +106,7 @@ def _rustc_build(findings: int) -> str:
 
 def test_markers_of_decoration_move_into_the_view_when_that_pays() -> None:
     # each frame pays for a marker of its own; six markers cost more than one view
-    text, _ = compress_soundly(_tool(_rustc_build(6), "cargo build"), "standard")
+    text, _ = compress_soundly(tool_output(_rustc_build(6), "cargo build"), "standard")
     assert HEADER_LINE in text
     assert "snippet lines omitted" not in text.split(HEADER_LINE)[0]
     for k in range(6):
