@@ -24,6 +24,7 @@ from collections.abc import Mapping
 from dataclasses import asdict, dataclass
 from typing import Any
 
+from workers.core.ansi import strip_ansi
 from workers.core.tokens import TokenCounter
 from workers.engines._filters import FilterSet
 from workers.engines.toolfilter.family import MESSAGES, output_family
@@ -70,6 +71,10 @@ def _shape(line: str) -> str:
     return _DIGITS.sub("0", line)
 
 
+def _same(text: str) -> str:
+    return text
+
+
 def _stashed_lines(text: str, stash: Mapping[str, str]) -> set[str]:
     """Stripped lines of every stash entry ``text`` points at (nested entries too)."""
     seen: set[str] = set()
@@ -89,12 +94,14 @@ def _stashed_lines(text: str, stash: Mapping[str, str]) -> set[str]:
 
 
 def _count_lines(report: UnitReport, before: str, after: str, stash: Mapping[str, str]) -> None:
-    visible = {line.strip() for line in after.split("\n")}
+    # colours (which the ansi engine keeps out of band) do not make a line another line
+    plain = strip_ansi if "\x1b" in before else _same
+    visible = {plain(line).strip() for line in after.split("\n")}
     shapes: set[str] | None = None
-    stashed = _stashed_lines(after, stash) if "<<cx:" in after else set()
+    stashed = {plain(line) for line in _stashed_lines(after, stash)} if "<<cx:" in after else set()
     report.markers = len(OFFLOAD_REF.findall(after))
     for raw in before.split("\n"):
-        line = raw.strip()
+        line = plain(raw).strip()
         if not line:
             continue
         report.lines += 1

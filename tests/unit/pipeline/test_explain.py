@@ -98,3 +98,21 @@ def test_bench_reports_savings_per_family(capsys: pytest.CaptureFixture[str]) ->
         == 0
     )
     assert "families" not in orjson.loads(capsys.readouterr().out)
+
+
+def test_coloured_lines_that_stay_count_as_kept(tmp_path: Path) -> None:
+    # tsc --pretty with colours: the ansi engine keeps the escapes out of band, so the
+    # headlines stay as they were written once the colours are taken off, and the code
+    # frames are in the view's stash
+    tsc = (
+        Path(__file__).resolve().parents[2] / "data" / "toolfilter" / "tsc-pretty.txt"
+    ).read_text(encoding="utf-8")
+    src, report = tmp_path / "in.jsonl", tmp_path / "x.jsonl"
+    record = {"id": "c", "kind": "tool_output", "command": "npx tsc --pretty", "content": tsc}
+    src.write_bytes(orjson.dumps(record) + b"\n")
+    out = tmp_path / "out.jsonl"
+    argv = ["compress", "--mode", "standard", "-i", str(src), "-o", str(out), "--quiet"]
+    assert main([*argv, "--explain", str(report)]) == 0
+    row = orjson.loads(report.read_bytes().splitlines()[0])
+    assert row["rewritten"] == 0
+    assert row["kept"] >= 17 and row["stashed"] >= 30
