@@ -696,6 +696,8 @@ def _git_log_capture(run: Runner, repo: Path, oldest: list[str]) -> Capture | No
     every build (the newest commits change with every commit, and a commit message that
     quotes ctxpress's own marker syntax makes the pipeline leave the whole text alone; a
     window holding one moves on to later commits)."""
+    if not oldest:
+        return None  # a repository without commits
     for end in range(min(29, len(oldest) - 1), len(oldest), 10):
         rev = oldest[end]
         log = run.run(["git", "log", "--stat", "-n", "30", rev], repo)

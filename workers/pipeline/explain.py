@@ -71,10 +71,6 @@ def _shape(line: str) -> str:
     return _DIGITS.sub("0", line)
 
 
-def _same(text: str) -> str:
-    return text
-
-
 def _stashed_lines(text: str, stash: Mapping[str, str]) -> set[str]:
     """Stripped lines of every stash entry ``text`` points at (nested entries too)."""
     seen: set[str] = set()
@@ -95,7 +91,7 @@ def _stashed_lines(text: str, stash: Mapping[str, str]) -> set[str]:
 
 def _count_lines(report: UnitReport, before: str, after: str, stash: Mapping[str, str]) -> None:
     # colours (which the ansi engine keeps out of band) do not make a line another line
-    plain = strip_ansi if "\x1b" in before else _same
+    plain = strip_ansi if "\x1b" in before else str
     visible = {plain(line).strip() for line in after.split("\n")}
     shapes: set[str] | None = None
     stashed = {plain(line) for line in _stashed_lines(after, stash)} if "<<cx:" in after else set()

@@ -351,16 +351,14 @@ def may_have_structure(text: str) -> bool:
     return _ANY.search(text) is not None or _ANY_CRASH.search(text) is not None
 
 
-def analyse(
-    lines: list[str], critical: Callable[[int], bool] | None = None, probed: bool = False
-) -> Structure:
+def analyse(lines: list[str], critical: Callable[[int], bool] | None = None) -> Structure:
     """The report and diagnostic structure of ``lines`` (ANSI colour already stripped).
 
     ``critical`` says which lines the gate must see; without it repeats of a
     diagnostic are not collapsed (a coloured output: the gate compares the
     lines as written).  A repeat's block is dropped whole, so no other line
-    of it may be critical.  ``probed`` (:func:`may_have_structure` said yes) is accepted
-    for the callers; the two probes run again here, since they say which checks to run.
+    of it may be critical.  The probes of :func:`may_have_structure` run here on ``lines``
+    as given (cut at the line cap, carriage returns off): they say which checks run.
     """
     joined = "\n" + "\n".join(lines)
     structured = _ANY.search(joined) is not None  # one scan: most outputs have no such line

@@ -149,7 +149,7 @@ class Plan:
         self.structure: Structure = NO_STRUCTURE
         if may_have_structure(ANSI.sub("", text) if ansi else text):
             self.structure = analyse(
-                _plain_lines(lines, ansi, cr), critical if not (ansi or split) else None, True
+                _plain_lines(lines, ansi, cr), critical if not (ansi or split) else None
             )
         self._classify(crit, ansi, split, cr)
         if "```" in text or "~~~" in text:

@@ -30,7 +30,7 @@ from workers.engines.toolfilter.plan import (
     Plan,
 )
 from workers.fidelity.facts import protected_spans
-from workers.markers.stash import NOTE_CAP, offload_marker
+from workers.markers.stash import LITERAL, NOTE_CAP, offload_marker
 from workers.markers.structured_view import HEADER_LINE
 
 __all__ = ["LONG_LINE", "LONG_LINE_KEEP", "MIN_SAVED_TOKENS", "FilterResult", "filter_text"]
@@ -57,12 +57,25 @@ def _counted(count: int, noun: str) -> str:
     return f"{count} {noun}"
 
 
-def _note(plan: Plan, a: int, b: int) -> str:
-    labels: Counter[Label] = Counter()
+def _count_labels(plan: Plan, a: int, b: int, labels: Counter[Label]) -> None:
+    """Add the labels of the dropped lines in ``[a, b)`` to ``labels``."""
     for i in range(a, b):
         if plan.cls[i] == DROP:
             label = plan.labels[i]
             labels[label if label is not None else PLAIN] += 1
+
+
+def _parts(labels: Counter[Label]) -> list[str]:
+    """``3 snippet lines``, ``2 other lines``: the three most common labels, counted."""
+    return [
+        _counted(count, label.text or ("rows" if label.rows else "other lines"))
+        for label, count in labels.most_common(3)
+    ]
+
+
+def _note(plan: Plan, a: int, b: int) -> str:
+    labels: Counter[Label] = Counter()
+    _count_labels(plan, a, b, labels)
     n = b - a
     lines = _counted(n, "lines")
     if any(label.item for label in labels):
@@ -93,10 +106,7 @@ def _note(plan: Plan, a: int, b: int) -> str:
         if label is SIMILAR:
             return f"{_counted(n, 'similar lines')} omitted"
         return f"{lines} omitted (all {label.text})"
-    parts = [
-        _counted(count, label.text or ("rows" if label.rows else "other lines"))
-        for label, count in labels.most_common(3)
-    ]
+    parts = _parts(labels)
     if len(labels) > 3:
         parts.append("…")
     return f"{lines} omitted ({', '.join(parts)})"
@@ -157,9 +167,10 @@ def filter_text(text: str, filt: Filter, tokens: TokenCounter) -> FilterResult |
     out: list[str] = []
     stash: dict[str, str] = {}
     omitted = markers = 0
-    # (first line, end, where in ``out``) of the runs not stashed, and of those stashed
+    # (first line, end, where in ``out``) of the runs not stashed, and of those stashed (with
+    # their stash key)
     unpaid: list[tuple[int, int, int]] = []
-    paid: list[tuple[int, int, int]] = []
+    paid: list[tuple[int, int, int, str]] = []
     i = 0
     while i < n:
         if cls[i] != DROP:
@@ -181,33 +192,29 @@ def filter_text(text: str, filt: Filter, tokens: TokenCounter) -> FilterResult |
         while end > i and cls[end - 1] == BLANK:
             end -= 1
         # the whole run, else (when it does not pay) its pieces between blank lines
-        if _stash_run(plan, i, end, tokens, out, stash):
-            paid.append((i, end, len(out) - 1))
-            omitted += end - i
-            markers += 1
-        else:
-            pieces = _pieces(cls, i, end)
-            at = i
-            for a, b in pieces if len(pieces) > 1 else ():
-                out.extend(lines[at:a])  # the blank lines between pieces
-                if _stash_run(plan, a, b, tokens, out, stash):
-                    paid.append((a, b, len(out) - 1))
-                    omitted += b - a
-                    markers += 1
-                else:
-                    unpaid.append((a, b, len(out)))
-                    out.extend(lines[a:b])
-                at = b
-            if at == i:
-                unpaid.append((i, end, len(out)))
-            out.extend(lines[at:end])
-        out.extend(lines[end:j])
+        run_key = _stash_run(plan, i, end, tokens, out, stash)
+        pieces: list[tuple[int, int]] = _pieces(cls, i, end) if run_key is None else []
+        split = len(pieces) > 1
+        at = i
+        for a, b in pieces if split else [(i, end)]:
+            out.extend(lines[at:a])  # the blank lines between pieces
+            if split:
+                run_key = _stash_run(plan, a, b, tokens, out, stash)
+            if run_key is not None:
+                paid.append((a, b, len(out) - 1, run_key))
+                omitted += b - a
+                markers += 1
+            else:
+                unpaid.append((a, b, len(out)))
+                out.extend(lines[a:b])
+            at = b
+        out.extend(lines[at:j])  # the blank lines after the run
         i = j
     view = _view(plan, text, out, unpaid, paid, tokens) if unpaid or len(paid) > 1 else None
     if view is not None:
         new, key, shown_only, gone = view
         for run_key in gone:  # stashes no marker points at any more (the view holds them)
-            if f"<<cx:{run_key}>>" not in new:
+            if f"{LITERAL}{run_key}>>" not in new:
                 stash.pop(run_key, None)
         stash[key] = text
         markers += 1 - len(gone)
@@ -239,7 +246,7 @@ def _view(
     text: str,
     out: list[str],
     unpaid: list[tuple[int, int, int]],
-    paid: list[tuple[int, int, int]],
+    paid: list[tuple[int, int, int, str]],
     tokens: TokenCounter,
 ) -> tuple[str, str, int, list[str]] | None:
     """``(view, key, lines, keys)``: the output without its decoration, when one view marker
@@ -254,35 +261,32 @@ def _view(
     they are: what goes without a trace of its own is the decoration :mod:`.blocks` finds (code
     frames, help text, library frames, banners), whose absence changes no line's meaning.
     """
+    # (first line, end, where in ``out``, lines it takes there, what it shows, its stash key)
     runs = [
-        (a, b, where, b - a, "\n".join(plan.lines[a:b]))
+        (a, b, where, b - a, "\n".join(plan.lines[a:b]), "")
         for a, b, where in unpaid
         if all(_silent(plan, k) for k in range(a, b))
     ]
     runs += [
-        (a, b, where, 1, out[where])
-        for a, b, where in paid
+        (a, b, where, 1, out[where], key)
+        for a, b, where, key in paid
         if all(_silent(plan, k) for k in range(a, b))
     ]
     if not runs:
         return None
-    saved = sum(tokens.count(shown) for *_, shown in runs)
+    saved = sum(tokens.count(run[4]) for run in runs)
     if saved < MIN_VIEW_TOKENS:
         return None
     runs.sort(key=lambda run: run[2])
     labels: Counter[Label] = Counter()
     shown_only = 0
     for a, b, *_ in runs:
-        for k in range(a, b):
-            if plan.cls[k] == DROP:
-                label = plan.labels[k]
-                labels[label if label is not None else PLAIN] += 1
+        _count_labels(plan, a, b, labels)
         shown_only += b - a
-    parts = [
-        _counted(count, label.text or ("rows" if label.rows else "other lines"))
-        for label, count in labels.most_common(3)
-    ]
-    note = f"{_counted(shown_only, 'lines')} above omitted without a marker ({', '.join(parts)})"
+    note = (
+        f"{_counted(shown_only, 'lines')} above omitted without a marker "
+        f"({', '.join(_parts(labels))})"
+    )
     marker, key = make_marker(note, text)
     tail = HEADER_LINE + marker
     if saved < tokens.count(tail) + MIN_SAVED_TOKENS:
@@ -290,11 +294,11 @@ def _view(
     body: list[str] = []
     gone: list[str] = []
     at = 0
-    for _a, _b, where, width, shown in runs:
+    for _a, _b, where, width, _shown, run_key in runs:
         body.extend(out[at:where])
         at = where + width
-        if width == 1 and shown.endswith(">>"):
-            gone.append(shown[shown.rindex("<<cx:") + 5 : -2])
+        if run_key:
+            gone.append(run_key)
         # the blank lines that framed the run: one stays
         while at < len(out) and not out[at].strip() and body and not body[-1].strip():
             at += 1
@@ -306,15 +310,16 @@ def _view(
 
 def _stash_run(
     plan: Plan, a: int, b: int, tokens: TokenCounter, out: list[str], stash: dict[str, str]
-) -> bool:
-    """Append the marker of lines ``[a, b)`` to ``out`` and stash them, when that pays."""
+) -> str | None:
+    """Append the marker of lines ``[a, b)`` to ``out`` and stash them, when that pays; the
+    stash key, or None."""
     run = "\n".join(plan.lines[a:b])
     marker, key = make_marker(_note(plan, a, b), run)
     if not _worth(run, marker, tokens):
-        return False
+        return None
     out.append(marker)
     stash[key] = run
-    return True
+    return key
 
 
 def _pieces(cls: bytearray, a: int, b: int) -> list[tuple[int, int]]:
