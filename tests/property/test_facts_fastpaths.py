@@ -56,6 +56,8 @@ def reference_tool_lines(text: str, family: str | None) -> Iterator[tuple[str, s
     in_status_untracked = False
     in_hunk = False
     want_frame = False
+    want_message = False
+    in_expected = False
     in_cmake_error = False
     path_header: str | None = None
     grep_files: set[str] = set()
@@ -76,6 +78,19 @@ def reference_tool_lines(text: str, family: str | None) -> Iterator[tuple[str, s
             continue
         if len(line) > 600:
             line = line[:600]
+        if in_expected:
+            if facts._EXPECTED_END.match(raw):
+                in_expected = False
+            else:
+                if line.startswith(("+", "-", "@@")):
+                    yield "test_failure", token
+                continue
+        if want_message:
+            want_message = False
+            if not facts._TRACE_FRAME.match(raw):
+                yield "test_failure", token
+                in_expected = facts._EXPECTED_HEAD.match(line) is not None
+                continue
         if facts._DIFF_HEADER.match(raw):
             in_hunk = raw.startswith("@@")
             yield "diff_header", token
@@ -119,9 +134,13 @@ def reference_tool_lines(text: str, family: str | None) -> Iterator[tuple[str, s
             or facts._GO_FAIL.match(raw)
             or (in_failures and facts._NUMBERED_FAILURE.match(raw))
         ):
-            failed = True
+            failed = want_frame = True
+            want_message = line.startswith("●")
             yield "test_failure", token
         elif failed and facts._ASSERTION.match(raw):
+            yield "test_failure", token
+        elif failed and facts._EXPECTED_HEAD.match(line):
+            in_expected = True
             yield "test_failure", token
         elif facts._RUBY_FRAME.match(raw):
             yield "stack_frame", token
@@ -176,7 +195,7 @@ LINE_PARTS = st.sampled_from(
         "test result: ok.", "Ran 3 tests in 0.1s", "OK", "FAILED (failures=1)", "Found 2 errors",
         "3 problems", "Successfully installed a-1", "added 3 packages", "Installed 2 packages",
         "Packages: +3", "up to date", "BUILD SUCCESS", "src/a.ts:10:5: error TS2322", "a.py(3): x",
-        "  ✕ renders", "● suite › test", "× fails", "modified:   a.py", "M  a.py", "?? new.txt",
+        "  ✕ renders", "● suite › test", "  ● Console", "× fails", "modified:   a.py", "M  a.py", "?? new.txt",
         "Untracked files:", "\tnew.txt", "warning: x", "WARN deprecated", "plain text", "",
         "   ", "\x1b[31merror\x1b[0m", "١٢ errors", "\u3000Found 1 error", "x" * 700 + "Error",
         "Traceback (most recent call last):", "src/x.rs:1:1", "a:b", "(c)", "U", "F", "a",
@@ -215,6 +234,11 @@ LINE_PARTS = st.sampled_from(
         "      at Context.<anonymous> (mocha/slug.test.js:36:42)", "=== RUN   TestX",
         "=== RUN   TestX/y", "=== CONT  TestX", "--- PASS: TestX (0.00s)", "    --- SKIP: TestX/y",
         "        continued message", "mod.c:4:61: note: ‘sprintf’ output",
+        "- Expected  - 2", "+ Received  + 1", "- Expected", "    -   \"retryAfter\": 30,",
+        "+     \"timeout\": 2500,", "  ● Cart › stores item shape", "    upstream timeout for 13",
+        "    expect(received).toEqual(expected) // deep equality", "⎯⎯⎯⎯[1/4]⎯",
+        " ❯ fetchUser src/lib.js:15:102", " FAIL  test/cart.test.js > Cart > x",
+        "PASS __tests__/math.spec.js", "@@ -2,11 +2,10 @@",
     ]
 )  # fmt: skip
 MULTILINE = st.lists(LINE_PARTS, max_size=25).map("\n".join)

@@ -7,8 +7,9 @@ Two families, both named by kind in gate violations and dead letters:
   message, or inside a stash the message points at (``<<cx:HASH>>``);
 - *visible* lines (error and warning lines, failing tests (``--- FAIL:``,
   ``●``, ``not ok``, pytest's ``____ test_x ____``, numbered failures under a
-  ``Failures:`` header, rspec's rerun lines) with their assertion lines and
-  the test summary, diff file and hunk headers, compiler/linter findings, git
+  ``Failures:`` header, rspec's rerun lines) with their assertion lines
+  (jest's message line, the changed lines of a ``- Expected`` / ``+ Received``
+  diff) and their first frame in user code, the test summary, diff file and hunk headers, compiler/linter findings, git
   status paths, a traceback's exception line (whatever its name), its
   innermost frame and its innermost frame in user code, constraint and
   negation lines of prose): each must still be readable in the message itself.
@@ -306,7 +307,7 @@ _LOCATION = re.compile(
     r"^\s*--> \S+:\d+"
     r"|^\s+[\w./-]+\.go:\d+: \S"
     r"|^\[ERROR\] \S+\.\w+:\[\d+,\d+\]"
-    r"|^\s*❯ \S+:\d+:\d+$"  # vitest
+    r"|^\s*❯ (?:\S+ )?\S+:\d+:\d+$"  # vitest (with the function name, when it has one)
     r"|^\s*location: '\S+:\d+:\d+'$"  # node --test (TAP)
 )
 _ESLINT_FINDING = re.compile(r"^\s+\d+:\d+\s+(?:error|warning)\s")
@@ -366,7 +367,8 @@ def is_user_frame(frame: str) -> bool:
 
 _ANSI = ANSI  # the one escape-sequence pattern
 _TEST_FAILURE = re.compile(
-    r"^\s*(?:[✕×✗✘]|●) \S|^\s*not ok \d+ - \S"  # jest/vitest/mocha, TAP
+    # jest/vitest/mocha, TAP (jest's ``● Console`` heads console.log output, not a failure)
+    r"^\s*(?:[✕×✗✘] |● (?!Console\s*$))\S|^\s*not ok \d+ - \S"
     r"|^_{3,} \S.* _{3,}$"  # pytest's failure section header
     r"|^---- \S+ stdout ----$"  # cargo test
     r"|^rspec \S+(?::\d+|\[[\d:]+\]) # "  # rspec's failed examples
@@ -383,6 +385,13 @@ _NUMBERED_FAILURE = re.compile(r"^\s*\d+\) \S")
 # ``Received:``, rspec's ``expected:``/``got:``, TAP's ``expected:``/``actual:``.
 _ASSERTION = re.compile(
     r"^\s*(?:E {2,}\S|(?:left|right|expected|actual|Expected|Received|got|want): ?\S)"
+)
+# jest's and vitest's diff of a failing ``toEqual``: after ``- Expected`` (and ``+ Received``)
+# every changed line (``-``/``+`` first, ``@@`` hunk headers too) is part of the failure,
+# up to the frame or ``❯ file:line:col`` under it, the next failing test or a separator.
+_EXPECTED_HEAD = re.compile(r"^- Expected\b")
+_EXPECTED_END = re.compile(
+    r"^\s*(?:at \S|❯ |[✕×✗✘●] |(?:FAIL|PASS)\b|⎯|Test Suites:|Tests?\b.*\d+ (?:passed|failed))"
 )
 # A Ruby frame in the project (``# ./spec/cart_spec.rb:41:in `block ...'``, rspec).
 _RUBY_FRAME = re.compile(r"^\s*# \./\S+:\d+:in ")
@@ -428,7 +437,9 @@ def _tool_lines(text: str, family: str | None) -> Iterable[tuple[str, str]]:
     failed = False  # a failing test or an error line came before: assertion lines count
     in_status_untracked = False
     in_hunk = False
-    want_frame = False  # after a crash headline: its first frame in user code
+    want_frame = False  # after a crash headline or a failing test: its first frame in user code
+    want_message = False  # after jest's ``● suite › test`` header: its first line (the message)
+    in_expected = False  # inside a failing test's ``- Expected`` / ``+ Received`` diff
     in_cmake_error = False  # the previous line was ``CMake Error ...``
     path_header: str | None = None  # the previous line, when it is a bare file path
     grep_files: set[str] = set()
@@ -452,6 +463,21 @@ def _tool_lines(text: str, family: str | None) -> Iterable[tuple[str, str]]:
         token = raw_line.strip()[:600] if has_ansi else line[:600]
         if len(line) > 600:
             line = line[:600]
+        if in_expected:
+            # a failing assertion's diff (jest, vitest): its changed lines are the failure
+            if _EXPECTED_END.match(raw):
+                in_expected = False
+            else:
+                if line[0] in "+-" or line.startswith("@@"):
+                    yield "test_failure", token
+                continue
+        if want_message:
+            want_message = False
+            if not _TRACE_FRAME.match(raw):
+                yield "test_failure", token  # the failing test's message
+                if _EXPECTED_HEAD.match(line):
+                    in_expected = True
+                continue
         if raw[0] in _DIFF_FIRST and _DIFF_HEADER.match(raw):
             in_hunk = raw.startswith("@@")
             yield "diff_header", token
@@ -503,9 +529,13 @@ def _tool_lines(text: str, family: str | None) -> Iterable[tuple[str, str]]:
             or (first == "-" and _GO_FAIL.match(raw))
             or (in_failures and first.isdecimal() and _NUMBERED_FAILURE.match(raw))
         ):
-            failed = True
+            failed = want_frame = True
+            want_message = first == "●"
             yield "test_failure", token
         elif failed and _ASSERTION.match(raw):
+            yield "test_failure", token
+        elif failed and _EXPECTED_HEAD.match(line):
+            in_expected = True
             yield "test_failure", token
         elif first == "#" and _RUBY_FRAME.match(raw):
             yield "stack_frame", token
