@@ -100,7 +100,8 @@ class _LineIndex:
     __slots__ = ("lines", "seen")
 
     def __init__(self) -> None:
-        self.seen: dict[str, list[tuple[int, int]]] = {}  # at most MAX_SOURCES each
+        # a run's first lines (a tuple: no joined copy per line) -> at most MAX_SOURCES places
+        self.seen: dict[tuple[str, ...], list[tuple[int, int]]] = {}
         self.lines: dict[int, tuple[list[str], list[int]]] = {}
 
     def scan(
@@ -121,9 +122,11 @@ class _LineIndex:
         k = RUN_LINES
         found: list[tuple[int, int, str]] = []
         seen = self.seen
+        # keys[i]: lines i .. i+k-1 (the shorter slices end the zip)
+        keys = list(zip(*(lines[d:] for d in range(k)), strict=False))
         i = 0
         while replace and i + k <= n:
-            places = seen.get("\n".join(lines[i : i + k]))
+            places = seen.get(keys[i])
             if places:
                 # longest run first; of equal ones the earliest place
                 end, place = max((self._end(i, p, lines), (-p[0], -p[1])) for p in places)
@@ -135,8 +138,8 @@ class _LineIndex:
                     i = end
                     continue
             i += 1
-        for i in range(n - k + 1):  # this unit's lines, for the units after it
-            at = seen.setdefault("\n".join(lines[i : i + k]), [])
+        for i, key in enumerate(keys):  # this unit's lines, for the units after it
+            at = seen.setdefault(key, [])
             if len(at) < MAX_SOURCES:
                 at.append((pos, i))
         return found
