@@ -58,6 +58,7 @@ def reference_tool_lines(text: str, family: str | None) -> Iterator[tuple[str, s
     want_frame = False
     want_message = False
     in_expected = False
+    expected_indent = 0
     in_cmake_error = False
     path_header: str | None = None
     grep_files: set[str] = set()
@@ -79,7 +80,8 @@ def reference_tool_lines(text: str, family: str | None) -> Iterator[tuple[str, s
         if len(line) > 600:
             line = line[:600]
         if in_expected:
-            if facts._EXPECTED_END.match(raw):
+            indent = len(raw) - len(raw.lstrip())
+            if facts._EXPECTED_END.match(raw) or indent < expected_indent:
                 in_expected = False
             else:
                 if line.startswith(("+", "-", "@@")):
@@ -90,6 +92,7 @@ def reference_tool_lines(text: str, family: str | None) -> Iterator[tuple[str, s
             if not facts._TRACE_FRAME.match(raw):
                 yield "test_failure", token
                 in_expected = facts._EXPECTED_HEAD.match(line) is not None
+                expected_indent = len(raw) - len(raw.lstrip())
                 continue
         if facts._DIFF_HEADER.match(raw):
             in_hunk = raw.startswith("@@")
@@ -141,6 +144,7 @@ def reference_tool_lines(text: str, family: str | None) -> Iterator[tuple[str, s
             yield "test_failure", token
         elif failed and facts._EXPECTED_HEAD.match(line):
             in_expected = True
+            expected_indent = len(raw) - len(raw.lstrip())
             yield "test_failure", token
         elif facts._RUBY_FRAME.match(raw):
             yield "stack_frame", token
@@ -195,7 +199,7 @@ LINE_PARTS = st.sampled_from(
         "test result: ok.", "Ran 3 tests in 0.1s", "OK", "FAILED (failures=1)", "Found 2 errors",
         "3 problems", "Successfully installed a-1", "added 3 packages", "Installed 2 packages",
         "Packages: +3", "up to date", "BUILD SUCCESS", "src/a.ts:10:5: error TS2322", "a.py(3): x",
-        "  ✕ renders", "● suite › test", "  ● Console", "× fails", "modified:   a.py", "M  a.py", "?? new.txt",
+        "  ✕ renders", "● suite › test", "  ● Console", "✖ slug keeps case 4 (2.1ms)", "  + actual - expected", "  + 'item-4'", "    + actual - expected", "  code: 'ERR_ASSERTION'", "× fails", "modified:   a.py", "M  a.py", "?? new.txt",
         "Untracked files:", "\tnew.txt", "warning: x", "WARN deprecated", "plain text", "",
         "   ", "\x1b[31merror\x1b[0m", "١٢ errors", "\u3000Found 1 error", "x" * 700 + "Error",
         "Traceback (most recent call last):", "src/x.rs:1:1", "a:b", "(c)", "U", "F", "a",

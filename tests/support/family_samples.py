@@ -562,6 +562,33 @@ FLASK = Sample(
     ),
 )
 
+NODE_TEST = Sample(
+    "node-test",
+    "node --test",
+    _lines(
+        *[f"✔ price of {i} units ({0.1 + i / 100:.6f}ms)" for i in range(30)],
+        "✖ slug keeps case 4 (2.137013ms)",
+        "  AssertionError [ERR_ASSERTION]: Expected values to be strictly equal:",
+        "  + actual - expected",
+        "  ",
+        "  + 'item-4'",
+        "  - 'Item-4'",
+        "      at TestContext.<anonymous> (/work/shop/test/shop.test.js:8:42)",
+        "      at Test.runInAsyncScope (node:async_hooks:206:9)",
+        "      at Test.run (node:internal/test_runner/test:796:25)",
+        "ℹ tests 31",
+        "ℹ pass 30",
+        "ℹ fail 1",
+    ),
+    (
+        "✖ slug keeps case 4 (2.137013ms)",
+        "AssertionError [ERR_ASSERTION]: Expected values to be strictly equal:",
+        "+ 'item-4'",
+        "- 'Item-4'",
+        "at TestContext.<anonymous> (/work/shop/test/shop.test.js:8:42)",
+    ),
+)
+
 NODE_EXCEPTION = Sample(
     "node-exception",
     "node server.js",
@@ -619,6 +646,7 @@ SAMPLES = (
     ESLINT,
     JEST,
     VITEST,
+    NODE_TEST,
     ACCESS_LOG,
     FLASK,
     NODE_EXCEPTION,

@@ -368,7 +368,7 @@ def is_user_frame(frame: str) -> bool:
 _ANSI = ANSI  # the one escape-sequence pattern
 _TEST_FAILURE = re.compile(
     # jest/vitest/mocha, TAP (jest's ``● Console`` heads console.log output, not a failure)
-    r"^\s*(?:[✕×✗✘] |● (?!Console\s*$))\S|^\s*not ok \d+ - \S"
+    r"^\s*(?:[✕×✗✘✖] |● (?!Console\s*$))\S|^\s*not ok \d+ - \S"
     r"|^_{3,} \S.* _{3,}$"  # pytest's failure section header
     r"|^---- \S+ stdout ----$"  # cargo test
     r"|^rspec \S+(?::\d+|\[[\d:]+\]) # "  # rspec's failed examples
@@ -386,10 +386,12 @@ _NUMBERED_FAILURE = re.compile(r"^\s*\d+\) \S")
 _ASSERTION = re.compile(
     r"^\s*(?:E {2,}\S|(?:left|right|expected|actual|Expected|Received|got|want): ?\S)"
 )
-# jest's and vitest's diff of a failing ``toEqual``: after ``- Expected`` (and ``+ Received``)
+# jest's and vitest's diff of a failing ``toEqual``: after ``- Expected`` (and ``+ Received``),
+# node's and mocha's after ``+ actual - expected`` (or ``+ expected - actual``),
 # every changed line (``-``/``+`` first, ``@@`` hunk headers too) is part of the failure,
-# up to the frame or ``❯ file:line:col`` under it, the next failing test or a separator.
-_EXPECTED_HEAD = re.compile(r"^- Expected\b")
+# up to the frame or ``❯ file:line:col`` under it, the next failing test, a separator or
+# a line left of the header (TAP's YAML block goes on with ``code: 'ERR_ASSERTION'``).
+_EXPECTED_HEAD = re.compile(r"^(?:- Expected\b|\+ actual - expected$|\+ expected - actual$)")
 _EXPECTED_END = re.compile(
     r"^\s*(?:at \S|❯ |[✕×✗✘●] |(?:FAIL|PASS)\b|⎯|Test Suites:|Tests?\b.*\d+ (?:passed|failed))"
 )
@@ -423,7 +425,7 @@ def command_family(command: str | None) -> str | None:
 _DIFF_FIRST = frozenset("d@+-rn")
 _FRAME_FIRST = frozenset("Fa")
 _SUMMARY_FIRST = frozenset("=TFoPtROSaAIUurcBE#")
-_FAILURE_FIRST = frozenset("✕×✗✘●n_-r")
+_FAILURE_FIRST = frozenset("✕×✗✘✖●n_-r")
 _LOCATION_FIRST = frozenset("-[❯l")
 _CRASH_FIRST = frozenset("SDImt=")
 _NATIVE_FIRST = frozenset("/#=")
@@ -440,6 +442,7 @@ def _tool_lines(text: str, family: str | None) -> Iterable[tuple[str, str]]:
     want_frame = False  # after a crash headline or a failing test: its first frame in user code
     want_message = False  # after jest's ``● suite › test`` header: its first line (the message)
     in_expected = False  # inside a failing test's ``- Expected`` / ``+ Received`` diff
+    expected_indent = 0  # the diff header's indentation: a line left of it ends the diff
     in_cmake_error = False  # the previous line was ``CMake Error ...``
     path_header: str | None = None  # the previous line, when it is a bare file path
     grep_files: set[str] = set()
@@ -465,7 +468,7 @@ def _tool_lines(text: str, family: str | None) -> Iterable[tuple[str, str]]:
             line = line[:600]
         if in_expected:
             # a failing assertion's diff (jest, vitest): its changed lines are the failure
-            if _EXPECTED_END.match(raw):
+            if _EXPECTED_END.match(raw) or len(raw) - len(raw.lstrip()) < expected_indent:
                 in_expected = False
             else:
                 if line[0] in "+-" or line.startswith("@@"):
@@ -477,6 +480,7 @@ def _tool_lines(text: str, family: str | None) -> Iterable[tuple[str, str]]:
                 yield "test_failure", token  # the failing test's message
                 if _EXPECTED_HEAD.match(line):
                     in_expected = True
+                    expected_indent = len(raw) - len(raw.lstrip())
                 continue
         if raw[0] in _DIFF_FIRST and _DIFF_HEADER.match(raw):
             in_hunk = raw.startswith("@@")
@@ -536,6 +540,7 @@ def _tool_lines(text: str, family: str | None) -> Iterable[tuple[str, str]]:
             yield "test_failure", token
         elif failed and _EXPECTED_HEAD.match(line):
             in_expected = True
+            expected_indent = len(raw) - len(raw.lstrip())
             yield "test_failure", token
         elif first == "#" and _RUBY_FRAME.match(raw):
             yield "stack_frame", token
