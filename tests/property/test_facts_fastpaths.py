@@ -83,9 +83,8 @@ def reference_tool_lines(text: str, family: str | None) -> Iterator[tuple[str, s
             indent = len(raw) - len(raw.lstrip())
             if facts._EXPECTED_END.match(raw) or indent < expected_indent:
                 in_expected = False
-            else:
-                if line.startswith(("+", "-", "@@")):
-                    yield "test_failure", token
+            elif line.startswith(("+", "-", "@@")):
+                yield "test_failure", token
                 continue
         if want_message:
             want_message = False

@@ -9,10 +9,11 @@ Two families, both named by kind in gate violations and dead letters:
   ``●``, ``not ok``, pytest's ``____ test_x ____``, numbered failures under a
   ``Failures:`` header, rspec's rerun lines) with their assertion lines
   (jest's message line, the changed lines of a ``- Expected`` / ``+ Received``
-  diff) and their first frame in user code, the test summary, diff file and hunk headers, compiler/linter findings, git
-  status paths, a traceback's exception line (whatever its name), its
-  innermost frame and its innermost frame in user code, constraint and
-  negation lines of prose): each must still be readable in the message itself.
+  diff) and their first frame in user code, the test summary, diff file and
+  hunk headers, compiler/linter findings, git status paths, a traceback's
+  exception line (whatever its name), its innermost frame and its innermost
+  frame in user code, constraint and negation lines of prose): each must
+  still be readable in the message itself.
 
 Extraction is cached per text, because the text an engine receives is the
 text the previous engine produced.
@@ -468,11 +469,11 @@ def _tool_lines(text: str, family: str | None) -> Iterable[tuple[str, str]]:
             line = line[:600]
         if in_expected:
             # a failing assertion's diff (jest, vitest): its changed lines are the failure
+            # (its other lines go through the rules below: an error line stays one)
             if _EXPECTED_END.match(raw) or len(raw) - len(raw.lstrip()) < expected_indent:
                 in_expected = False
-            else:
-                if line[0] in "+-" or line.startswith("@@"):
-                    yield "test_failure", token
+            elif line[0] in "+-" or line.startswith("@@"):
+                yield "test_failure", token
                 continue
         if want_message:
             want_message = False
