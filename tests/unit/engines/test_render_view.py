@@ -112,3 +112,48 @@ def test_markers_of_decoration_move_into_the_view_when_that_pays() -> None:
     for k in range(6):
         assert f"  --> src/cart_{k}.rs:{20 + k}:9" in text
         assert f"let total_{k} =" not in text
+
+
+def _surefire_report(classes: int) -> str:
+    """``mvn -B test`` with a failing test per class: JUnit's frames (library frames around
+    the test's own), a blank line and maven's empty ``[INFO] `` lines (trailing blank as
+    maven writes them) after each."""
+    out = ["[INFO] Scanning for projects...", "[INFO] ", "[INFO]  T E S T S"]
+    for k in range(classes):
+        out += [
+            f"[INFO] Running com.example.shop.Cart{k}Test",
+            f"[ERROR] Tests run: {4 + k}, Failures: 1, Errors: 0, Skipped: 0, Time elapsed: "
+            f"0.0{k + 1} s <<< FAILURE! -- in com.example.shop.Cart{k}Test",
+            f"[ERROR] com.example.shop.Cart{k}Test.total{k} -- Time elapsed: 0.00{k + 1} s "
+            "<<< FAILURE!",
+            f"org.opentest4j.AssertionFailedError: expected: <{70 + k}.00> but was: <100.00>",
+            "\tat org.junit.jupiter.api.AssertionFailureBuilder.build(AssertionFailureBuilder.java:151)",
+            "\tat org.junit.jupiter.api.AssertEquals.failNotEqual(AssertEquals.java:197)",
+            "\tat org.junit.jupiter.api.Assertions.assertEquals(Assertions.java:1156)",
+            f"\tat com.example.shop.Cart{k}Test.total{k}(Cart{k}Test.java:{19 + k})",
+            "\tat java.base/java.lang.reflect.Method.invoke(Method.java:569)",
+            "\tat java.base/java.util.ArrayList.forEach(ArrayList.java:1511)",
+            "\tat java.base/java.util.ArrayList.forEach(ArrayList.java:1511)",
+            "",
+            "[INFO] ",
+        ]
+    out += [
+        "[INFO] Results:",
+        "[INFO] ",
+        f"[ERROR] Tests run: {classes * 5}, Failures: {classes}, Errors: 0, Skipped: 0",
+        "[INFO] BUILD FAILURE",
+    ]
+    return "\n".join(out) + "\n"
+
+
+def test_decoration_inside_a_run_with_other_lines_goes_into_the_view() -> None:
+    # each run after a test's own frame is three library frames, a blank line and an empty
+    # [INFO] line: one marker each, which the view took only when all of a run was decoration
+    text, _ = compress_soundly(tool_output(_surefire_report(4), "mvn -B test"), "aggressive")
+    assert HEADER_LINE in text
+    shown = text.split(HEADER_LINE)[0]
+    assert "library frame" not in shown
+    assert "java.util.ArrayList.forEach" not in shown
+    for k in range(4):
+        assert f"\tat com.example.shop.Cart{k}Test.total{k}(Cart{k}Test.java:{19 + k})" in text
+        assert f"expected: <{70 + k}.00> but was: <100.00>" in text

@@ -212,7 +212,9 @@ def filter_text(text: str, filt: Filter, tokens: TokenCounter) -> FilterResult |
         i = j
     view = _view(plan, text, out, unpaid, paid, tokens) if unpaid or len(paid) > 1 else None
     if view is not None:
-        new, key, shown_only, gone = view
+        new, key, shown_only, gone, kept = view
+        stash.update(kept)
+        markers += len(kept)
         for run_key in gone:  # stashes no marker points at any more (the view holds them)
             if f"{LITERAL}{run_key}>>" not in new:
                 stash.pop(run_key, None)
@@ -248,8 +250,8 @@ def _view(
     unpaid: list[tuple[int, int, int]],
     paid: list[tuple[int, int, int, str]],
     tokens: TokenCounter,
-) -> tuple[str, str, int, list[str]] | None:
-    """``(view, key, lines, keys)``: the output without its decoration, when one view marker
+) -> tuple[str, str, int, list[str], dict[str, str]] | None:
+    """``(view, key, lines, keys, stash)``: the output without its decoration, when one view marker
     for all of it pays (:mod:`workers.markers.structured_view`: ``VIEW\\n<<cx:view>>… note
     <<cx:KEY>>``, the whole input stashed under KEY); ``keys``: the stash keys of the markers
     that went with it.
@@ -258,31 +260,38 @@ def _view(
     each frame alone is shorter than a marker, all of them are a third of the output; a cargo
     build's frames are longer, and their markers, one per finding, cost more than one view.
     Runs holding a repeat (whose note lists its locations), a test or an unnamed line stay as
-    they are: what goes without a trace of its own is the decoration :mod:`.blocks` finds (code
+    they are (of a stashed run that mixes them with decoration, the decoration goes and the
+    rest stays, under a marker of its own when that pays): what goes without a trace of its own is the decoration :mod:`.blocks` finds (code
     frames, help text, library frames, banners), whose absence changes no line's meaning.
     """
-    # (first line, end, where in ``out``, lines it takes there, what it shows, its stash key)
-    runs = [
-        (a, b, where, b - a, "\n".join(plan.lines[a:b]), "")
+    # (first line, end, where in ``out``, lines it takes there, what it shows, its stash key,
+    # what stays in its place)
+    runs: list[_ViewRun] = [
+        (a, b, where, b - a, "\n".join(plan.lines[a:b]), "", [])
         for a, b, where in unpaid
         if all(_silent(plan, k) for k in range(a, b))
     ]
-    runs += [
-        (a, b, where, 1, out[where], key)
-        for a, b, where, key in paid
-        if all(_silent(plan, k) for k in range(a, b))
-    ]
+    extra: dict[str, str] = {}  # stashes of the markers that stay for a mixed run's rest
+    for a, b, where, key in paid:
+        if all(_silent(plan, k) for k in range(a, b)):
+            runs.append((a, b, where, 1, out[where], key, []))
+            continue
+        rest = _split_mixed(plan, a, b, tokens, extra)
+        # (only when what stays costs less than the run's marker did)
+        if rest is not None and _rest_tokens(rest, tokens) < tokens.count(out[where]):
+            runs.append((a, b, where, 1, out[where], key, rest))
     if not runs:
         return None
-    saved = sum(tokens.count(run[4]) for run in runs)
+    saved = sum(tokens.count(run[4]) - _rest_tokens(run[6], tokens) for run in runs)
     if saved < MIN_VIEW_TOKENS:
         return None
     runs.sort(key=lambda run: run[2])
     labels: Counter[Label] = Counter()
     shown_only = 0
-    for a, b, *_ in runs:
-        _count_labels(plan, a, b, labels)
-        shown_only += b - a
+    for a, b, *_, rest in runs:
+        for x, y in _silent_spans(plan, a, b) if rest else [(a, b)]:
+            _count_labels(plan, x, y, labels)
+            shown_only += y - x
     note = (
         f"{_counted(shown_only, 'lines')} above omitted without a marker "
         f"({', '.join(_parts(labels))})"
@@ -294,8 +303,9 @@ def _view(
     body: list[str] = []
     gone: list[str] = []
     at = 0
-    for _a, _b, where, width, _shown, run_key in runs:
+    for _a, _b, where, width, _shown, run_key, rest in runs:
         body.extend(out[at:where])
+        body.extend(rest)
         at = where + width
         if run_key:
             gone.append(run_key)
@@ -305,7 +315,58 @@ def _view(
     body.extend(out[at:])
     while body and not body[-1].strip():
         body.pop()
-    return "\n".join(body) + tail, key, shown_only, gone
+    new = "\n".join(body) + tail
+    return new, key, shown_only, gone, {k: v for k, v in extra.items() if f"{LITERAL}{k}>>" in new}
+
+
+_ViewRun = tuple[int, int, int, int, str, str, list[str]]
+
+
+def _silent_spans(plan: Plan, a: int, b: int) -> list[tuple[int, int]]:
+    """The runs of decoration lines (dropped lines that may go silent) in ``[a, b)``."""
+    spans: list[tuple[int, int]] = []
+    start = -1
+    for k in range(a, b + 1):
+        silent = k < b and plan.cls[k] == DROP and _silent(plan, k)
+        if silent and start < 0:
+            start = k
+        elif not silent and start >= 0:
+            spans.append((start, k))
+            start = -1
+    return spans
+
+
+def _split_mixed(
+    plan: Plan, a: int, b: int, tokens: TokenCounter, stash: dict[str, str]
+) -> list[str] | None:
+    """For a stashed run of decoration and other dropped lines (three library frames, a
+    blank line and maven's empty ``[INFO]``): what stays in its place when its decoration
+    goes into the view: its other lines, as a marker of their own when that pays, else as
+    they are; None when it has no decoration."""
+    spans = _silent_spans(plan, a, b)
+    if not spans:
+        return None
+    rest: list[str] = []
+    cursor = a
+    for x, y in [*spans, (b, b)]:
+        if cursor < x:
+            piece = "\n".join(plan.lines[cursor:x])
+            marker, key = make_marker(_note(plan, cursor, x), piece)
+            if plan.cls[cursor] == DROP and _worth(piece, marker, tokens):
+                rest.append(marker)
+                stash[key] = piece
+            else:
+                rest.extend(plan.lines[cursor:x])
+        cursor = y
+    while rest and not rest[0].strip():
+        rest.pop(0)
+    while rest and not rest[-1].strip():
+        rest.pop()
+    return rest
+
+
+def _rest_tokens(rest: list[str], tokens: TokenCounter) -> int:
+    return tokens.count("\n".join(rest)) if rest else 0
 
 
 def _stash_run(
