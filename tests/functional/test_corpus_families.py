@@ -42,7 +42,7 @@ FLOORS: dict[str, tuple[float, float]] = {
     "grep": (0, 0),
     "tsc": (60, 60),
     "eslint": (0, 3),
-    "vitest": (26, 52),
+    "vitest": (26, 46),  # aggressive keeps the failing tests' diffs (cbbc810): 51.4-52.6 measured
 }
 MODES = ("standard", "aggressive")
 
