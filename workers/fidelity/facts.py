@@ -470,7 +470,7 @@ def _tool_lines(text: str, family: str | None) -> Iterable[tuple[str, str]]:
         if in_expected:
             # a failing assertion's diff (jest, vitest): its changed lines are the failure
             # (its other lines go through the rules below: an error line stays one)
-            if _EXPECTED_END.match(raw) or len(raw) - len(raw.lstrip()) < expected_indent:
+            if _EXPECTED_END.match(raw) or _indent(raw) < expected_indent:
                 in_expected = False
             elif line[0] in "+-" or line.startswith("@@"):
                 yield "test_failure", token
@@ -481,7 +481,7 @@ def _tool_lines(text: str, family: str | None) -> Iterable[tuple[str, str]]:
                 yield "test_failure", token  # the failing test's message
                 if _EXPECTED_HEAD.match(line):
                     in_expected = True
-                    expected_indent = len(raw) - len(raw.lstrip())
+                    expected_indent = _indent(raw)
                 continue
         if raw[0] in _DIFF_FIRST and _DIFF_HEADER.match(raw):
             in_hunk = raw.startswith("@@")
@@ -541,7 +541,7 @@ def _tool_lines(text: str, family: str | None) -> Iterable[tuple[str, str]]:
             yield "test_failure", token
         elif failed and _EXPECTED_HEAD.match(line):
             in_expected = True
-            expected_indent = len(raw) - len(raw.lstrip())
+            expected_indent = _indent(raw)
             yield "test_failure", token
         elif first == "#" and _RUBY_FRAME.match(raw):
             yield "stack_frame", token
@@ -588,6 +588,10 @@ def _tool_lines(text: str, family: str | None) -> Iterable[tuple[str, str]]:
         path_header = (
             token if not raw[0].isspace() and "." in line and _PATH_HEADER.match(line) else None
         )
+
+
+def _indent(raw: str) -> int:
+    return len(raw) - len(raw.lstrip())
 
 
 def _is_diag_warning(line: str) -> bool:

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from collections import Counter
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, NamedTuple
 
 from workers.core.offload import stash_key
 from workers.core.tokens import TokenCounter
@@ -251,45 +251,48 @@ def _view(
     paid: list[tuple[int, int, int, str]],
     tokens: TokenCounter,
 ) -> tuple[str, str, int, list[str], dict[str, str]] | None:
-    """``(view, key, lines, keys, stash)``: the output without its decoration, when one view marker
-    for all of it pays (:mod:`workers.markers.structured_view`: ``VIEW\\n<<cx:view>>… note
+    """``(view, key, lines, keys, stash)``: the output without its decoration, when one view
+    marker for all of it pays (:mod:`workers.markers.structured_view`: ``VIEW\\n<<cx:view>>… note
     <<cx:KEY>>``, the whole input stashed under KEY); ``keys``: the stash keys of the markers
-    that went with it.
+    that went with it; ``stash``: those of the markers that stay for a mixed run's rest.
 
     A tsc ``--pretty`` report or a gcc build has a two-line code frame under each finding:
     each frame alone is shorter than a marker, all of them are a third of the output; a cargo
     build's frames are longer, and their markers, one per finding, cost more than one view.
     Runs holding a repeat (whose note lists its locations), a test or an unnamed line stay as
     they are (of a stashed run that mixes them with decoration, the decoration goes and the
-    rest stays, under a marker of its own when that pays): what goes without a trace of its own is the decoration :mod:`.blocks` finds (code
-    frames, help text, library frames, banners), whose absence changes no line's meaning.
+    rest stays, under a marker of its own when that pays): what goes without a trace of its
+    own is the decoration :mod:`.blocks` finds (code frames, help text, library frames,
+    banners), whose absence changes no line's meaning.
     """
-    # (first line, end, where in ``out``, lines it takes there, what it shows, its stash key,
-    # what stays in its place)
-    runs: list[_ViewRun] = [
-        (a, b, where, b - a, "\n".join(plan.lines[a:b]), "", [])
+    runs = [
+        _ViewRun(a, b, where, b - a, tokens.count("\n".join(plan.lines[a:b])), "", [], [(a, b)])
         for a, b, where in unpaid
         if all(_silent(plan, k) for k in range(a, b))
     ]
     extra: dict[str, str] = {}  # stashes of the markers that stay for a mixed run's rest
     for a, b, where, key in paid:
         if all(_silent(plan, k) for k in range(a, b)):
-            runs.append((a, b, where, 1, out[where], key, []))
+            runs.append(_ViewRun(a, b, where, 1, tokens.count(out[where]), key, [], [(a, b)]))
             continue
-        rest = _split_mixed(plan, a, b, tokens, extra)
-        # (only when what stays costs less than the run's marker did)
-        if rest is not None and _rest_tokens(rest, tokens) < tokens.count(out[where]):
-            runs.append((a, b, where, 1, out[where], key, rest))
+        spans = _silent_spans(plan, a, b)
+        if not spans:
+            continue
+        rest = _rest_of(plan, a, b, spans, tokens, extra)
+        # only when what stays costs less than the run's marker did
+        saved = tokens.count(out[where]) - (tokens.count("\n".join(rest)) if rest else 0)
+        if saved > 0:
+            runs.append(_ViewRun(a, b, where, 1, saved, key, rest, spans))
     if not runs:
         return None
-    saved = sum(tokens.count(run[4]) - _rest_tokens(run[6], tokens) for run in runs)
+    saved = sum(run.saved for run in runs)
     if saved < MIN_VIEW_TOKENS:
         return None
-    runs.sort(key=lambda run: run[2])
+    runs.sort(key=lambda run: run.where)
     labels: Counter[Label] = Counter()
     shown_only = 0
-    for a, b, *_, rest in runs:
-        for x, y in _silent_spans(plan, a, b) if rest else [(a, b)]:
+    for run in runs:
+        for x, y in run.silent:
             _count_labels(plan, x, y, labels)
             shown_only += y - x
     note = (
@@ -303,12 +306,12 @@ def _view(
     body: list[str] = []
     gone: list[str] = []
     at = 0
-    for _a, _b, where, width, _shown, run_key, rest in runs:
-        body.extend(out[at:where])
-        body.extend(rest)
-        at = where + width
-        if run_key:
-            gone.append(run_key)
+    for run in runs:
+        body.extend(out[at : run.where])
+        body.extend(run.rest)
+        at = run.where + run.width
+        if run.key:
+            gone.append(run.key)
         # the blank lines that framed the run: one stays
         while at < len(out) and not out[at].strip() and body and not body[-1].strip():
             at += 1
@@ -319,7 +322,19 @@ def _view(
     return new, key, shown_only, gone, {k: v for k, v in extra.items() if f"{LITERAL}{k}>>" in new}
 
 
-_ViewRun = tuple[int, int, int, int, str, str, list[str]]
+class _ViewRun(NamedTuple):
+    """A run of dropped lines the view takes: ``[first, end)`` of the input, at ``where`` in
+    the output (``width`` lines there: the run, or its marker), the tokens it gives up there,
+    its stash key (when it had a marker), what stays in its place, and its decoration spans."""
+
+    first: int
+    end: int
+    where: int
+    width: int
+    saved: int
+    key: str
+    rest: list[str]
+    silent: list[tuple[int, int]]
 
 
 def _silent_spans(plan: Plan, a: int, b: int) -> list[tuple[int, int]]:
@@ -336,37 +351,31 @@ def _silent_spans(plan: Plan, a: int, b: int) -> list[tuple[int, int]]:
     return spans
 
 
-def _split_mixed(
-    plan: Plan, a: int, b: int, tokens: TokenCounter, stash: dict[str, str]
-) -> list[str] | None:
-    """For a stashed run of decoration and other dropped lines (three library frames, a
-    blank line and maven's empty ``[INFO]``): what stays in its place when its decoration
-    goes into the view: its other lines, as a marker of their own when that pays, else as
-    they are; None when it has no decoration."""
-    spans = _silent_spans(plan, a, b)
-    if not spans:
-        return None
+def _rest_of(
+    plan: Plan,
+    a: int,
+    b: int,
+    spans: list[tuple[int, int]],
+    tokens: TokenCounter,
+    stash: dict[str, str],
+) -> list[str]:
+    """What stays of a stashed run ``[a, b)`` of decoration (``spans``) and other dropped
+    lines (three library frames, a blank line and maven's empty ``[INFO]``) when its
+    decoration goes into the view: its other lines, as a marker of their own when that pays
+    (:func:`_stash_run`), else as they are."""
     rest: list[str] = []
     cursor = a
     for x, y in [*spans, (b, b)]:
-        if cursor < x:
-            piece = "\n".join(plan.lines[cursor:x])
-            marker, key = make_marker(_note(plan, cursor, x), piece)
-            if plan.cls[cursor] == DROP and _worth(piece, marker, tokens):
-                rest.append(marker)
-                stash[key] = piece
-            else:
-                rest.extend(plan.lines[cursor:x])
+        if cursor < x and (
+            plan.cls[cursor] != DROP or not _stash_run(plan, cursor, x, tokens, rest, stash)
+        ):
+            rest.extend(plan.lines[cursor:x])
         cursor = y
     while rest and not rest[0].strip():
         rest.pop(0)
     while rest and not rest[-1].strip():
         rest.pop()
     return rest
-
-
-def _rest_tokens(rest: list[str], tokens: TokenCounter) -> int:
-    return tokens.count("\n".join(rest)) if rest else 0
 
 
 def _stash_run(
