@@ -18,7 +18,8 @@ single tool outputs):
   ``cargo check`` (offline) and ``node`` on small broken sources, and the
   builds, linters, test runners and crash reports of
   :mod:`workers.bench.toolchains` (make, cmake, valgrind, AddressSanitizer,
-  cargo clippy and test, go test -race, javac and java, node --test). A
+  cargo clippy and test, go test -race, javac and java, ``mvn -B test`` and
+  ``mvn -B compile`` with plugins from Maven Central, node --test). A
   missing tool is skipped.
 
 Every program runs with a timeout, in an environment built from scratch (PATH,
@@ -67,7 +68,7 @@ __all__ = [
     "records",
 ]
 
-VERSION = 8
+VERSION = 9  # 9: Maven (surefire report, javac errors through the compiler plugin)
 REPO = Path(__file__).resolve().parents[2]
 DEFAULT_DIR = REPO / ".cache" / "corpus"
 ID_PREFIX = f"ctxcorpus-v{VERSION}"

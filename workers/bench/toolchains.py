@@ -10,6 +10,9 @@ the real program on it and returns what it printed:
 - ``cargo clippy`` and ``cargo test`` of a Rust crate (offline, no dependencies);
 - ``go test -race -v`` of a Go package with a data race and failing subtests;
 - ``javac`` of Java sources with errors, and a Java program's chained exception;
+- ``mvn -B test`` of a Maven project (JUnit 5 under surefire, ``-Xlint`` warnings, failing
+  tests) and ``mvn -B compile`` of one that does not compile; the plugins come from Maven
+  Central (skipped when it cannot be reached);
 - ``node --test`` (Node's own runner) with failing assertions;
 - an npm project (typescript, eslint and vitest installed from the registry): ``tsc
   --noEmit --pretty`` with colours, ``eslint`` and ``vitest run``; skipped when the
@@ -22,6 +25,7 @@ from __future__ import annotations
 
 import json
 import random
+import shutil
 import textwrap
 from pathlib import Path
 
@@ -538,6 +542,156 @@ def java_captures(run: Runner, root: Path) -> list[Capture]:
     return out
 
 
+# -- Java with Maven ---------------------------------------------------------------------------
+
+#: exact plugin and library versions (Maven Central): the same build on every machine
+MAVEN_VERSIONS = {
+    "junit": "5.14.1",
+    "resources": "3.3.1",
+    "compiler": "3.13.0",
+    "surefire": "3.5.2",
+}
+
+MAVEN_CLASSES = ("Cart", "Coupon", "Inventory", "Ledger", "Pricing", "Refund", "Shipping", "Tax")
+
+
+def _maven_pom(name: str) -> str:
+    v = MAVEN_VERSIONS
+    plugin = (
+        "<plugin><groupId>org.apache.maven.plugins</groupId>"
+        "<artifactId>maven-{0}-plugin</artifactId><version>{1}</version>{2}</plugin>"
+    )
+    lint = "<configuration><compilerArgs><arg>-Xlint:all</arg></compilerArgs></configuration>"
+    plugins = "\n            ".join(
+        (
+            plugin.format("resources", v["resources"], ""),
+            plugin.format("compiler", v["compiler"], lint),
+            plugin.format("surefire", v["surefire"], ""),
+        )
+    )
+    return f"""
+        <?xml version="1.0" encoding="UTF-8"?>
+        <project xmlns="http://maven.apache.org/POM/4.0.0">
+          <modelVersion>4.0.0</modelVersion>
+          <groupId>example.shop</groupId>
+          <artifactId>{name}</artifactId>
+          <version>1.4.0</version>
+          <packaging>jar</packaging>
+          <properties>
+            <maven.compiler.release>17</maven.compiler.release>
+            <project.build.sourceEncoding>UTF-8</project.build.sourceEncoding>
+          </properties>
+          <dependencies>
+            <dependency>
+              <groupId>org.junit.jupiter</groupId>
+              <artifactId>junit-jupiter</artifactId>
+              <version>{v["junit"]}</version>
+              <scope>test</scope>
+            </dependency>
+          </dependencies>
+          <build><plugins>
+        {plugins}
+          </plugins></build>
+        </project>
+        """
+
+
+def _maven_class(name: str, rng: random.Random, off_by_one: bool) -> str:
+    rate = rng.randint(3, 19)
+    bump = " + (amounts.size() > 3 ? 1 : 0)" if off_by_one else ""
+    raw = "    public List rawAmounts() { return amounts; }\n" if rng.random() < 0.6 else ""
+    return f"""
+        package shop;
+        import java.util.ArrayList;
+        import java.util.List;
+        public class {name} {{
+            private final List<Integer> amounts = new ArrayList<>();
+            public void add(int cents) {{ amounts.add(cents); }}
+            public int total() {{
+                int sum = 0;
+                for (int a : amounts) sum += a;
+                return sum{bump};
+            }}
+            public int withRate() {{ return total() * {rate} / 100; }}
+            @Deprecated public int legacyTotal() {{ return total(); }}
+            public int count() {{ return amounts.size(); }}
+        {raw}}}
+        """
+
+
+def _maven_test(name: str, rng: random.Random) -> str:
+    cases = []
+    for k in range(rng.randint(4, 9)):
+        cents = [rng.randint(1, 900) for _ in range(rng.randint(1, 4))]
+        adds = " ".join(f"c.add({c});" for c in cents)
+        cases.append(
+            f"    @Test void total{k}() {{ {name} c = new {name}(); {adds} "
+            f"assertEquals({sum(cents)}, c.total()); }}"
+        )
+    cases.append(
+        f"    @Test void legacy() {{ {name} c = new {name}(); c.add(5); "
+        "assertEquals(c.total(), c.legacyTotal()); }"
+    )
+    body = "\n".join(cases)
+    return (
+        "package shop;\nimport static org.junit.jupiter.api.Assertions.*;\n"
+        f"import org.junit.jupiter.api.Test;\nclass {name}Test {{\n{body}\n}}\n"
+    )
+
+
+def maven_captures(run: Runner, root: Path) -> list[Capture]:
+    """``mvn -B test`` of a shop with one broken class (surefire failures, -Xlint warnings),
+    and ``mvn -B compile`` of a module that does not compile; skipped without Maven or
+    when Maven Central cannot be reached."""
+    if not (run.have("mvn") and run.have("javac")):
+        return []
+    rng = random.Random(53)
+    shop = root / "mvnshop"
+    files = {"pom.xml": _maven_pom("shop")}
+    for name in MAVEN_CLASSES:
+        files[f"src/main/java/shop/{name}.java"] = _maven_class(name, rng, name == "Refund")
+        files[f"src/test/java/shop/{name}Test.java"] = _maven_test(name, rng)
+    _write(shop, files)
+    env = {"MAVEN_OPTS": "-Djava.awt.headless=true"}
+    # a first, quiet run fetches the plugins: the captured run prints no download lines
+    if run.run(["mvn", "-B", "-q", "test-compile"], shop, env=env, timeout=600) is None:
+        return []
+    if not (shop / "target" / "test-classes").is_dir():
+        run.skipped.append("mvn: could not build (no Maven Central?)")
+        return []
+    shutil.rmtree(shop / "target")  # the captured run compiles (and warns) again
+    out: list[Capture] = []
+    text = run.run(["mvn", "-B", "test"], shop, env=env, timeout=300)
+    if text:
+        out.append(
+            Capture(
+                "maven-test",
+                "mvn -B test",
+                text,
+                "Run the shop's unit tests.",
+                first_line(text, "<<< FAILURE!", default="mvn output above."),
+            )
+        )
+    broken = root / "mvnbilling"
+    bad = {"pom.xml": _maven_pom("billing")}
+    bad["src/main/java/shop/Order.java"] = JAVA_BROKEN["src/shop/Order.java"]
+    bad["src/main/java/shop/LineItem.java"] = JAVA_BROKEN["src/shop/LineItem.java"]
+    bad["src/main/java/shop/Invoice.java"] = JAVA_BROKEN["src/shop/Invoice.java"]
+    _write(broken, bad)
+    text = run.run(["mvn", "-B", "compile"], broken, env=env, timeout=300)
+    if text:
+        out.append(
+            Capture(
+                "maven-compile",
+                "mvn -B compile",
+                text,
+                "Build the billing module.",
+                first_line(text, "COMPILATION ERROR", "[ERROR]", default="mvn output above."),
+            )
+        )
+    return out
+
+
 # -- Node -------------------------------------------------------------------------------------
 
 
@@ -773,6 +927,7 @@ def toolchain_captures(run: Runner, root: Path) -> list[Capture]:
         rust_captures,
         go_captures,
         java_captures,
+        maven_captures,
         node_captures,
         npm_captures,
     ):

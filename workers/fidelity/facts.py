@@ -426,6 +426,12 @@ def command_family(command: str | None) -> str | None:
 _DIFF_FIRST = frozenset("d@+-rn")
 _FRAME_FIRST = frozenset("Fa")
 _SUMMARY_FIRST = frozenset("=TFoPtROSaAIUurcBE#")
+# surefire's result of one test class that passed (``Time elapsed`` names a class, the
+# totals line has none): a passing test, counted by the marker, not a failure word
+_SUREFIRE_PASS = re.compile(
+    r"^(?:\[INFO\] )?Tests run: \d+, Failures: 0, Errors: 0, Skipped: \d+, Time elapsed: "
+    r"[\d.,]+ s(?:ec)?(?: -{1,2} in [\w.$]+)?$"
+)
 _FAILURE_FIRST = frozenset("✕×✗✘✖●n_-r")
 _LOCATION_FIRST = frozenset("-[❯l")
 _CRASH_FIRST = frozenset("SDImt=")
@@ -492,6 +498,8 @@ def _tool_lines(text: str, family: str | None) -> Iterable[tuple[str, str]]:
                 continue  # hunk body: trimmable, its headers carry the facts
             in_hunk = False
         first = line[0]
+        if first in "[T" and _SUREFIRE_PASS.match(line):
+            continue
         if first in _FRAME_FIRST and _TRACE_FRAME.match(raw):
             last_frame = token
             if first == "F":  # a Python frame (innermost last): its exception follows

@@ -50,12 +50,26 @@ EXPECTED = {
         ("Caused by: java.lang.NumberFormatException", "at app.Main.parseQty(Main.java:8)"),
     ),
     "node-test": (("node",), ("AssertionError", "✖ slug keeps case", "ℹ fail")),
+    # Maven needs Maven Central for its plugins (skipped without it, as npm is)
+    "maven-test": (
+        ("mvn", "javac"),
+        (
+            "<<< FAILURE! -- in shop.RefundTest",
+            "Failures: 0, Errors: 0",
+            "found raw type: java.util.List",
+            "BUILD FAILURE",
+        ),
+    ),
+    "maven-compile": (
+        ("mvn", "javac"),
+        ("COMPILATION ERROR", "Order.java:[11,39] cannot find symbol", "variable curency"),
+    ),
     # the npm ones also need the registry (for npm install): skipped without it
     "tsc-pretty": (("npm",), ("\x1b[", "TS2322: ", "is possibly 'undefined'")),
     "eslint": (("npm",), ("eqeqeq", "no-undef", "problems (")),
     "vitest": (("npm",), ("FAIL ", "AssertionError", "Tests  ")),
 }
-NEEDS_REGISTRY = frozenset({"tsc-pretty", "eslint", "vitest"})
+NEEDS_REGISTRY = frozenset({"tsc-pretty", "eslint", "vitest", "maven-test", "maven-compile"})
 
 
 @pytest.mark.parametrize("key", sorted(EXPECTED))
@@ -67,7 +81,7 @@ def test_each_toolchain_prints_its_findings(
     if not all(run.have(p) for p in programs):
         pytest.skip(f"{key}: needs {', '.join(programs)}")
     if key in NEEDS_REGISTRY and key not in found:
-        pytest.skip(f"{key}: npm install failed (no registry?)")
+        pytest.skip(f"{key}: its packages could not be installed (no registry?)")
     capture = found[key]
     assert capture.ask and capture.answer
     for needle in needles:

@@ -45,7 +45,10 @@ from the ``filters_dir`` setting and, when trusted, the project's
     min_lines     outputs with fewer lines are left alone
     verify        [{input, command, expected, source}]: samples run by the test suite
 
-A rule is a regex string or ``{"pattern": ..., "label": ..., "note": ...}``.
+A rule is a regex string or ``{"pattern": ..., "label": ..., "note": ...}``; a drop rule
+may add ``"decoration": true`` (rule lines, empty log lines, banners: lines whose absence
+changes no other line's meaning), whose lines may then go without a marker where they
+were, into the one view marker of the output (as the structure's code frames do).
 Notes are templates with ``{n}`` (lines dropped), ``{total}``, ``{label}``,
 ``{key}`` and the block's ``count`` names.
 

@@ -81,6 +81,7 @@ class Rule:
     source: str
     label: str
     note: str | None
+    decoration: bool = False  # a drop rule's lines may go without a marker of their own
 
 
 @dataclass(frozen=True, slots=True)

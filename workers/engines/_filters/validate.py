@@ -161,10 +161,13 @@ class FilterBuilder:
             if isinstance(item, str):
                 out.append((self.pattern(item, spot), Rule(item, default_label, None)))
             elif isinstance(item, dict):
-                unknown = set(item) - {"pattern", "label", "note"}
+                unknown = set(item) - {"pattern", "label", "note", "decoration"}
                 if unknown:
                     raise self.fail(f"{spot}: unknown key(s) {sorted(unknown)}")
                 regex = self.pattern(item.get("pattern"), spot)
+                decoration = item.get("decoration", False)
+                if not isinstance(decoration, bool) or (decoration and where != "drop"):
+                    raise self.fail(f"{spot}: decoration (true or false) is for drop rules")
                 out.append(
                     (
                         regex,
@@ -172,6 +175,7 @@ class FilterBuilder:
                             item["pattern"],
                             self.label(item.get("label"), spot, default_label),
                             self.note(item.get("note"), spot),
+                            decoration,
                         ),
                     )
                 )

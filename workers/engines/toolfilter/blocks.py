@@ -86,7 +86,7 @@ _PASS = re.compile(
     r"|^test \S+(?: - should panic| - [^\n]{1,300}? \(line \d+\))? \.\.\. ok$"  # cargo test
     r"|^\s+[✓✔√] \S"  # jest, vitest, mocha
     r"|^\s*ok \d+ - \S"  # TAP (node --test)
-    r"|^\[INFO\] Tests run: \d+, Failures: 0, Errors: 0, Skipped: \d+, Time elapsed"  # surefire
+    r"|^(?:\[INFO\] )?Tests run: \d+, Failures: 0, Errors: 0, Skipped: \d+, Time elapsed"  # surefire
     r"|^[\w.$]{1,300} > [^\n]{1,400}? PASSED$"  # gradle
     r"|^\s*\d+/\d+ Test\s+#\d+: \S+ \.+\s+Passed\s"  # ctest
     r"|^PASS \S+\.[cm]?[jt]sx?(?: \([\d.]+ m?s\))?$"  # jest: a test file that passed
@@ -292,7 +292,7 @@ _JAVAC_HEAD = re.compile(r"^\S+\.java:\d+: (?:error|warning): ")
 _ANY = re.compile(
     r"\n(?:[\w/.\\-]{1,300}\.py::[^\n]{0,400}?\s(?:PASSED|FAILED|ERROR)|\S+ \([\w.]+\)(?: \.\.\.)? (?:ok|FAIL|ERROR)$"
     r"|[ \t]*--- (?:PASS|FAIL): |test \S+[^\n]{0,330}? \.\.\. (?:ok|FAILED)|[ \t]+(?:[✓✔√✕×✗✘]|\d+\)) \S"
-    r"|[ \t]*(?:not )?ok \d+ - |\[(?:INFO|ERROR)\] Tests run: |\S+\([\w.$]+\)[ \t]+Time elapsed"
+    r"|[ \t]*(?:not )?ok \d+ - |(?:\[(?:INFO|ERROR)\] )?Tests run: \d|\S+\([\w.$]+\)[ \t]+Time elapsed"
     r"|[\w.$]{1,300} > [^\n]{1,400}? (?:PASSED|FAILED)$|[ \t]*\d+/\d+ Test[ \t]+#"
     r"|(?:error|warning)(?:\[[\w:]+\])?: |\S+?:\d+(?::\d+)?: (?:fatal error|error|warning): "
     r"|\S+\.java:\d+: (?:error|warning): |\S+\.[jt]sx?[:(]\d+[:,]\d+|[ \t]*❯ \S+:\d+:\d+$"

@@ -59,6 +59,7 @@ class Label:
     counts: tuple[tuple[str, Regex], ...] = ()
     item: bool = False  # a structure label (:mod:`.blocks`): the marker counts items
     quiet: bool = False  # ... whose lines belong to other items (not counted on their own)
+    decoration: bool = False  # a filter drop rule's lines that may go into the view
 
 
 REPEAT = Label("repeated lines")
@@ -71,10 +72,13 @@ def _rule_labels(filt: Filter) -> tuple[tuple[Label, ...], tuple[Label, ...]]:
     """One label object per distinct (label, note) of the filter's drop and collapse rules."""
     cached = _RULE_LABELS.get(id(filt))
     if cached is None or cached[0] is not filt:
-        shared: dict[tuple[str, str | None], Label] = {}
+        shared: dict[tuple[str, str | None, bool], Label] = {}
 
         def label(rule: Rule) -> Label:
-            return shared.setdefault((rule.label, rule.note), Label(rule.label, rule.note))
+            return shared.setdefault(
+                (rule.label, rule.note, rule.decoration),
+                Label(rule.label, rule.note, decoration=rule.decoration),
+            )
 
         cached = (
             filt,

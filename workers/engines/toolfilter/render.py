@@ -238,9 +238,10 @@ def _silent(plan: Plan, k: int) -> bool:
     if plan.cls[k] != DROP:
         return True  # a blank line between pieces
     label = plan.labels[k]
-    # structure decoration only: a filter's own labels may name context (make's directory
-    # changes say where the next warning's relative path is)
-    return label is not None and label.item and label.text not in _COUNTED
+    # structure decoration, and a filter's drop rules marked as decoration: its other
+    # labels may name context (make's directory changes say where the next warning's
+    # relative path is)
+    return label is not None and (label.decoration or (label.item and label.text not in _COUNTED))
 
 
 def _view(

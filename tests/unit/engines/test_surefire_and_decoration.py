@@ -1,0 +1,184 @@
+"""Maven surefire's passing test classes are counted, not kept; a filter's decoration lines
+go into the view.
+
+The surefire lines follow what ``mvn -B test`` printed on this machine (Maven 3.8,
+surefire 3.5.2, JUnit 5) for the corpus project of :func:`workers.bench.toolchains.maven_captures`;
+the older spelling (``Time elapsed: 0.05 sec``, no ``in``) is surefire 2's.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from tests.support.sound import compress_soundly, tool_output
+from workers.core.tokens import TokenCounter
+from workers.engines._filters import FilterError, builtin_filters, load_file
+from workers.engines.toolfilter.plan import DROP, Plan
+from workers.engines.toolfilter.render import _silent, filter_text
+from workers.fidelity.facts import critical_lines
+from workers.markers.structured_view import HEADER_LINE
+
+SEPARATOR = "[INFO] " + "-" * 72
+CLASSES = [f"shop.Module{k}Test" for k in range(24)]
+
+
+def surefire_report(classes: list[str] = CLASSES, failing: str = "shop.Module7Test") -> str:
+    """``mvn -B test`` of a project whose test classes pass except ``failing``'s."""
+    out = [
+        "[INFO] Scanning for projects...",
+        "[INFO] ",
+        "[INFO] -------------------------< example.shop:shop >--------------------------",
+        "[INFO] Building shop 1.4.0",
+        "[INFO] --------------------------------[ jar ]---------------------------------",
+        "[INFO] ",
+        "[INFO] --- maven-surefire-plugin:3.5.2:test (default-test) @ shop ---",
+        "[INFO] ",
+        "[INFO] -------------------------------------------------------",
+        "[INFO]  T E S T S",
+        "[INFO] -------------------------------------------------------",
+    ]
+    for k, name in enumerate(classes):
+        out.append(f"[INFO] Running {name}")
+        if name == failing:
+            out += [
+                f"[ERROR] Tests run: 8, Failures: 1, Errors: 0, Skipped: 0, Time elapsed: 0.085 s"
+                f" <<< FAILURE! -- in {name}",
+                f"[ERROR] {name}.total2 -- Time elapsed: 0.021 s <<< FAILURE!",
+                "org.opentest4j.AssertionFailedError: expected: <2129> but was: <2130>",
+                "\tat org.junit.jupiter.api.AssertEquals.assertEquals(AssertEquals.java:150)",
+                f"\tat {name}.total2({name.split('.')[-1]}.java:7)",
+                "",
+            ]
+        else:
+            out.append(
+                f"[INFO] Tests run: {5 + k % 4}, Failures: 0, Errors: 0, Skipped: {k % 2}, "
+                f"Time elapsed: 0.0{k % 10}1 s -- in {name}"
+            )
+    out += [
+        "[INFO] ",
+        "[INFO] Results:",
+        "[INFO] ",
+        "[ERROR] Failures: ",
+        f"[ERROR]   {failing.split('.')[-1]}.total2:7 expected: <2129> but was: <2130>",
+        "[INFO] ",
+        "[ERROR] Tests run: 170, Failures: 1, Errors: 0, Skipped: 12",
+        "[INFO] ",
+        SEPARATOR,
+        "[INFO] BUILD FAILURE",
+        SEPARATOR,
+    ]
+    return "\n".join(out) + "\n"
+
+
+def test_a_passing_test_class_is_not_a_fact_and_a_failing_one_is() -> None:
+    text = surefire_report()
+    facts = {line for _, line in critical_lines(text, "tool_result", "mvn -B test")}
+    assert not any("Failures: 0" in line for line in facts)
+    for line in (
+        "[ERROR] Tests run: 8, Failures: 1, Errors: 0, Skipped: 0, Time elapsed: 0.085 s"
+        " <<< FAILURE! -- in shop.Module7Test",
+        "[ERROR] shop.Module7Test.total2 -- Time elapsed: 0.021 s <<< FAILURE!",
+        "[ERROR] Tests run: 170, Failures: 1, Errors: 0, Skipped: 12",
+        "[ERROR]   Module7Test.total2:7 expected: <2129> but was: <2130>",
+    ):
+        assert line in facts, line
+
+
+@pytest.mark.parametrize(
+    ("line", "passing"),
+    [
+        ("Tests run: 5, Failures: 0, Errors: 0, Skipped: 0, Time elapsed: 0.05 sec", True),
+        (
+            "Tests run: 5, Failures: 0, Errors: 0, Skipped: 1, Time elapsed: 0.5 s - in a.BTest",
+            True,
+        ),
+        ("[INFO] Tests run: 9, Failures: 0, Errors: 0, Skipped: 0, Time elapsed: 1.2 s", True),
+        ("Tests run: 5, Failures: 1, Errors: 0, Skipped: 0, Time elapsed: 0.05 sec", False),
+        ("Tests run: 5, Failures: 0, Errors: 2, Skipped: 0, Time elapsed: 0.05 sec", False),
+        ("[WARNING] Tests run: 5, Failures: 0, Errors: 0, Skipped: 5, Time elapsed: 0.1 s", False),
+        ("[INFO] Tests run: 61, Failures: 0, Errors: 0, Skipped: 0", False),  # the totals
+    ],
+)
+def test_surefire_passing_lines_in_each_spelling(line: str, passing: bool) -> None:
+    facts = critical_lines(line + "\n", "tool_result", "mvn test")
+    assert (facts == frozenset()) is passing, facts
+
+
+@pytest.mark.parametrize("mode", ["standard", "aggressive"])
+def test_passing_test_classes_collapse_to_a_count(mode: str) -> None:
+    text = surefire_report()
+    compressed, saved = compress_soundly(tool_output(text, "mvn -B test"), mode)
+    assert "passing tests" in compressed
+    assert "-- in shop.Module3Test" not in compressed
+    assert "Failures: 1" in compressed and "<<< FAILURE! -- in shop.Module7Test" in compressed
+    assert "\tat shop.Module7Test.total2(Module7Test.java:7)" in compressed
+    assert "[ERROR] Tests run: 170, Failures: 1, Errors: 0, Skipped: 12" in compressed
+    assert saved > 0.5, saved
+
+
+def _maven_plan(text: str) -> Plan:
+    filt = builtin_filters().select("mvn -B test", "bash", text)
+    assert filt is not None and filt.name == "maven"
+    plan = Plan(text, filt)
+    plan.budget()
+    return plan
+
+
+def test_maven_rule_lines_are_decoration_and_its_downloads_are_not() -> None:
+    text = "\n".join(
+        [
+            "[INFO] Scanning for projects...",
+            "[INFO] Downloading from central: https://repo.maven.apache.org/maven2/a/b/1/b-1.pom",
+            SEPARATOR,
+            "[INFO] ",
+            "[INFO] BUILD SUCCESS",
+        ]
+    )
+    plan = _maven_plan(text)
+    assert [plan.cls[k] == DROP for k in range(5)] == [False, True, True, True, False]
+    # downloads say which artifacts were fetched: a marker names them where they were
+    assert [_silent(plan, k) for k in (1, 2, 3)] == [False, True, True]
+
+
+def test_decoration_of_a_long_build_goes_into_the_view() -> None:
+    modules = []
+    for k in range(30):
+        modules += [
+            SEPARATOR,
+            f"[INFO] Building module-{k} 1.0  [{k + 1}/30]",
+            SEPARATOR,
+            "[INFO] ",
+        ]
+    text = "\n".join(["[INFO] Scanning for projects...", *modules, "[INFO] BUILD SUCCESS"]) + "\n"
+    result = filter_text(text, _maven_plan(text).filt, TokenCounter("cl100k_base"))
+    assert result is not None
+    assert HEADER_LINE in result.text
+    assert "separator line" in result.text.split(HEADER_LINE)[1]
+    assert SEPARATOR not in result.text
+    # every module's line stays where it was, with no marker between them
+    shown = result.text.split(HEADER_LINE)[0].splitlines()
+    assert shown[1:31] == [f"[INFO] Building module-{k} 1.0  [{k + 1}/30]" for k in range(30)]
+
+
+def _filter_file(tmp_path: Path, rule: str) -> Path:
+    path = tmp_path / "f.json"
+    path.write_text(
+        '{"name": "f", "match": {"command": ["tool\\\\b"]}, ' + rule + "}", encoding="utf-8"
+    )
+    return path
+
+
+def test_decoration_is_for_drop_rules_and_a_boolean(tmp_path: Path) -> None:
+    ok = load_file(_filter_file(tmp_path, '"drop": [{"pattern": "^=+$", "decoration": true}]'))
+    assert [r.decoration for r in ok.drop_rules] == [True]
+    plain = load_file(_filter_file(tmp_path, '"drop": [{"pattern": "^=+$"}, "^-+$"]'))
+    assert [r.decoration for r in plain.drop_rules] == [False, False]
+    for bad in (
+        '"keep": [{"pattern": "^=+$", "decoration": true}]',
+        '"collapse": [{"pattern": "^=+$", "decoration": true}]',
+        '"drop": [{"pattern": "^=+$", "decoration": "yes"}]',
+    ):
+        with pytest.raises(FilterError, match="decoration"):
+            load_file(_filter_file(tmp_path, bad))
