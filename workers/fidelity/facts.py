@@ -346,10 +346,22 @@ _NATIVE_FRAME = re.compile(
     r"|^==\d+==\s+(?:at|by) 0x[0-9A-Fa-f]+: .*\(\S+:\d+\)$"
     r"|^\s+at [\w$.<>]+\(.*:\d+\)|^\s+at .+ \(.+:\d+:\d+\)$"
 )
+# a JVM frame (``at pkg.Class.method(File.java:12)``) in the runtime or a framework or
+# library that applications run on, not in the application: servlet containers, Spring,
+# test runners, serialisers, drivers, RPC and cloud SDKs
+JVM_LIBRARY_FRAME = (
+    r"\bat (?:java|javax|jdk|sun|com\.sun|kotlin|kotlinx|scala|groovy|jakarta"
+    r"|org\.(?:junit|apache|springframework|hibernate|eclipse|glassfish|jboss|gradle|mockito"
+    r"|opentest4j|assertj|testng|codehaus|slf4j|postgresql|h2|flywaydb|aspectj|xml)"
+    r"|io\.(?:netty|grpc|micronaut|quarkus|vertx|undertow|reactivex|projectreactor|micrometer)"
+    r"|reactor\.core|reactor\.netty|akka|sbt|okhttp3|okio|retrofit2|feign|net\.bytebuddy"
+    r"|com\.(?:fasterxml|google\.common|google\.protobuf|google\.inject|zaxxer|mysql|amazonaws"
+    r"|intellij|squareup)|software\.amazon|worker\.org\.gradle)[.$/]"
+)
 _NOT_USER_FRAME = re.compile(
     r"/usr/|\(/lib|^\s*/lib|/go/src/|/rustc/|/\.cargo/registry/|/pkg/mod/|node:internal|"
     r"/lib/python\d|site-packages/|<frozen |"
-    r"node_modules|\(internal/|\bat (?:java|javax|jdk|sun|kotlin|org\.junit|org\.apache)\.|"
+    r"node_modules|\(internal/|" + JVM_LIBRARY_FRAME + "|"
     r"sanitizer|asan_|libc[.-]|compiler-rt"
 )
 
@@ -501,12 +513,18 @@ def _tool_lines(text: str, family: str | None) -> Iterable[tuple[str, str]]:
         if first in "[T" and _SUREFIRE_PASS.match(line):
             continue
         if first in _FRAME_FIRST and _TRACE_FRAME.match(raw):
-            last_frame = token
+            user = _NOT_USER_FRAME.search(raw) is None
             if first == "F":  # a Python frame (innermost last): its exception follows
+                last_frame = token
                 in_traceback = True
-                if _NOT_USER_FRAME.search(raw) is None:
+                if user:
                     last_user_frame = token
-            if want_frame and first == "a" and _NOT_USER_FRAME.search(raw) is None:
+            else:
+                # an ``at`` frame (JVM, JavaScript) belongs to the error above it: a frame in
+                # a library there (``at org.apache.tomcat...Worker.run``) is no fact of the
+                # next error line
+                last_frame = token if user else None
+            if want_frame and first == "a" and user:
                 want_frame = False
                 yield "stack_frame", token
             continue

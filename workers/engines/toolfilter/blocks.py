@@ -69,7 +69,12 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 
 from workers.core.ansi import ANSI
-from workers.fidelity.facts import is_crash_headline, is_user_frame, line_shape
+from workers.fidelity.facts import (
+    JVM_LIBRARY_FRAME,
+    is_crash_headline,
+    is_user_frame,
+    line_shape,
+)
 from workers.fidelity.testlogs import passing_test_logs
 
 __all__ = ["Repeat", "Structure", "analyse", "may_have_structure", "structure_family"]
@@ -153,8 +158,8 @@ _FRAME = re.compile(
 _LIB_FRAME = re.compile(
     r"/rustc/|/\.cargo/registry/|\brust_begin_unwind\b|^\s+\d+: (?:core|std|alloc|test)::"
     r"|^\s+\d+: <\S+ as core::|node:internal|node_modules|\(internal/|/usr/lib/|/go/src/"
-    r"|site-packages/|/lib/python\d|\bat (?:java|javax|jdk|sun|kotlin|org\.junit|org\.apache)\."
-    r"|\bat process\.processImmediate\b|__rustc::"
+    r"|site-packages/|/lib/python\d|" + JVM_LIBRARY_FRAME + "|"
+    r"\bat process\.processImmediate\b|__rustc::"
 )
 _RUST_AT = re.compile(r"^\s+at \S+:\d+:\d+$")
 # a frame of TAP's ``stack: |-`` block (``Test.run (node:internal/test_runner/test:796:25)``)
