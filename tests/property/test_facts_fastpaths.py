@@ -101,12 +101,16 @@ def reference_tool_lines(text: str, family: str | None) -> Iterator[tuple[str, s
             if raw[:1] in ("+", "-", " ", "\\"):
                 continue  # hunk body: trimmable, its headers carry the facts
             in_hunk = False
+        if facts._SUREFIRE_PASS.match(line):
+            continue  # a test class that passed
         if facts._TRACE_FRAME.match(raw):
-            last_frame = token
             if line.startswith("File "):
+                last_frame = token
                 in_traceback = True
                 if not facts._NOT_USER_FRAME.search(raw):
                     last_user_frame = token
+            else:  # an ``at`` frame in a library is no frame of the next error line
+                last_frame = None if facts._NOT_USER_FRAME.search(raw) else token
             if want_frame and line.startswith("at ") and not facts._NOT_USER_FRAME.search(raw):
                 want_frame = False
                 yield "stack_frame", token
@@ -242,6 +246,11 @@ LINE_PARTS = st.sampled_from(
         "    expect(received).toEqual(expected) // deep equality", "⎯⎯⎯⎯[1/4]⎯",
         " ❯ fetchUser src/lib.js:15:102", " FAIL  test/cart.test.js > Cart > x",
         "PASS __tests__/math.spec.js", "@@ -2,11 +2,10 @@",
+        "[INFO] Tests run: 6, Failures: 0, Errors: 0, Skipped: 0, Time elapsed: 0.127 s -- in a.BTest",
+        "Tests run: 5, Failures: 0, Errors: 0, Skipped: 1, Time elapsed: 0.05 sec",
+        "[ERROR] Tests run: 8, Failures: 4, Errors: 0, Skipped: 0, Time elapsed: 0.1 s <<< FAILURE!",
+        "\tat org.springframework.web.servlet.DispatcherServlet.doDispatch(DispatcherServlet.java:9)",
+        "\tat com.example.shop.Cart.total(Cart.java:12)", "\tat sbt.Execute.work(Execute.scala:244)",
     ]
 )  # fmt: skip
 MULTILINE = st.lists(LINE_PARTS, max_size=25).map("\n".join)

@@ -70,9 +70,9 @@ def test_one_short_frame_does_not_pay_for_a_view() -> None:
     assert HEADER_LINE not in text
 
 
-def test_passing_tests_are_never_hidden_without_a_marker() -> None:
+def test_passing_tests_between_failures_go_into_the_view_counted() -> None:
     # jest --verbose: one failing test among passing ones, suite after suite; each run of
-    # passing lines is too short for a marker, and none may vanish without one
+    # passing lines is too short for a marker: the view takes them and its note counts them
     lines = []
     for s in range(8):
         lines += [f"PASS src/suite{s}.test.js", f"  Suite{s}"]
@@ -82,8 +82,34 @@ def test_passing_tests_are_never_hidden_without_a_marker() -> None:
     text, _ = compress_soundly(
         tool_output("\n".join(lines) + "\n", "npx jest --verbose"), "standard"
     )
-    assert HEADER_LINE not in text
-    assert "✓ case 3.1 works (2 ms)" in text or "passing test" in text
+    view, note = text.split(HEADER_LINE)
+    assert "✓ case" not in view
+    assert "16 passing tests" in note
+    for s in range(8):
+        assert f"    ✕ case {s}.9 fails (3 ms)" in view
+    assert "Tests:       8 failed, 16 passed, 24 total" in view
+
+
+def test_skipped_tests_keep_a_marker_where_they_were() -> None:
+    # which tests did not run is news: a skipped test never goes without a trace in place
+    lines = []
+    for s in range(8):
+        lines += [
+            f"test_case_{s}_{c} (tests.test_s{s}.Cases.test_case_{s}_{c}) ... ok" for c in range(3)
+        ]
+        lines.append(
+            f"test_win_{s} (tests.test_s{s}.Cases.test_win_{s}) ... skipped 'needs Windows'"
+        )
+        lines.append(f"test_bad_{s} (tests.test_s{s}.Cases.test_bad_{s}) ... FAIL")
+    lines += ["", "-" * 70, "Ran 40 tests in 0.012s", "", "FAILED (failures=8, skipped=8)"]
+    text, _ = compress_soundly(
+        tool_output("\n".join(lines) + "\n", "python -m unittest -v"), "standard"
+    )
+    view = text.split(HEADER_LINE)[0]
+    for s in range(8):
+        skipped = f"test_win_{s} (tests.test_s{s}.Cases.test_win_{s}) ... skipped 'needs Windows'"
+        assert skipped in view or "skipped test" in view
+    assert "... ok" not in view
 
 
 def _rustc_build(findings: int) -> str:

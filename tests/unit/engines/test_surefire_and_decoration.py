@@ -8,6 +8,7 @@ the older spelling (``Time elapsed: 0.05 sec``, no ``in``) is surefire 2's.
 
 from __future__ import annotations
 
+import re
 from pathlib import Path
 
 import pytest
@@ -182,3 +183,54 @@ def test_decoration_is_for_drop_rules_and_a_boolean(tmp_path: Path) -> None:
     ):
         with pytest.raises(FilterError, match="decoration"):
             load_file(_filter_file(tmp_path, bad))
+
+
+def test_counted_is_for_drop_rules_and_not_with_decoration(tmp_path: Path) -> None:
+    ok = load_file(_filter_file(tmp_path, '"drop": [{"pattern": "^ok ", "counted": true}]'))
+    assert [(r.counted, r.decoration) for r in ok.drop_rules] == [(True, False)]
+    for bad in (
+        '"keep": [{"pattern": "^ok ", "counted": true}]',
+        '"drop": [{"pattern": "^ok ", "counted": 1}]',
+        '"drop": [{"pattern": "^ok ", "counted": true, "decoration": true}]',
+    ):
+        with pytest.raises(FilterError, match=r"counted|decoration"):
+            load_file(_filter_file(tmp_path, bad))
+
+
+def _vitest_report() -> str:
+    """``npx vitest run``: a file whose two failures split its passing tests into short runs,
+    and a file of 30 passing tests in a row before its one failure."""
+    out = [
+        "",
+        " RUN  v4.1.12 /home/dev/webshop",
+        "",
+        " ❯ test/cart.test.js (10 tests | 2 failed) 18ms",
+    ]
+    for k in range(10):
+        mark = "×" if k in (3, 6) else "✓"
+        out.append(f"     {mark} cart case {k} {k % 3}ms")
+    out.append(" ❯ test/rates.test.js (31 tests | 1 failed) 40ms")
+    out += [f"     ✓ rate of {k} units 0ms" for k in range(30)]
+    out += ["     × rate of 30 units 2ms", ""]
+    for name in ("test/cart.test.js > cart > cart case 3", "test/cart.test.js > cart > cart case 6",
+                 "test/rates.test.js > rates > rate of 30 units"):  # fmt: skip
+        out += [f" FAIL  {name}", "AssertionError: expected 2 to be 3 // Object.is equality", ""]
+    out += [" Test Files  2 failed (2)", "      Tests  3 failed | 38 passed (41)", ""]
+    return "\n".join(out)
+
+
+@pytest.mark.parametrize("mode", ["standard", "aggressive"])
+def test_short_runs_of_passing_tests_go_into_the_view_a_long_run_keeps_its_marker(
+    mode: str,
+) -> None:
+    text = _vitest_report()
+    compressed, saved = compress_soundly(tool_output(text, "npx vitest run"), mode)
+    view, _, note = compressed.partition(HEADER_LINE)
+    assert "✓ cart case" not in view  # 8 passing tests in runs of 2 or 3: counted in the note
+    assert "8 passing tests" in note
+    # 30 in a row pay for a marker of their own where they were
+    assert re.search(r"rates\.test\.js \(31 tests \| 1 failed\) 40ms\n… 30 \w", view)
+    for k in (3, 6):
+        assert f"     × cart case {k} {k % 3}ms" in view
+    assert "      Tests  3 failed | 38 passed (41)" in view
+    assert saved > 0.3, saved

@@ -19,14 +19,15 @@ import pytest
 from tests.support.runner_samples import load
 from tests.unit.fidelity.test_facts_families import conversation
 from tests.unit.fidelity.test_facts_families import run as run_conversation
+from workers.core.offload import MemoryStore
 from workers.core.settings import Settings
 from workers.core.tokens import TokenCounter
 from workers.engines._filters import builtin_filters
 from workers.engines.toolfilter import filter_text
 from workers.engines.toolfilter.blocks import analyse
 from workers.fidelity.facts import critical_lines, line_shape
-from workers.markers import ansi
-from workers.markers.stash import CX_MARKER
+from workers.markers import ansi, structured_view
+from workers.markers.stash import CX_MARKER, expand_offload
 from workers.pipeline.runner import Pipeline
 from workers.pipeline.visibility import lost_facts
 from workers.testing import expanded_record
@@ -202,8 +203,11 @@ def test_a_report_under_the_generic_filter_is_stashed_exactly() -> None:
     result = filter_text(sample["output"], generic, TokenCounter())
     assert result is not None
     assert "… 30 passing tests omitted <<cx:" in result.text
-    restored = CX_MARKER.sub(lambda m: result.stash[m.group(1)], result.text)
-    assert restored == sample["output"]
+    store = MemoryStore()
+    store.put_many(result.stash)
+    missing: list[str] = []
+    restored = structured_view.decode(expand_offload(result.text, store, missing))
+    assert restored == sample["output"] and missing == []
 
 
 def test_repeats_are_per_file() -> None:

@@ -45,10 +45,14 @@ from the ``filters_dir`` setting and, when trusted, the project's
     min_lines     outputs with fewer lines are left alone
     verify        [{input, command, expected, source}]: samples run by the test suite
 
-A rule is a regex string or ``{"pattern": ..., "label": ..., "note": ...}``; a drop rule
-may add ``"decoration": true`` (rule lines, empty log lines, banners: lines whose absence
-changes no other line's meaning), whose lines may then go without a marker where they
-were, into the one view marker of the output (as the structure's code frames do).
+A rule is a regex string or ``{"pattern": ..., "label": ..., "note": ...}``.  A drop rule
+may add ``"decoration": true`` for lines whose absence changes no other line's meaning
+(rule lines, empty log lines, progress bars, hints): they may go without a marker where
+they were, into the one view marker of the output, whose note counts them by label (as the
+structure's code frames do); or ``"counted": true`` for lines a count says enough about
+(passing tests under a header or summary that counts them): those go into the view only
+where a run of them is too short to pay for a marker of its own (as the structure's
+passing tests do), a long run keeps its marker in place.
 Notes are templates with ``{n}`` (lines dropped), ``{total}``, ``{label}``,
 ``{key}`` and the block's ``count`` names.
 

@@ -81,7 +81,8 @@ class Rule:
     source: str
     label: str
     note: str | None
-    decoration: bool = False  # a drop rule's lines may go without a marker of their own
+    decoration: bool = False  # a drop rule's lines may go into the view from any run
+    counted: bool = False  # ... from runs too short for a marker of their own
 
 
 @dataclass(frozen=True, slots=True)

@@ -161,13 +161,17 @@ class FilterBuilder:
             if isinstance(item, str):
                 out.append((self.pattern(item, spot), Rule(item, default_label, None)))
             elif isinstance(item, dict):
-                unknown = set(item) - {"pattern", "label", "note", "decoration"}
+                unknown = set(item) - {"pattern", "label", "note", "decoration", "counted"}
                 if unknown:
                     raise self.fail(f"{spot}: unknown key(s) {sorted(unknown)}")
                 regex = self.pattern(item.get("pattern"), spot)
                 decoration = item.get("decoration", False)
-                if not isinstance(decoration, bool) or (decoration and where != "drop"):
-                    raise self.fail(f"{spot}: decoration (true or false) is for drop rules")
+                counted = item.get("counted", False)
+                for name, flag in (("decoration", decoration), ("counted", counted)):
+                    if not isinstance(flag, bool) or (flag and where != "drop"):
+                        raise self.fail(f"{spot}: {name} (true or false) is for drop rules")
+                if decoration and counted:
+                    raise self.fail(f"{spot}: a rule is decoration or counted, not both")
                 out.append(
                     (
                         regex,
@@ -176,6 +180,7 @@ class FilterBuilder:
                             self.label(item.get("label"), spot, default_label),
                             self.note(item.get("note"), spot),
                             decoration,
+                            counted,
                         ),
                     )
                 )

@@ -60,6 +60,7 @@ class Label:
     item: bool = False  # a structure label (:mod:`.blocks`): the marker counts items
     quiet: bool = False  # ... whose lines belong to other items (not counted on their own)
     decoration: bool = False  # a filter drop rule's lines that may go into the view
+    counted: bool = False  # ... only from runs too short for a marker
 
 
 REPEAT = Label("repeated lines")
@@ -72,12 +73,12 @@ def _rule_labels(filt: Filter) -> tuple[tuple[Label, ...], tuple[Label, ...]]:
     """One label object per distinct (label, note) of the filter's drop and collapse rules."""
     cached = _RULE_LABELS.get(id(filt))
     if cached is None or cached[0] is not filt:
-        shared: dict[tuple[str, str | None, bool], Label] = {}
+        shared: dict[tuple[str, str | None, bool, bool], Label] = {}
 
         def label(rule: Rule) -> Label:
             return shared.setdefault(
-                (rule.label, rule.note, rule.decoration),
-                Label(rule.label, rule.note, decoration=rule.decoration),
+                (rule.label, rule.note, rule.decoration, rule.counted),
+                Label(rule.label, rule.note, decoration=rule.decoration, counted=rule.counted),
             )
 
         cached = (

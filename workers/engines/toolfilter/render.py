@@ -229,19 +229,30 @@ def filter_text(text: str, filt: Filter, tokens: TokenCounter) -> FilterResult |
     return FilterResult(new, stash, omitted, markers, plan.structure.family)
 
 
-#: structure labels whose lines a reader counts (tests; repeats, whose notes say where)
-_COUNTED = frozenset({PASSING, IGNORED, RUNNING, REPEATS})
+#: structure labels whose lines keep a marker where they were: skipped tests (which ones
+#: did not run is news) and repeats (whose notes say where)
+_COUNTED = frozenset({IGNORED, REPEATS})
+#: ... and those that keep the marker they paid for: a long run of passing tests stays one
+#: marker in place; runs of them too short for a marker go into the view, counted
+_SHORT_ONLY = frozenset({PASSING, RUNNING})
 
 
-def _silent(plan: Plan, k: int) -> bool:
-    """Whether dropped line ``k`` may go without a marker where it was (see :func:`_view`)."""
+def _silent(plan: Plan, k: int, paid: bool = False) -> bool:
+    """Whether dropped line ``k`` (of a run that paid for a marker of its own, or not) may go
+    without a marker where it was (see :func:`_view`)."""
     if plan.cls[k] != DROP:
         return True  # a blank line between pieces
     label = plan.labels[k]
-    # structure decoration, and a filter's drop rules marked as decoration: its other
-    # labels may name context (make's directory changes say where the next warning's
-    # relative path is)
-    return label is not None and (label.decoration or (label.item and label.text not in _COUNTED))
+    # the structure's decoration (and passing tests in short runs) and a filter's drop rules
+    # marked decoration (or counted, in short runs): its other labels may name context
+    # (make's directory changes say where the next warning's relative path is)
+    if label is None:
+        return False
+    if label.decoration:
+        return True
+    if label.counted:
+        return not paid
+    return label.item and label.text not in _COUNTED and not (paid and label.text in _SHORT_ONLY)
 
 
 def _view(
@@ -260,11 +271,17 @@ def _view(
     A tsc ``--pretty`` report or a gcc build has a two-line code frame under each finding:
     each frame alone is shorter than a marker, all of them are a third of the output; a cargo
     build's frames are longer, and their markers, one per finding, cost more than one view.
-    Runs holding a repeat (whose note lists its locations), a test or an unnamed line stay as
-    they are (of a stashed run that mixes them with decoration, the decoration goes and the
-    rest stays, under a marker of its own when that pays): what goes without a trace of its
-    own is the decoration :mod:`.blocks` finds (code frames, help text, library frames,
-    banners), whose absence changes no line's meaning.
+    Passing tests between failing ones (``✓ price of 1 units`` in a vitest file with two
+    failures) are two or three lines at a time, each run too short for a marker; the view's
+    note counts them (``26 passing tests``), the header above them says how many ran.
+    Runs holding a repeat (whose note lists its locations), a skipped test or an unnamed line
+    stay as they are (of a stashed run that mixes them with decoration, the decoration goes
+    and the rest stays, under a marker of its own when that pays): what goes without a trace
+    of its own is what :mod:`.blocks` finds as decoration (code frames, help text, library
+    frames, banners) and a filter's drop rules marked ``decoration``, and in runs too short
+    for a marker of their own, passing tests, their run lines and a filter's drop rules
+    marked ``counted`` (a long run of those keeps its marker in place): lines whose absence
+    changes no other line's meaning.
     """
     runs = [
         _ViewRun(a, b, where, b - a, tokens.count("\n".join(plan.lines[a:b])), "", [], [(a, b)])
@@ -273,7 +290,7 @@ def _view(
     ]
     extra: dict[str, str] = {}  # stashes of the markers that stay for a mixed run's rest
     for a, b, where, key in paid:
-        if all(_silent(plan, k) for k in range(a, b)):
+        if all(_silent(plan, k, paid=True) for k in range(a, b)):
             runs.append(_ViewRun(a, b, where, 1, tokens.count(out[where]), key, [], [(a, b)]))
             continue
         spans = _silent_spans(plan, a, b)
@@ -343,7 +360,7 @@ def _silent_spans(plan: Plan, a: int, b: int) -> list[tuple[int, int]]:
     spans: list[tuple[int, int]] = []
     start = -1
     for k in range(a, b + 1):
-        silent = k < b and plan.cls[k] == DROP and _silent(plan, k)
+        silent = k < b and plan.cls[k] == DROP and _silent(plan, k, paid=True)
         if silent and start < 0:
             start = k
         elif not silent and start >= 0:
