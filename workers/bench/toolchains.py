@@ -653,8 +653,9 @@ def maven_captures(run: Runner, root: Path) -> list[Capture]:
         files[f"src/test/java/shop/{name}Test.java"] = _maven_test(name, rng)
     _write(shop, files)
     env = {"MAVEN_OPTS": "-Djava.awt.headless=true"}
-    # a first, quiet run fetches the plugins: the captured run prints no download lines
-    if run.run(["mvn", "-B", "-q", "test-compile"], shop, env=env, timeout=600) is None:
+    # a first, quiet run fetches the plugins (surefire and its JUnit provider too: its tests
+    # fail, as they should), so that the captured run prints no download lines
+    if run.run(["mvn", "-B", "-q", "test"], shop, env=env, timeout=600) is None:
         return []
     if not (shop / "target" / "test-classes").is_dir():
         run.skipped.append("mvn: could not build (no Maven Central?)")

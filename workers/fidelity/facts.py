@@ -292,7 +292,8 @@ _NEGATION = re.compile(
     re.I,
 )
 _TRACE_FRAME = re.compile(
-    r'^\s*File "[^"]+", line \d+|^\s+at [\w$.<>]+\(.*:\d+\)|^\s+at .+ \(.+:\d+:\d+\)$'
+    r'^\s*File "[^"]+", line \d+|^\s+at (?:[\w.-]+(?:@[\w.-]+)?/{1,2})?[\w$.<>]+\(.*:\d+\)'
+    r"|^\s+at .+ \(.+:\d+:\d+\)$"
 )
 
 
@@ -338,7 +339,7 @@ _FRAME_HEAD = re.compile(
     r"^(?:panic: |WARNING: DATA RACE|==\d+==(?:ERROR: |\s*(?:Invalid|Conditional|Use of"
     r"|Mismatched|Syscall|Source and|[\d,]+ .*lost))|(?:Direct|Indirect) leak of "
     r"|Exception in thread |Caused by: "
-    r"|(?:Uncaught )?[A-Za-z_$][\w.$]*(?:Exception|Error)(?: \[[\w-]+\])?(?::|$))"
+    r"|(?:Uncaught )?(?:[A-Za-z_$][\w.$]*)?(?:Exception|Error)(?: \[[\w-]+\])?(?::|$))"
 )
 _NATIVE_FRAME = re.compile(
     r"^\s+/\S+\.go:\d+(?: \+0x[0-9a-f]+)?$"
@@ -350,9 +351,12 @@ _NATIVE_FRAME = re.compile(
 # library that applications run on, not in the application: servlet containers, Spring,
 # test runners, serialisers, drivers, RPC and cloud SDKs
 JVM_LIBRARY_FRAME = (
-    r"\bat (?:java|javax|jdk|sun|com\.sun|kotlin|kotlinx|scala|groovy|jakarta"
+    r"\bat (?:[\w.-]+(?:@[\w.-]+)?/{1,2})?"  # a class loader or module (``app//``, ``java.base/``)
+    r"(?:java|javax|jdk|sun|com\.sun|kotlin|kotlinx|scala|groovy|jakarta|junit\.framework"
+    r"|android|androidx|dalvik|com\.android"
     r"|org\.(?:junit|apache|springframework|hibernate|eclipse|glassfish|jboss|gradle|mockito"
-    r"|opentest4j|assertj|testng|codehaus|slf4j|postgresql|h2|flywaydb|aspectj|xml)"
+    r"|opentest4j|assertj|testng|codehaus|slf4j|postgresql|h2|flywaydb|aspectj|xml|hamcrest)"
+    r"|ch\.qos\.logback"
     r"|io\.(?:netty|grpc|micronaut|quarkus|vertx|undertow|reactivex|projectreactor|micrometer)"
     r"|reactor\.core|reactor\.netty|akka|sbt|okhttp3|okio|retrofit2|feign|net\.bytebuddy"
     r"|com\.(?:fasterxml|google\.common|google\.protobuf|google\.inject|zaxxer|mysql|amazonaws"
@@ -520,9 +524,9 @@ def _tool_lines(text: str, family: str | None) -> Iterable[tuple[str, str]]:
                 if user:
                     last_user_frame = token
             else:
-                # an ``at`` frame (JVM, JavaScript) belongs to the error above it: a frame in
-                # a library there (``at org.apache.tomcat...Worker.run``) is no fact of the
-                # next error line
+                # an ``at`` frame (JVM, JavaScript) belongs to the error above it: the last
+                # frame in user code above a ``Caused by:`` still stays with it, a frame in a
+                # library (``at org.apache.tomcat...Worker.run``) is no fact of the next error
                 last_frame = token if user else None
             if want_frame and first == "a" and user:
                 want_frame = False

@@ -26,6 +26,9 @@ BUILD_TOOLS = [
     "scala.sys.package$.error(package.scala:27)",
     "sbt.Execute.work(Execute.scala:244)",
     "org.gradle.internal.operations.DefaultBuildOperationRunner.run(DefaultBuildOperationRunner.java:47)",
+    "app//org.junit.jupiter.api.AssertionUtils.fail(AssertionUtils.java:38)",  # gradle's loader
+    "org.hamcrest.MatcherAssert.assertThat(MatcherAssert.java:20)",
+    "androidx.test.runner.AndroidJUnitRunner.onStart(AndroidJUnitRunner.java:444)",
 ]
 
 
@@ -59,6 +62,7 @@ def test_runtime_and_framework_frames_are_not_user_code(frame: str) -> None:
         "org.example.App.main(App.java:3)",
         "io.nettyx.Relay.pump(Relay.java:12)",  # a package that only starts like one
         "javalin.Routes.get(Routes.java:5)",
+        "app//com.example.shop.CartTest.total(CartTest.java:12)",
     ],
 )
 def test_application_frames_are_user_code(frame: str) -> None:
@@ -82,3 +86,18 @@ def test_framework_frames_go_and_the_application_stays(mode: str) -> None:
     assert "DispatcherServlet.doDispatch" not in compressed
     assert "ThreadPoolExecutor$Worker.run" not in compressed
     assert saved > 0.5, saved
+
+
+def test_a_bare_error_headline_gets_its_first_user_frame() -> None:
+    # node's uncaught ``Error: boom``: its first frame in user code is a fact
+    text = "\n".join(
+        [
+            "Error: boom",
+            "    at Layer.handle (/app/node_modules/express/lib/router/layer.js:95:5)",
+            "    at handler (/app/src/server.js:12:11)",
+            "    at next (/app/node_modules/express/lib/router/route.js:149:13)",
+        ]
+    )
+    facts = critical_lines(text + "\n", "tool_result")
+    assert ("stack_frame", "at handler (/app/src/server.js:12:11)") in facts
+    assert not any("node_modules" in line for _, line in facts)

@@ -52,9 +52,14 @@ def surefire_report(classes: list[str] = CLASSES, failing: str = "shop.Module7Te
                 f"\tat {name}.total2({name.split('.')[-1]}.java:7)",
                 "",
             ]
+        elif k == 11:  # surefire logs a class with skipped tests as a warning
+            out.append(
+                f"[WARNING] Tests run: 6, Failures: 0, Errors: 0, Skipped: 2, "
+                f"Time elapsed: 0.031 s -- in {name}"
+            )
         else:
             out.append(
-                f"[INFO] Tests run: {5 + k % 4}, Failures: 0, Errors: 0, Skipped: {k % 2}, "
+                f"[INFO] Tests run: {5 + k % 4}, Failures: 0, Errors: 0, Skipped: 0, "
                 f"Time elapsed: 0.0{k % 10}1 s -- in {name}"
             )
     out += [
@@ -76,7 +81,9 @@ def surefire_report(classes: list[str] = CLASSES, failing: str = "shop.Module7Te
 def test_a_passing_test_class_is_not_a_fact_and_a_failing_one_is() -> None:
     text = surefire_report()
     facts = {line for _, line in critical_lines(text, "tool_result", "mvn -B test")}
-    assert not any("Failures: 0" in line for line in facts)
+    assert not any(line.startswith("[INFO] Tests run:") for line in facts)
+    # a class with skipped tests is a warning: which tests did not run is news
+    assert any("Skipped: 2" in line for line in facts)
     for line in (
         "[ERROR] Tests run: 8, Failures: 1, Errors: 0, Skipped: 0, Time elapsed: 0.085 s"
         " <<< FAILURE! -- in shop.Module7Test",
@@ -115,6 +122,7 @@ def test_passing_test_classes_collapse_to_a_count(mode: str) -> None:
     assert "-- in shop.Module3Test" not in compressed
     assert "Failures: 1" in compressed and "<<< FAILURE! -- in shop.Module7Test" in compressed
     assert "\tat shop.Module7Test.total2(Module7Test.java:7)" in compressed
+    assert "Skipped: 2, Time elapsed: 0.031 s -- in shop.Module11Test" in compressed
     assert "[ERROR] Tests run: 170, Failures: 1, Errors: 0, Skipped: 12" in compressed
     assert saved > 0.5, saved
 
@@ -234,3 +242,52 @@ def test_short_runs_of_passing_tests_go_into_the_view_a_long_run_keeps_its_marke
         assert f"     × cart case {k} {k % 3}ms" in view
     assert "      Tests  3 failed | 38 passed (41)" in view
     assert saved > 0.3, saved
+
+
+def test_a_fact_on_a_decoration_line_stays_where_it_was() -> None:
+    bar = "   " + "━" * 40
+    lines = ["Collecting shop-core==2.1.0"]
+    for k in range(20):
+        lines += [
+            f"Downloading lib{k}-1.0-py3-none-any.whl (62 kB)",
+            f"{bar} 62.4/62.4 kB 8.9 MB/s",
+        ]
+    lines[21] = f"{bar} 0.0/3.2 MB connection failed"
+    lines.append("Successfully installed " + " ".join(f"lib{k}-1.0" for k in range(20)))
+    text = "\n".join(lines) + "\n"
+    compressed, _ = compress_soundly(
+        tool_output(text, "pip install -r requirements.txt"), "standard"
+    )
+    shown = compressed.split(HEADER_LINE)[0].splitlines()
+    assert f"{bar} 0.0/3.2 MB connection failed" in shown
+    assert shown.count(f"{bar} 62.4/62.4 kB 8.9 MB/s") == 0
+
+
+def test_a_line_with_a_carriage_return_inside_is_never_silent() -> None:
+    # npm redraws its progress bar with \r: what follows the last \r is what the terminal showed
+    lines = []
+    for k in range(25):
+        lines += [f"npm WARN deprecated pkg{k}@1.0.0: use pkg{k}-next", "⸨##########⸩ ⠧ reify:pkg"]
+    lines[13] += "\rnpm ERR! code E404"
+    text = "\n".join(lines) + "\n"
+    compressed, _ = compress_soundly(tool_output(text, "npm install"), "standard")
+    assert "npm ERR! code E404" in compressed.split(HEADER_LINE)[0]
+
+
+def test_indented_build_output_is_no_progress_bar() -> None:
+    # pip's subprocess block indents what the build printed: it is not a progress bar
+    text = "\n".join(
+        [
+            "  error: subprocess-exited-with-error",
+            "  × Getting requirements to build wheel did not run successfully.",
+            "  ╰─> [3 lines of output]",
+            "      running egg_info",
+            "      CMake must be installed to build myapp._native",
+            "      [end of output]",
+        ]
+    )
+    filt = builtin_filters().select("pip install .", "bash", text)
+    assert filt is not None and filt.name == "pip"
+    plan = Plan(text, filt)
+    labels = [plan.labels[k].text if plan.labels[k] else "" for k in range(len(plan.lines))]
+    assert "progress bars" not in labels

@@ -227,6 +227,13 @@ class FilterBuilder:
             raise self.fail("'action' must be 'filter' or 'skip'")
         keep = self.rules(doc.get("keep"), "keep", "kept")
         drop = self.rules(doc.get("drop"), "drop", "dropped")
+        flags: dict[str, tuple[bool, bool]] = {}
+        for _, rule in drop:
+            mine = (rule.decoration, rule.counted)
+            if flags.setdefault(rule.label, mine) != mine:
+                raise self.fail(
+                    f"drop: the rules labelled {rule.label!r} must agree on decoration and counted"
+                )
         collapse = self.rules(doc.get("collapse"), "collapse", "similar lines")
         blocks = self.blocks(doc.get("blocks"))
         block_end = self.patterns(doc.get("block_end"), "block_end")

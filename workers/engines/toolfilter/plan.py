@@ -70,7 +70,8 @@ _RULE_LABELS: dict[int, tuple[Filter, tuple[Label, ...], tuple[Label, ...]]] = {
 
 
 def _rule_labels(filt: Filter) -> tuple[tuple[Label, ...], tuple[Label, ...]]:
-    """One label object per distinct (label, note) of the filter's drop and collapse rules."""
+    """One label object per distinct (label, note, flags) of the filter's drop and collapse
+    rules (the rules of one label agree on their flags: :mod:`workers.engines._filters.validate`)."""
     cached = _RULE_LABELS.get(id(filt))
     if cached is None or cached[0] is not filt:
         shared: dict[tuple[str, str | None, bool, bool], Label] = {}

@@ -248,6 +248,8 @@ def _silent(plan: Plan, k: int, paid: bool = False) -> bool:
     # (make's directory changes say where the next warning's relative path is)
     if label is None:
         return False
+    if "\r" in plan.lines[k].rstrip("\r"):
+        return False  # its rule matched the line as a whole: a part after a \r may matter
     if label.decoration:
         return True
     if label.counted:
