@@ -291,3 +291,32 @@ def test_indented_build_output_is_no_progress_bar() -> None:
     plan = Plan(text, filt)
     labels = [plan.labels[k].text if plan.labels[k] else "" for k in range(len(plan.lines))]
     assert "progress bars" not in labels
+
+
+def _go_test_report() -> str:
+    """``go test -v``: tables of subtests, two passing before each failing one, and a skip."""
+    out = []
+    for t in range(6):
+        out.append(f"=== RUN   TestDiscountTable{t}")
+        out += [f"=== RUN   TestDiscountTable{t}/case_{c}" for c in range(3)]
+        out += [f"    pricing_test.go:{20 + t}: Discount(80, 25) = 60, want 61"]
+        out.append(f"--- FAIL: TestDiscountTable{t} (0.00s)")
+        out += [f"    --- PASS: TestDiscountTable{t}/case_{c} (0.00s)" for c in range(2)]
+        out.append(f"    --- FAIL: TestDiscountTable{t}/case_2 (0.00s)")
+    out += ["=== RUN   TestWindowsPaths", "    paths_test.go:9: needs Windows"]
+    out += [
+        "--- SKIP: TestWindowsPaths (0.00s)",
+        "FAIL",
+        "FAIL\texample.com/pricing\t0.005s",
+        "FAIL",
+    ]
+    return "\n".join(out) + "\n"
+
+
+def test_short_paid_runs_of_passing_tests_go_into_the_view_a_skip_stays() -> None:
+    compressed, _ = compress_soundly(tool_output(_go_test_report(), "go test -v ./..."), "standard")
+    view, _, note = compressed.partition(HEADER_LINE)
+    assert "--- PASS" not in view and "passing tests" in note
+    for t in range(6):
+        assert f"    --- FAIL: TestDiscountTable{t}/case_2 (0.00s)" in view
+    assert "--- SKIP: TestWindowsPaths (0.00s)" in view or "skipped test" in view

@@ -232,14 +232,16 @@ def filter_text(text: str, filt: Filter, tokens: TokenCounter) -> FilterResult |
 #: structure labels whose lines keep a marker where they were: skipped tests (which ones
 #: did not run is news) and repeats (whose notes say where)
 _COUNTED = frozenset({IGNORED, REPEATS})
-#: ... and those that keep the marker they paid for: a long run of passing tests stays one
-#: marker in place; runs of them too short for a marker go into the view, counted
+#: ... and those that keep the marker of a long run: a run of passing tests this long stays
+#: one marker in place; shorter runs of them go into the view, counted
 _SHORT_ONLY = frozenset({PASSING, RUNNING})
+LONG_COUNTED_RUN = 6
 
 
-def _silent(plan: Plan, k: int, paid: bool = False) -> bool:
-    """Whether dropped line ``k`` (of a run that paid for a marker of its own, or not) may go
-    without a marker where it was (see :func:`_view`)."""
+def _silent(plan: Plan, k: int, paid: int = 0) -> bool:
+    """Whether dropped line ``k`` may go without a marker where it was (see :func:`_view`);
+    ``paid``: the length of the run of dropped lines it is in when that run paid for a
+    marker of its own (0: it did not)."""
     if plan.cls[k] != DROP:
         return True  # a blank line between pieces
     label = plan.labels[k]
@@ -252,9 +254,12 @@ def _silent(plan: Plan, k: int, paid: bool = False) -> bool:
         return False  # its rule matched the line as a whole: a part after a \r may matter
     if label.decoration:
         return True
+    long_run = paid >= LONG_COUNTED_RUN
     if label.counted:
-        return not paid
-    return label.item and label.text not in _COUNTED and not (paid and label.text in _SHORT_ONLY)
+        return not long_run
+    return (
+        label.item and label.text not in _COUNTED and not (long_run and label.text in _SHORT_ONLY)
+    )
 
 
 def _view(
@@ -292,7 +297,7 @@ def _view(
     ]
     extra: dict[str, str] = {}  # stashes of the markers that stay for a mixed run's rest
     for a, b, where, key in paid:
-        if all(_silent(plan, k, paid=True) for k in range(a, b)):
+        if all(_silent(plan, k, paid=b - a) for k in range(a, b)):
             runs.append(_ViewRun(a, b, where, 1, tokens.count(out[where]), key, [], [(a, b)]))
             continue
         spans = _silent_spans(plan, a, b)
@@ -362,7 +367,7 @@ def _silent_spans(plan: Plan, a: int, b: int) -> list[tuple[int, int]]:
     spans: list[tuple[int, int]] = []
     start = -1
     for k in range(a, b + 1):
-        silent = k < b and plan.cls[k] == DROP and _silent(plan, k, paid=True)
+        silent = k < b and plan.cls[k] == DROP and _silent(plan, k, paid=b - a)
         if silent and start < 0:
             start = k
         elif not silent and start >= 0:
