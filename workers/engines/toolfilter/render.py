@@ -13,7 +13,7 @@ from collections import Counter
 from dataclasses import dataclass
 from typing import Any, NamedTuple
 
-from workers.core.offload import stash_key
+from workers.core.offload import KEY_HEX, stash_key
 from workers.core.tokens import TokenCounter
 from workers.engines._filters import ANSI, LINE_CAP, Filter
 from workers.engines._prose import make_marker
@@ -30,7 +30,7 @@ from workers.engines.toolfilter.plan import (
     Plan,
 )
 from workers.fidelity.facts import protected_spans
-from workers.markers.stash import LITERAL, NOTE_CAP, offload_marker
+from workers.markers.stash import LITERAL, NOTE_CAP, offload_marker, short_note
 from workers.markers.structured_view import HEADER_LINE
 
 __all__ = ["LONG_LINE", "LONG_LINE_KEEP", "MIN_SAVED_TOKENS", "FilterResult", "filter_text"]
@@ -409,12 +409,41 @@ def _stash_run(
     """Append the marker of lines ``[a, b)`` to ``out`` and stash them, when that pays; the
     stash key, or None."""
     run = "\n".join(plan.lines[a:b])
-    marker, key = make_marker(_note(plan, a, b), run)
-    if not _worth(run, marker, tokens):
+    note = _note(plan, a, b)
+    sure = _worth_before_key(run, offload_marker(short_note(note), _NO_KEY), tokens)
+    if sure is False:
+        return None  # no key needed: its secret scan and digest are the dear part
+    marker, key = make_marker(note, run)
+    if sure is None and not _worth(run, marker, tokens):
         return None
     out.append(marker)
     stash[key] = run
     return key
+
+
+_NO_KEY = "0" * KEY_HEX  # a key's place: every key is as long
+# tokens of ``:KEY>>`` after ``<<cx`` (19 ASCII characters: at most 19; ``>>`` and the key are
+# pre-tokens of their own: at least 2); a marker's count is that of its text up to ``<<cx``
+# plus that of the rest, no pre-token crossing ``x:`` (tests/property/test_marker_counts.py)
+_TAIL_TOKENS = (2, 2 + KEY_HEX + 1)
+
+
+def _worth_before_key(run: str, placeholder: str, tokens: TokenCounter) -> bool | None:
+    """:func:`_worth` of ``run`` against its marker before the marker's key is known
+    (``placeholder`` holds :data:`_NO_KEY`): True or False when every key gives that
+    answer, None when it depends on the key."""
+    if len(run) <= len(placeholder):
+        return False
+    if len(run) > 8 * len(placeholder) + 400:
+        return True
+    head = tokens.count(placeholder[: placeholder.rindex(LITERAL) + len(LITERAL) - 1])
+    have = tokens.count(run)
+    low, high = _TAIL_TOKENS
+    if have < head + low + MIN_SAVED_TOKENS:
+        return False
+    if have >= head + high + MIN_SAVED_TOKENS:
+        return True
+    return None
 
 
 def _pieces(cls: bytearray, a: int, b: int) -> list[tuple[int, int]]:
