@@ -661,35 +661,20 @@ def maven_captures(run: Runner, root: Path) -> list[Capture]:
         run.skipped.append("mvn: could not build (no Maven Central?)")
         return []
     shutil.rmtree(shop / "target")  # the captured run compiles (and warns) again
-    out: list[Capture] = []
-    text = run.run(["mvn", "-B", "test"], shop, env=env, timeout=300)
-    if text:
-        out.append(
-            Capture(
-                "maven-test",
-                "mvn -B test",
-                text,
-                "Run the shop's unit tests.",
-                first_line(text, "<<< FAILURE!", default="mvn output above."),
-            )
-        )
     broken = root / "mvnbilling"
     bad = {"pom.xml": _maven_pom("billing")}
-    bad["src/main/java/shop/Order.java"] = JAVA_BROKEN["src/shop/Order.java"]
-    bad["src/main/java/shop/LineItem.java"] = JAVA_BROKEN["src/shop/LineItem.java"]
-    bad["src/main/java/shop/Invoice.java"] = JAVA_BROKEN["src/shop/Invoice.java"]
+    for name in ("Order", "LineItem", "Invoice"):
+        bad[f"src/main/java/shop/{name}.java"] = JAVA_BROKEN[f"src/shop/{name}.java"]
     _write(broken, bad)
-    text = run.run(["mvn", "-B", "compile"], broken, env=env, timeout=300)
-    if text:
-        out.append(
-            Capture(
-                "maven-compile",
-                "mvn -B compile",
-                text,
-                "Build the billing module.",
-                first_line(text, "COMPILATION ERROR", "[ERROR]", default="mvn output above."),
-            )
-        )
+    out: list[Capture] = []
+    for key, goal, cwd, ask, needles in (
+        ("maven-test", "test", shop, "Run the shop's unit tests.", ("<<< FAILURE!",)),
+        ("maven-compile", "compile", broken, "Build the billing module.", ("COMPILATION ERROR",)),
+    ):
+        text = run.run(["mvn", "-B", goal], cwd, env=env, timeout=300)
+        if text:
+            answer = first_line(text, *needles, "[ERROR]", default="mvn output above.")
+            out.append(Capture(key, f"mvn -B {goal}", text, ask, answer))
     return out
 
 
