@@ -16,6 +16,7 @@ from workers.engines._filters.linear import Regex
 from workers.engines._logs import mask
 from workers.engines._prose import CRITICAL_CAP, gate_keys
 from workers.engines.toolfilter.blocks import (
+    _RUST_LOCATION,
     NO_STRUCTURE,
     QUIET,
     REPEATS,
@@ -268,7 +269,7 @@ class Plan:
                 continue
             if critical or (keep_find is not None and keep_find(m) >= 0):
                 dkey = raw.strip()
-                if filt.dedupe and dkey in seen_kept:
+                if filt.dedupe and dkey in seen_kept and not self._heads_location(i):
                     cls[i] = DROP
                     labels[i] = REPEAT
                 elif similar and self._seen_event(i, m, dkey, seen_events):
@@ -313,6 +314,13 @@ class Plan:
                     labels[i] = SIMILAR
                     continue
                 prev_shape = shape
+
+    def _heads_location(self, i: int) -> bool:
+        """Whether line ``i`` is a finding's headline whose location is the next line
+        (rustc's ``warning: unused variable`` over `` --> src/lib.rs:8:9``): the same
+        headline at another place is another finding, not a repeat."""
+        lines = self.lines
+        return i + 1 < len(lines) and _RUST_LOCATION.match(lines[i + 1]) is not None
 
     def _seen_event(
         self, i: int, line: str, key: str, seen: dict[tuple[str, tuple[str, ...]], str]
