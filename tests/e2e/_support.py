@@ -18,7 +18,7 @@ from workers.core.settings import Settings
 from workers.messages import RESERVED_KEY
 from workers.service.kafka.io import produce_lines, read_topic
 from workers.service.supervise import WorkerProcess, free_port, scrape, worker_env
-from workers.service.topics import TopicNames, create_topics, load_topics
+from workers.service.topics import TopicNames, create_topics, load_topics, topic_limits
 from workers.testing.worker import GATE_ENGINE, GATE_MODE, Sample, gate_rejecting_pipeline
 
 FACTORY = "workers.testing.worker:gate_rejecting_pipeline"
@@ -101,6 +101,15 @@ class Run:
                 await admin.close()
 
         asyncio.run(go())
+        # AlterConfigs answers before every broker applies the change: wait until it reads
+        # back (a produce right after may still meet the old limit)
+        deadline = time.monotonic() + 30
+        while time.monotonic() < deadline:
+            limits = asyncio.run(topic_limits(self.bootstrap, list(topics)))
+            if all(limits.get(t) == limit for t in topics):
+                return
+            time.sleep(0.2)
+        raise AssertionError(f"max.message.bytes={limit} not applied to {list(topics)}")
 
     def produce(self, samples: Sequence[Sample]) -> None:
         lines = [s.line for s in samples]

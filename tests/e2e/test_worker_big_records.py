@@ -43,14 +43,29 @@ async def _produce(
         enable_idempotence=True,
         acks="all",
     )
+    from aiokafka.errors import MessageSizeTooLargeError
+
     await producer.start()
     try:
         for key, value, headers in records:
-            await (
-                await producer.send(
-                    run.names.transcripts, value, key=key, headers=headers or None, partition=0
-                )
-            )
+            for attempt in range(20):
+                try:
+                    await (
+                        await producer.send(
+                            run.names.transcripts,
+                            value,
+                            key=key,
+                            headers=headers or None,
+                            partition=0,
+                        )
+                    )
+                    break
+                except MessageSizeTooLargeError:
+                    # the topic's raised limit reads back before its partition leader
+                    # applies it: the same record again, in order, a moment later
+                    if attempt == 19:
+                        raise
+                    await asyncio.sleep(0.5)
     finally:
         await producer.stop()
 
