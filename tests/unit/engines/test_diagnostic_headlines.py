@@ -45,3 +45,21 @@ def test_every_location_stays_under_its_headline(mode: str) -> None:
             assert lines[k - 1].startswith("warning: "), (line, lines[k - 1])
     for f in range(5):
         assert f" --> src/mod{f}.rs:7:5" in compressed
+
+
+def test_a_path_staged_and_modified_again_is_shown_in_both_sections() -> None:
+    # git status: the same line under another header is another fact (staged, then changed
+    # again in the working tree), never a repeat of the first
+    paths = [f"src/payments/mod{k}.py" for k in range(12)]
+    lines = ["On branch main", "Changes to be committed:"]
+    lines.append('  (use "git restore --staged <file>..." to unstage)')
+    lines += [f"\tmodified:   {p}" for p in paths]
+    lines += ["", "Changes not staged for commit:"]
+    lines.append('  (use "git add <file>..." to update what will be committed)')
+    lines.append('  (use "git restore <file>..." to discard changes in working directory)')
+    lines += [f"\tmodified:   {p}" for p in paths]
+    text = "\n".join(lines) + "\n"
+    compressed, _ = compress_soundly(tool_output(text, "git status"), "standard")
+    shown = compressed.splitlines()
+    for p in paths:
+        assert shown.count(f"\tmodified:   {p}") == 2, p
