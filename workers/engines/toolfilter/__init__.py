@@ -35,7 +35,12 @@ Every maximal run of dropped lines (blank lines inside a run join it) is
 replaced in place by one marker line ``… 412 lines omitted (all PASSED)
 <<cx:KEY>>`` and stashed under ``KEY = stash_key(run)``, so expanding the
 output gives back the input exactly.  A run is only dropped when that saves
-at least 12 tokens once the marker is paid for; shorter runs stay visible.  A
+at least 12 tokens once the marker is paid for; shorter runs stay visible,
+unless they are decoration (code frames, help text, library frames, banners, a
+filter's ``decoration`` rules) or short runs of passing tests (and a filter's
+``counted`` rules): those go into one view of the output when that pays
+(:func:`.render._view`: ``<<cx:view>>… N lines above omitted without a marker
+(…)``, the whole input stashed).  A
 shown context line longer than ``LONG_LINE`` keeps its first ~240 characters followed by
 ``… N more characters of this line omitted <<cx:KEY>>`` (the cut never
 splits a URL, path or number).  Fenced code blocks are kept whole (the gate
