@@ -456,6 +456,7 @@ _NATIVE_FIRST = frozenset("/#=")
 
 def _tool_lines(text: str, family: str | None) -> Iterable[tuple[str, str]]:
     last_frame: str | None = None
+    last_at_frame: str | None = None  # the last frame, when it is an ``at`` frame (as read)
     last_user_frame: str | None = None  # the innermost Python frame in user code so far
     in_traceback = False  # after ``Traceback ...:`` or a Python frame, until its exception
     in_failures = False  # after a report's ``N failing`` / ``Failures:`` header
@@ -517,20 +518,19 @@ def _tool_lines(text: str, family: str | None) -> Iterable[tuple[str, str]]:
         if first in "[T" and _SUREFIRE_PASS.match(line):
             continue
         if first in _FRAME_FIRST and _TRACE_FRAME.match(raw):
-            user = _NOT_USER_FRAME.search(raw) is None
+            last_frame = token
             if first == "F":  # a Python frame (innermost last): its exception follows
-                last_frame = token
+                last_at_frame = None
                 in_traceback = True
-                if user:
+                if _NOT_USER_FRAME.search(raw) is None:
                     last_user_frame = token
             else:
-                # an ``at`` frame (JVM, JavaScript) belongs to the error above it: the last
-                # frame in user code above a ``Caused by:`` still stays with it, a frame in a
-                # library (``at org.apache.tomcat...Worker.run``) is no fact of the next error
-                last_frame = token if user else None
-            if want_frame and first == "a" and user:
-                want_frame = False
-                yield "stack_frame", token
+                # an ``at`` frame (JVM, JavaScript) belongs to the error above it: judged
+                # only when an error line follows (below)
+                last_at_frame = raw
+                if want_frame and _NOT_USER_FRAME.search(raw) is None:
+                    want_frame = False
+                    yield "stack_frame", token
             continue
         if (
             want_frame
@@ -589,7 +589,12 @@ def _tool_lines(text: str, family: str | None) -> Iterable[tuple[str, str]]:
             or exception
         ):
             failed = True
-            if last_frame is not None:
+            # the last frame above the error line: an ``at`` frame only in user code (the
+            # last user frame above a ``Caused by:`` stays with it; a library frame such as
+            # ``at org.apache.tomcat...Worker.run`` is no fact of the next error)
+            if last_frame is not None and (
+                last_at_frame is None or _NOT_USER_FRAME.search(last_at_frame) is None
+            ):
                 yield "stack_frame", last_frame
                 if last_user_frame is not None and last_user_frame != last_frame:
                     yield "stack_frame", last_user_frame

@@ -348,6 +348,12 @@ SHADOW = "shadow memory lines"
 BANNER = "tool banner lines"
 SEPARATORS = "empty report lines"  # quiet: valgrind's ``==12==`` lines between findings
 QUIET = frozenset({RUNNING, REPEATS, FRAME_LINES, SEPARATORS})
+# where their lines may go when dropped (:func:`workers.engines.toolfilter.render._view`): a
+# marker where they were, always (which tests did not run is news; a repeat's note says
+# where), or the view, counted, from runs too short to keep their marker; the other labels
+# are decoration, which may go into the view from any run
+IN_PLACE = frozenset({IGNORED, REPEATS})
+COUNTED = frozenset({PASSING, RUNNING})
 
 
 def may_have_structure(text: str) -> bool:
@@ -392,7 +398,7 @@ def analyse(lines: list[str], critical: Callable[[int], bool] | None = None) -> 
             fails += 1
         elif _HEADLINE.match(m) or _ESLINT_LINE.match(m):
             # rustc's bare ``warning: ...`` is a diagnostic only above its ``-->``
-            if not _LOOSE_HEAD.match(m) or (i + 1 < n and _RUST_LOCATION.match(lines[i + 1])):
+            if not _LOOSE_HEAD.match(m) or (i + 1 < n and RUST_LOCATION.match(lines[i + 1])):
                 heads += 1
         elif _SUMMARY.search(m):
             summaries += 1
@@ -524,7 +530,7 @@ _ESLINT_LINE = re.compile(
     r"^\s+(?P<where>\d+:\d+)\s+(?P<level>warning|error)\s+(?P<msg>.*?)\s{2,}(?P<code>[\w@/-]+)$"
 )
 _PATH_HEADER = re.compile(r"^(?:[A-Za-z]:)?[\w.@~+-]*(?:[/\\][\w.@~+-]+)+\.\w{1,12}$")
-_RUST_LOCATION = re.compile(r"^\s*--> (?P<file>\S+?):(?P<where>\d+:\d+)$")
+RUST_LOCATION = re.compile(r"^\s*--> (?P<file>\S+?):(?P<where>\d+:\d+)$")
 _FLAG = re.compile(r"\[(-W[\w=+-]+|[\w-]+)\]$")
 _QUOTED = re.compile(r"'[^'\n]{1,200}'|`[^`\n]{1,200}`|\"[^\"\n]{1,200}\"|‘[^’\n]{1,200}’")
 NOTE_ROOM = 170  # characters of one marker note that repeats may fill (the cap is 200)
@@ -579,7 +585,7 @@ def _diagnostics(
             or (
                 m[0] in _LOOSE_FIRST
                 and _LOOSE_HEAD.match(m)
-                and not (i + 1 < n and _RUST_LOCATION.match(lines[i + 1]))
+                and not (i + 1 < n and RUST_LOCATION.match(lines[i + 1]))
             )
         ) and not (header and _ESLINT_LINE.match(m)):
             if _CONTEXT.match(m):
@@ -634,7 +640,7 @@ def _diagnostics(
                 continue
             if header and _ESLINT_LINE.match(line):
                 break
-            loc = _RUST_LOCATION.match(line)
+            loc = RUST_LOCATION.match(line)
             if loc is not None:
                 location = location or line.strip()
             elif javac and j == i + 1 and line.startswith(" "):
@@ -671,7 +677,7 @@ def _diagnostics(
             room = NOTE_ROOM
             run_kinds = set()
             for k in range(i + 1, j):
-                if k in keep or k <= told or _RUST_LOCATION.match(lines[k]):
+                if k in keep or k <= told or RUST_LOCATION.match(lines[k]):
                     continue
                 if _GCC_NOTE.match(lines[k]):
                     # stays: a repeat with a note of this shape (another place) may go
@@ -701,7 +707,7 @@ def _repeat_of(
             flag = _FLAG.search(msg)
             code = flag.group(1) if flag is not None else None
     elif (found := _RUST_HEAD.match(head)) is not None:
-        loc = _RUST_LOCATION.match(location)
+        loc = RUST_LOCATION.match(location)
         if loc is None:
             return None
         level, msg, code = found["level"], found["msg"], found["code"]

@@ -16,10 +16,12 @@ from workers.engines._filters.linear import Regex
 from workers.engines._logs import mask
 from workers.engines._prose import CRITICAL_CAP, gate_keys
 from workers.engines.toolfilter.blocks import (
-    _RUST_LOCATION,
+    COUNTED,
+    IN_PLACE,
     NO_STRUCTURE,
     QUIET,
     REPEATS,
+    RUST_LOCATION,
     Structure,
     analyse,
     may_have_structure,
@@ -60,8 +62,8 @@ class Label:
     counts: tuple[tuple[str, Regex], ...] = ()
     item: bool = False  # a structure label (:mod:`.blocks`): the marker counts items
     quiet: bool = False  # ... whose lines belong to other items (not counted on their own)
-    decoration: bool = False  # a filter drop rule's lines that may go into the view
-    counted: bool = False  # ... only from runs too short for a marker
+    decoration: bool = False  # dropped lines that may go into the view from any run
+    counted: bool = False  # ... only from runs too short to keep a marker of their own
 
 
 REPEAT = Label("repeated lines")
@@ -71,15 +73,15 @@ _RULE_LABELS: dict[int, tuple[Filter, tuple[Label, ...], tuple[Label, ...]]] = {
 
 
 def _rule_labels(filt: Filter) -> tuple[tuple[Label, ...], tuple[Label, ...]]:
-    """One label object per distinct (label, note, flags) of the filter's drop and collapse
-    rules (the rules of one label agree on their flags: :mod:`workers.engines._filters.validate`)."""
+    """One label object per distinct (label, note) of the filter's drop and collapse rules
+    (the rules of one label agree on their flags: :mod:`workers.engines._filters.validate`)."""
     cached = _RULE_LABELS.get(id(filt))
     if cached is None or cached[0] is not filt:
-        shared: dict[tuple[str, str | None, bool, bool], Label] = {}
+        shared: dict[tuple[str, str | None], Label] = {}
 
         def label(rule: Rule) -> Label:
             return shared.setdefault(
-                (rule.label, rule.note, rule.decoration, rule.counted),
+                (rule.label, rule.note),
                 Label(rule.label, rule.note, decoration=rule.decoration, counted=rule.counted),
             )
 
@@ -101,7 +103,16 @@ def structure_label(text: str) -> Label:
     """The one label object of a structure label text (``passing tests`` ...)."""
     label = _STRUCTURE_LABELS.get(text)
     if label is None:
-        label = _STRUCTURE_LABELS.setdefault(text, Label(text, item=True, quiet=text in QUIET))
+        label = _STRUCTURE_LABELS.setdefault(
+            text,
+            Label(
+                text,
+                item=True,
+                quiet=text in QUIET,
+                decoration=text not in IN_PLACE and text not in COUNTED,
+                counted=text in COUNTED,
+            ),
+        )
     return label
 
 
@@ -320,7 +331,7 @@ class Plan:
         (rustc's ``warning: unused variable`` over `` --> src/lib.rs:8:9``): the same
         headline at another place is another finding, not a repeat."""
         lines = self.lines
-        return i + 1 < len(lines) and _RUST_LOCATION.match(lines[i + 1]) is not None
+        return i + 1 < len(lines) and RUST_LOCATION.match(lines[i + 1]) is not None
 
     def _seen_event(
         self, i: int, line: str, key: str, seen: dict[tuple[str, tuple[str, ...]], str]

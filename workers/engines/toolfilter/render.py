@@ -17,7 +17,6 @@ from workers.core.offload import KEY_HEX, stash_key
 from workers.core.tokens import TokenCounter
 from workers.engines._filters import ANSI, LINE_CAP, Filter
 from workers.engines._prose import make_marker
-from workers.engines.toolfilter.blocks import IGNORED, PASSING, REPEATS, RUNNING
 from workers.engines.toolfilter.plan import (
     BLANK,
     DROP,
@@ -229,37 +228,23 @@ def filter_text(text: str, filt: Filter, tokens: TokenCounter) -> FilterResult |
     return FilterResult(new, stash, omitted, markers, plan.structure.family)
 
 
-#: structure labels whose lines keep a marker where they were: skipped tests (which ones
-#: did not run is news) and repeats (whose notes say where)
-_COUNTED = frozenset({IGNORED, REPEATS})
-#: ... and those that keep the marker of a long run: a run of passing tests this long stays
-#: one marker in place; shorter runs of them go into the view, counted
-_SHORT_ONLY = frozenset({PASSING, RUNNING})
+#: a counted run this long keeps its marker in place (``… 30 passing tests omitted``)
 LONG_COUNTED_RUN = 6
 
 
 def _silent(plan: Plan, k: int, paid: int = 0) -> bool:
     """Whether dropped line ``k`` may go without a marker where it was (see :func:`_view`);
     ``paid``: the length of the run of dropped lines it is in when that run paid for a
-    marker of its own (0: it did not)."""
+    marker of its own (0: it did not).  Its label says (:class:`.plan.Label`: the
+    structure's decoration and a filter's decoration rules from any run, passing tests and
+    a filter's counted rules from short runs); a filter's other labels may name context
+    (make's directory changes say where the next warning's relative path is)."""
     if plan.cls[k] != DROP:
         return True  # a blank line between pieces
     label = plan.labels[k]
-    # the structure's decoration (and passing tests in short runs) and a filter's drop rules
-    # marked decoration (or counted, in short runs): its other labels may name context
-    # (make's directory changes say where the next warning's relative path is)
-    if label is None:
-        return False
-    if "\r" in plan.lines[k].rstrip("\r"):
-        return False  # its rule matched the line as a whole: a part after a \r may matter
-    if label.decoration:
-        return True
-    long_run = paid >= LONG_COUNTED_RUN
-    if label.counted:
-        return not long_run
-    return (
-        label.item and label.text not in _COUNTED and not (long_run and label.text in _SHORT_ONLY)
-    )
+    if label is None or "\r" in plan.lines[k].rstrip("\r"):
+        return False  # a rule matched the line as a whole: a part after a \r may matter
+    return label.decoration or (label.counted and paid < LONG_COUNTED_RUN)
 
 
 def _view(
@@ -425,7 +410,7 @@ _NO_KEY = "0" * KEY_HEX  # a key's place: every key is as long
 # tokens of ``:KEY>>`` after ``<<cx`` (19 ASCII characters: at most 19; ``>>`` and the key are
 # pre-tokens of their own: at least 2); a marker's count is that of its text up to ``<<cx``
 # plus that of the rest, no pre-token crossing ``x:`` (tests/property/test_marker_counts.py)
-_TAIL_TOKENS = (2, 2 + KEY_HEX + 1)
+_TAIL_TOKENS = (2, len(":") + KEY_HEX + len(">>"))
 
 
 def _worth_before_key(run: str, placeholder: str, tokens: TokenCounter) -> bool | None:
