@@ -32,6 +32,7 @@ from workers.fidelity.testlogs import has_go_runs, passing_test_logs
 
 __all__ = [
     "SHAPED_KINDS",
+    "SYSTEM_HEADER_NOTE",
     "command_family",
     "critical_lines",
     "is_crash_headline",
@@ -133,6 +134,15 @@ _QUOTED = re.compile(r"'[^'\n]{1,200}'|`[^`\n]{1,200}`|\"[^\"\n]{1,200}\"|â€˜[^â
 # (positions and quoted names), so a note repeated with its warning at another place
 # is the same fact (the tool filter lists the warning's places)
 _DIAG_NOTE = re.compile(r"^\S+?:\d+(?::\d+)?: note: ")
+# ... and such a note inside the system's or a toolchain's headers (g++'s ``/usr/include/c++/
+# 12/bits/basic_string.h:3432:5: note: candidate: ...``, clang's ``candidate template
+# ignored``): help text of the finding above it, as a library frame is of an exception, so
+# no fact; the finding, and notes in the project's own files, stay facts
+SYSTEM_HEADER_NOTE = re.compile(
+    r"^(?:/usr/(?:local/)?(?:include|lib|lib64|share)/|/nix/store/|/Library/Developer/"
+    r"|/Applications/Xcode[^/]*\.app/|/opt/(?:homebrew|local|rh|intel|cuda|rocm)/"
+    r"|[A-Za-z]:[\\/]Program Files(?: \(x86\))?[\\/])[^:\n]*:\d+(?::\d+)?: note: "
+)
 
 
 def _shape_token(match: re.Match[str]) -> str:
@@ -516,6 +526,9 @@ def _tool_lines(text: str, family: str | None) -> Iterable[tuple[str, str]]:
             in_hunk = False
         first = line[0]
         if first in "[T" and _SUREFIRE_PASS.match(line):
+            continue
+        if first in "/CD" and ": note: " in line and SYSTEM_HEADER_NOTE.match(line):
+            path_header = None
             continue
         if first in _FRAME_FIRST and _TRACE_FRAME.match(raw):
             last_frame = token

@@ -3,7 +3,8 @@ block: each note stays, the code and carets under it are snippet art and go to t
 
 from __future__ import annotations
 
-from workers.engines.toolfilter.blocks import SNIPPET, analyse
+from workers.engines.toolfilter.blocks import LIBRARY_NOTES, SNIPPET, analyse
+from workers.fidelity.facts import critical_lines
 
 # g++ 12, ``std::vector<Point> + 1`` (as ``cmake --build`` prints it)
 GXX = """\
@@ -24,18 +25,110 @@ gmake[2]: *** [CMakeFiles/geom_demo.dir/build.make:76: CMakeFiles/geom_demo.dir/
 """
 
 
-def test_code_under_a_note_outside_its_block_is_snippet_art() -> None:
+def test_notes_in_system_headers_go_with_their_include_chain_and_code() -> None:
     lines = GXX.split("\n")
     structure = analyse(lines)
-    dropped = {lines[i] for i, label in structure.drop.items() if label == SNIPPET}
-    assert (
+    dropped = {lines[i]: label for i, label in structure.drop.items()}
+    for line in lines:
+        if line.startswith(("/usr/include/", "In file included", "                 from")):
+            assert dropped.get(line) == LIBRARY_NOTES, line
+    assert dropped[
         "  630 |     operator+(typename reverse_iterator<_Iterator>::difference_type __n,"
-        in dropped
+    ]
+    # the note in the project's own file stays, the code under it is snippet art
+    note = "/home/dev/geom/src/main.cpp:8:37: note:   mismatched types 'const std::reverse_iterator<_Iterator>' and 'int'"
+    assert note in lines and note not in dropped
+    assert dropped["      |                                     ^"] == SNIPPET
+    assert lines[1] not in dropped  # the error headline
+
+
+def test_a_system_header_note_is_no_fact_and_a_note_in_the_project_is() -> None:
+    facts = {line for _, line in critical_lines(GXX, "tool_result", "cmake --build build")}
+    assert not any(line.startswith("/usr/include/") for line in facts)
+    assert (
+        "/home/dev/geom/src/main.cpp:8:37: note:   mismatched types 'const std::reverse_iterator<_Iterator>' and 'int'"
+        in facts
     )
-    assert "      |                                     ^" in dropped
-    for i, line in enumerate(lines):
-        if ": note: " in line or line.startswith(("In file included", "                 from")):
-            assert i not in structure.drop, line
+    assert any(
+        line.startswith("/home/dev/geom/src/main.cpp:8:35: error: no match") for line in facts
+    )
+
+
+# clang 16 on macOS, the same mistake (written here in clang's shape)
+CLANG = """src/main.cpp:8:35: error: invalid operands to binary expression ('mapped_type' (aka 'std::vector<Point>') and 'int')
+    std::cout << outlines["unit"] + 1 << std::endl;
+                 ~~~~~~~~~~~~~~~~ ^ ~
+/Library/Developer/CommandLineTools/SDKs/MacOSX.sdk/usr/include/c++/v1/__iterator/reverse_iterator.h:307:1: note: candidate template ignored: could not match 'reverse_iterator<_Iter>' against 'int'
+operator+(typename reverse_iterator<_Iter>::difference_type __n, const reverse_iterator<_Iter>& __x)
+^
+/opt/homebrew/include/fmt/format.h:412:1: note: candidate template ignored: could not match 'basic_string' against 'vector'
+src/geom.h:20:8: note: candidate function not viable: no known conversion from 'int' to 'const Point' for 2nd argument
+Point operator+(const Point& a, const Point& b);
+      ^
+1 error generated.
+"""
+
+
+def test_clang_notes_in_sdk_and_package_headers_go_the_project_note_stays() -> None:
+    lines = CLANG.split("\n")
+    structure = analyse(lines)
+    dropped = {lines[i]: label for i, label in structure.drop.items()}
+    assert dropped[lines[3]] == LIBRARY_NOTES and dropped[lines[4]] == LIBRARY_NOTES
+    assert dropped[lines[6]] == LIBRARY_NOTES
+    assert lines[7] not in dropped and lines[0] not in dropped
+    facts = {line for _, line in critical_lines(CLANG, "tool_result", "make")}
+    assert lines[7] in facts and lines[0] in facts
+    assert lines[3] not in facts and lines[6] not in facts
+
+
+def test_an_include_chain_above_a_warning_in_a_project_header_stays() -> None:
+    text = (
+        "In file included from src/main.c:1:\n"
+        "src/util.h:3:12: warning: 'helper' defined but not used [-Wunused-function]\n"
+        "    3 | static int helper(void) { return 1; }\n"
+        "      |            ^~~~~~\n"
+        "/usr/include/stdio.h:356:12: error: conflicting types for 'printf'\n"
+    )
+    lines = text.split("\n")
+    structure = analyse(lines)
+    assert 0 not in structure.drop and 1 not in structure.drop
+    assert 4 not in structure.drop  # an error in a system header is a finding: it stays
+    assert lines[4] in {line for _, line in critical_lines(text, "tool_result", "make")}
+
+
+def test_the_pipeline_keeps_the_error_and_expands_the_notes_back() -> None:
+    from workers.core.settings import Settings
+    from workers.pipeline.expand import expand_record
+    from workers.pipeline.runner import Pipeline
+
+    record = {
+        "id": "gxx",
+        "messages": [
+            {"role": "user", "content": "Why does the build fail?"},
+            {
+                "role": "assistant",
+                "content": "Building.",
+                "tool_calls": [
+                    {
+                        "id": "c1",
+                        "type": "function",
+                        "function": {
+                            "name": "bash",
+                            "arguments": '{"command": "cmake --build build"}',
+                        },
+                    }
+                ],
+            },
+            {"role": "tool", "tool_call_id": "c1", "content": GXX * 3},
+        ],
+    }
+    outcome = Pipeline(Settings(mode="standard")).run_raw(record)
+    shown = outcome.record["messages"][-1]["content"]
+    assert "main.cpp:8:35: error: no match for 'operator+'" in shown
+    assert "/usr/include/c++/12/bits/stl_iterator.h:630:5: note:" not in shown
+    assert not outcome.rejections
+    restored = expand_record(outcome.record, outcome.stash)
+    assert restored["messages"][-1]["content"] == GXX * 3
 
 
 # gcc -Wall -Wextra on one file: two kinds of warning, each repeated

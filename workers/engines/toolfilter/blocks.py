@@ -71,6 +71,7 @@ from dataclasses import dataclass, field
 from workers.core.ansi import ANSI
 from workers.fidelity.facts import (
     JVM_LIBRARY_FRAME,
+    SYSTEM_HEADER_NOTE,
     is_crash_headline,
     is_user_frame,
     line_shape,
@@ -285,6 +286,10 @@ _CONTEXT = re.compile(
 # dropped, the note line is a fact of the gate and stays, or goes with a repeat whose
 # note is shown word for word above)
 _GCC_NOTE = re.compile(r"^\S+?:\d+(?::\d+)?: note: ")
+# the include chain above a note (``In file included from /usr/include/c++/12/string:47,``
+# and its ``                 from src/shape.h:2,`` lines): goes with a system header's note
+_CARET = re.compile(r"^[ \t~]*\^[ \t~^]*$")
+_INCLUDE_CHAIN = re.compile(r"^(?:In file included from |\s+from )\S+:\d+(?::\d+)?[:,]$")
 _NOTE_FIRST = frozenset("/.~_-abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789")
 _TSC_PRETTY = re.compile(r"^\S+:\d+:\d+ - (?:error|warning) TS\d+: ")
 _TSC_CODE = re.compile(r"^\s*\d+ ")
@@ -343,6 +348,7 @@ SNIPPET = "snippet lines"
 SOURCE = "source lines"
 SESSION = "session header lines"
 HELP = "help lines"
+LIBRARY_NOTES = "system header notes"  # a compiler's notes in headers it ships, and their code
 REPEATS = "repeated diagnostic lines"  # quiet: the note lists the repeats' kinds and locations
 SHADOW = "shadow memory lines"
 BANNER = "tool banner lines"
@@ -592,6 +598,9 @@ def _diagnostics(
                 context = i
             elif _HELP.match(m) and not m.startswith(" ") and i not in keep:
                 drop[i] = HELP  # a loose ``help:`` or ``note:``
+            elif i not in drop and _library_notes(lines, i, keep, drop):
+                i += 1
+                continue
             elif i not in drop:
                 room = NOTE_ROOM  # a visible line ends the run of repeats
                 run_kinds = set()
@@ -679,12 +688,37 @@ def _diagnostics(
             for k in range(i + 1, j):
                 if k in keep or k <= told or RUST_LOCATION.match(lines[k]):
                     continue
+                if _library_notes(lines, k, keep, drop):
+                    continue
                 if _GCC_NOTE.match(lines[k]):
                     # stays: a repeat with a note of this shape (another place) may go
                     shown_notes.add(line_shape(lines[k].strip()))
                     continue
                 drop[k] = HELP if _HELP.match(lines[k]) else SNIPPET
         i = j
+
+
+def _library_notes(lines: list[str], i: int, keep: set[int], drop: dict[int, str]) -> bool:
+    """Drop line ``i`` when it heads a note in a system header (after its include chain).
+
+    The note goes with the code and carets under it and with the include chain
+    above it (``In file included from /usr/include/c++/12/string:47,`` ...): help
+    text of the finding above them, no fact of the gate.  Whether ``i`` was dropped.
+    """
+    n = len(lines)
+    j = i
+    while j < n and j not in keep and _INCLUDE_CHAIN.match(lines[j]):
+        j += 1
+    if j >= n or j in keep or SYSTEM_HEADER_NOTE.match(lines[j]) is None:
+        return False
+    k = j + 1
+    while k < n and k not in keep and _SNIPPET.match(lines[k]):
+        k += 1
+    if k == j + 1 and k + 1 < n and {k, k + 1}.isdisjoint(keep) and _CARET.match(lines[k + 1]):
+        k += 2  # clang without line numbers: the code as written, then its caret line
+    for m in range(i, k):
+        drop.setdefault(m, LIBRARY_NOTES)
+    return True
 
 
 def _repeat_of(
