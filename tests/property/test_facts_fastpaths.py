@@ -103,6 +103,9 @@ def reference_tool_lines(text: str, family: str | None) -> Iterator[tuple[str, s
             in_hunk = False
         if facts._SUREFIRE_PASS.match(line):
             continue  # a test class that passed
+        if facts.SYSTEM_HEADER_NOTE.match(line):
+            path_header = None
+            continue  # a compiler's note in a header it ships: help text
         if facts._TRACE_FRAME.match(raw):
             if line.startswith("File "):
                 last_frame = token
@@ -210,6 +213,9 @@ LINE_PARTS = st.sampled_from(
         "thread 'main' panicked at src/report.rs:60:23:", "panic: boom", "goroutine 1 [running]:",
         "\t/work/app/main.go:14 +0x1d", "\t/usr/local/go/src/runtime/panic.go:9", "\t/a.go:3",
         "WARNING: DATA RACE", "      /work/app/counter.go:12 +0x44", "--- FAIL: TestX/case_5 (0.00s)",
+        "/usr/include/c++/12/bits/basic_string.h:3432:5: note: candidate: 'template<class _CharT>'",
+        "/usr/include/x.h:3:5: note:   template argument deduction/substitution failed:",
+        "src/main.cpp:8:37: note:   mismatched types 'int' and 'x'", "C:\\Program Files\\x.h:1: note: a",
         "    --- FAIL: TestX/y", "--- PASS: TestX", "    x_test.go:18: got 1", "\tx.go:18: y",
         "==12==ERROR: AddressSanitizer: heap-buffer-overflow on address 0x6",
         "    #0 0x55d4 in vec_push /work/cvec/vec.c:42:15", "    #1 0x7f in __libc_start /lib/x.c:1",

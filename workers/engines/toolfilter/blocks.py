@@ -118,12 +118,13 @@ _FAIL = re.compile(
     r"|^FAIL \S+\.[cm]?[jt]sx?(?: \([\d.]+ m?s\))?$|^  ● \S.* › \S"  # jest file, failure
 )
 # a runner's summary line: with one failing test, enough to call the output a report
-_SUMMARY = re.compile(
-    r"^(?:\[(?:INFO|ERROR|WARNING)\] )?Tests run: \d+, Failures: \d+"
-    r"|^test result: |^Ran \d+ tests? in |^Tests:\s+\d|^# (?:pass|fail) \d+$"
-    r"|^\s*\d+ (?:passing|failing)\b|\d+ tests failed out of \d+"
-    r"|^=+ .*\b(?:passed|failed)\b.* =+$|^(?:FAIL|ok)\s+\S+\s+[\d.]+s$"
+_SUMMARY = re.compile(  # at the start of a line (``match``), ctest's anywhere (below)
+    r"(?:\[(?:INFO|ERROR|WARNING)\] )?Tests run: \d+, Failures: \d+"
+    r"|test result: |Ran \d+ tests? in |Tests:\s+\d|# (?:pass|fail) \d+$"
+    r"|\s*\d+ (?:passing|failing)\b"
+    r"|=+ .*\b(?:passed|failed)\b.* =+$|(?:FAIL|ok)\s+\S+\s+[\d.]+s$"
 )
+_CTEST_SUMMARY = re.compile(r"\d+ tests failed out of \d+")
 # jest's console section (``  ● Console`` then ``    console.log`` blocks, each with its
 # message and its ``at`` line): log, info and debug calls are output, not results
 # (``console.warn``/``console.error`` blocks stay to the other rules)
@@ -406,7 +407,7 @@ def analyse(lines: list[str], critical: Callable[[int], bool] | None = None) -> 
             # rustc's bare ``warning: ...`` is a diagnostic only above its ``-->``
             if not _LOOSE_HEAD.match(m) or (i + 1 < n and RUST_LOCATION.match(lines[i + 1])):
                 heads += 1
-        elif _SUMMARY.search(m):
+        elif _SUMMARY.match(m) or ("tests failed out" in m and _CTEST_SUMMARY.search(m)):
             summaries += 1
     report = passes + fails >= 3 or (fails >= 1 and summaries >= 1)
     diagnostics = heads >= 1
