@@ -30,8 +30,10 @@ Frozen units, file reads (unless most of the lines read are log lines: ``tail -n
 200 logs/api.log``), units with ``[[`` markers or that other units point at are
 left alone.  A line of another template between members of a run (a health
 check among retries: no error line, none the gate counts, only measures vary
-in it), or an earlier engine's marker that only counts lines (``… 3 lines
-omitted``), rides along in the run's stash when the next line joins the run
+in it; or an error line whose shape a visible line above already shows: the
+36th ``progress: 875/900 pushed, 3 failed`` between slow-upstream retries, the
+first such line heading a run of its own), or an earlier engine's marker that
+only counts lines (``… 3 lines omitted``), rides along in the run's stash when the next line joins the run
 again (one at a time); the summary counts them (``among them 6 other lines``).
 Other marker lines stay and end the run.  Pure and deterministic; one
 pass over the lines (each compared with the current run only).
@@ -408,6 +410,7 @@ def _runs(text_command: tuple[str, str | None]) -> tuple[_Run, ...] | None:
     # joins the run again (a marker inside a stash is expanded with it)
     pending: _Line | None = None
     riding_marker = False
+    shown: set[str] = set()  # the gate's shapes of lines that stay visible (runs' first lines)
     for i, line in enumerate(lines):
         if not line.strip():
             continue  # blank lines join the run around them
@@ -445,7 +448,7 @@ def _runs(text_command: tuple[str, str | None]) -> tuple[_Run, ...] | None:
                 run.passengers += 1
                 pending, riding_marker = None, False
             continue
-        if run is not None and pending is None and not riding_marker and _may_ride(info):
+        if run is not None and pending is None and not riding_marker and _may_ride(info, shown):
             pending = info
             continue
         riding_marker = False
@@ -453,22 +456,36 @@ def _runs(text_command: tuple[str, str | None]) -> tuple[_Run, ...] | None:
             runs.append(run)
             run = None
         if pending is not None:  # it did not ride: it may start the next run
-            run = folder.start(pending)
+            run = _start(folder, pending, shown)
             pending = None
             if folder.accepts(run, info):
                 continue
             runs.append(run)
-        run = folder.start(info)
+        run = _start(folder, info, shown)
     if run is not None:
         runs.append(run)
     return tuple(runs)
 
 
-def _may_ride(line: _Line) -> bool:
-    """Whether a line may be folded among a run of another template: no error line, none
-    the gate counts, and nothing in it that identifies (the summary lists the run's
-    identifiers, not a passenger's): only measures vary in it (``health check ok (3 ms)``)."""
-    return not line.error and line.key is None and all(f.measure for f in line.masked.fields)
+def _start(folder: _Folder, line: _Line, shown: set[str]) -> _Run:
+    """A run that ``line`` heads: it stays visible (its shape is shown)."""
+    if line.key is not None:
+        shown.add(line_shape(line.key))
+    return folder.start(line)
+
+
+def _may_ride(line: _Line, shown: set[str]) -> bool:
+    """Whether a line may be folded among a run of another template.
+
+    Either no error line, none the gate counts, and nothing in it that identifies
+    (the summary lists the run's identifiers, not a passenger's): only measures vary
+    in it (``health check ok (3 ms)``); or an error line the gate compares by shape
+    whose shape a visible line above already shows (the 36th ``progress: 875/900
+    batches pushed, 3 failed`` between retries: one fact, shown by the first).
+    """
+    if line.error:
+        return line.key is not None and line_shape(line.key) in shown
+    return line.key is None and all(f.measure for f in line.masked.fields)
 
 
 # Emptied with the content caches; the runs are only read after they are built.

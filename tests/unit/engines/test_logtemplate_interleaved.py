@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import random
 
-from tests.support.sound import compress_soundly
+from tests.support.sound import compress_soundly, tool_output
 from workers.core.settings import Settings
 from workers.engines.logtemplate import _runs, fold_log
 from workers.pipeline.runner import Pipeline
@@ -62,10 +62,81 @@ def test_a_line_with_an_identifier_never_rides() -> None:
     assert runs is not None and all(r.passengers == 0 for r in runs)
 
 
-def test_an_error_line_never_rides() -> None:
+def test_an_error_line_rides_only_after_a_visible_line_of_its_shape() -> None:
     text = _service_log(40, 4).replace("health check ok", "health check failed")
     runs = _runs((text, "python3 api.py"))
+    assert runs is not None
+    lines = text.splitlines()
+    firsts = [run.first.index for run in runs]
+    checks = [i for i, line in enumerate(lines) if "health check failed" in line]
+    # the first failed check heads a run of its own (visible); the later ones ride along
+    assert checks[0] in firsts and not set(checks[1:]) & set(firsts)
+    # ... but the last: no retry follows it to carry it
+    assert sum(run.passengers for run in runs) == len(checks) - 2
+    out, saved = compress_soundly(tool_output(text, "python3 api.py"), "standard")
+    assert lines[checks[0]] in out and saved > 0.5
+
+
+def test_an_error_line_of_a_shape_not_shown_never_rides() -> None:
+    text = _service_log(40, 4)
+    for name in [
+        "billing",
+        "search",
+        "auth",
+        "carts",
+        "mail",
+        "stock",
+        "media",
+        "users",
+        "tax",
+        "ledger",
+    ]:
+        # each check fails for another service: ten facts
+        text = text.replace("health check ok", f"health check failed for {name}", 1)
+    runs = _runs((text, "python3 api.py"))
     assert runs is not None and all(r.passengers == 0 for r in runs)
+
+
+def _sync_log(batches: int, seed: int = 5) -> str:
+    """A batch job: a slow-upstream warning for every third batch, a progress line with the
+    count of failed batches every 25, a failed batch with its traceback every 97."""
+    rng = random.Random(seed)
+    out, failed = [], 0
+    for b in range(1, batches + 1):
+        ts = f"2026-12-02 11:{b // 600:02d}:{(b // 10) % 60:02d},{b % 1000:03d}"
+        if b % 97 == 0:
+            failed += 1
+            out += [
+                f"{ts} ERROR   shop.sync [812] batch {b} failed; retried in the next run",
+                "Traceback (most recent call last):",
+                '  File "/srv/shop/sync.py", line 38, in main',
+                "    push(batch)",
+                f"UpstreamError: upstream returned 502 for batch {b}",
+            ]
+        elif b % 3 == 0:
+            out.append(
+                f"{ts} WARNING shop.sync [812] batch {b} of {batches}: upstream slow"
+                f" (latency {rng.randint(260, 1200)} ms), retrying"
+            )
+        if b % 25 == 0:
+            out.append(
+                f"{ts} INFO    shop.sync [812] progress: {b}/{batches} pushed, {failed} failed"
+            )
+    return "\n".join(out) + "\n"
+
+
+def test_progress_lines_with_a_failed_count_ride_in_the_retry_runs() -> None:
+    text = _sync_log(400)
+    lines = text.splitlines()
+    progress = [line for line in lines if "progress:" in line]
+    out, saved = compress_soundly(tool_output(text, "python3 tools/sync.py 400"), "standard")
+    shown = out.splitlines()
+    assert progress[0] in shown  # the shape's first line stays: the others are that fact
+    assert sum(1 for line in shown if "progress:" in line) < len(progress) // 2
+    for line in lines:  # every failed batch and its exception stay visible
+        if " ERROR " in line or line.startswith("UpstreamError"):
+            assert line in shown, line
+    assert saved > 0.6
 
 
 def test_tail_of_a_log_file_is_folded_and_expands_back() -> None:
