@@ -106,6 +106,7 @@ _RUN = re.compile(
 )
 _FAIL = re.compile(
     r"^[\w/.\\-]{1,300}\.py::[^\n]{0,400}?\s(?:FAILED|ERROR)(?:\s|$)"
+    r"|^(?:FAILED|ERROR) [\w/.\\-]{1,300}\.py::\S"  # pytest's short test summary (-q, -r)
     r"|^\S+ \([\w.]+\)(?: \.\.\.)? (?:FAIL|ERROR)$"
     r"|^\s*--- FAIL: \S"
     r"|^test \S+(?: - should panic| - [^\n]{1,300}? \(line \d+\))? \.\.\. FAILED$"
@@ -123,6 +124,7 @@ _SUMMARY = re.compile(  # at the start of a line (``match``), ctest's anywhere (
     r"|test result: |Ran \d+ tests? in |Tests:\s+\d|# (?:pass|fail) \d+$"
     r"|\s*\d+ (?:passing|failing)\b"
     r"|=+ .*\b(?:passed|failed)\b.* =+$|(?:FAIL|ok)\s+\S+\s+[\d.]+s$"
+    r"|\d+ (?:failed|passed|errors?)(?:, \d+ \w+)* in [\d.]+s$"  # pytest -q
 )
 _CTEST_SUMMARY = re.compile(r"\d+ tests failed out of \d+")
 # jest's console section (``  ● Console`` then ``    console.log`` blocks, each with its
@@ -301,7 +303,7 @@ _JAVAC_HEAD = re.compile(r"^\S+\.java:\d+: (?:error|warning): ")
 # a superset of the lines the first pass counts, found by one scan from newline
 # to newline (most outputs have none; the per-line pass then never runs)
 _ANY = re.compile(
-    r"\n(?:[\w/.\\-]{1,300}\.py::[^\n]{0,400}?\s(?:PASSED|FAILED|ERROR)|\S+ \([\w.]+\)(?: \.\.\.)? (?:ok|FAIL|ERROR)$"
+    r"\n(?:[\w/.\\-]{1,300}\.py::[^\n]{0,400}?\s(?:PASSED|FAILED|ERROR)|(?:FAILED|ERROR) [\w/.\\-]{1,300}\.py::|\S+ \([\w.]+\)(?: \.\.\.)? (?:ok|FAIL|ERROR)$"
     r"|[ \t]*--- (?:PASS|FAIL): |test \S+[^\n]{0,330}? \.\.\. (?:ok|FAILED)|[ \t]+(?:[✓✔√✕×✗✘]|\d+\)) \S"
     r"|[ \t]*(?:not )?ok \d+ - |(?:\[(?:INFO|ERROR)\] )?Tests run: \d|\S+\([\w.$]+\)[ \t]+Time elapsed"
     r"|[\w.$]{1,300} > [^\n]{1,400}? (?:PASSED|FAILED)$|[ \t]*\d+/\d+ Test[ \t]+#"
