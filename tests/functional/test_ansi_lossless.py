@@ -67,7 +67,8 @@ def test_lossless_takes_the_colour_out_of_band_and_expand_restores_the_bytes(
             assert record["content"] == sample["output"]
             continue
         assert "\x1b[" not in record["content"], sample["name"]
-        assert comp["engines_applied"][:1] == ["ansi"], sample["name"]
+        # (dedup may come first: a repeat within the output, lossless mode only)
+        assert "ansi" in comp["engines_applied"][:2], sample["name"]
         (entry,) = comp["markers"]["ansi"]
         assert entry.startswith(f"{comp['changed'][0]}="), entry[:20]
         assert comp["tokens_after"] < comp["tokens_before"], sample["name"]

@@ -40,11 +40,12 @@ def texts_with_repeats(draw: st.DrawFn) -> list[str]:
     return messages
 
 
-@given(texts_with_repeats())
+@given(texts_with_repeats(), st.booleans())
 @settings(max_examples=300, deadline=None)
-def test_dedup_round_trip(texts: list[str]) -> None:
+def test_dedup_round_trip(texts: list[str], lossless_chain: bool) -> None:
+    # lossless_chain: repeats within one output are referred to as well (src=self runs)
     units = [make_unit(i, t) for i, t in enumerate(texts)]
-    out = DedupEngine().apply(units, EngineContext(tokens=COUNTER))
+    out = DedupEngine().apply(units, EngineContext(tokens=COUNTER, lossless_chain=lossless_chain))
     restored: dict[str, str] = {}
     for unit, text in zip(units, out.texts, strict=True):
         restored[unit.uid] = decode(text, restored)

@@ -42,6 +42,9 @@ class EngineContext:
     # every unit's text as the record came in (one per unit, in order): what an
     # output was before earlier engines rewrote it; empty when not known
     input_texts: tuple[str, ...] = ()
+    # every engine of the chain is lossless: no lossy engine reads what this one leaves (dedup
+    # then also refers to repeats within one output, which the lossy engines read otherwise)
+    lossless_chain: bool = False
 
 
 @dataclass(slots=True)

@@ -10,8 +10,10 @@ frozen messages included as sources):
   half its tokens.  This is what a re-run of a test or a build gives (agents
   re-run them after each edit): most lines as before, a timing, a count or a
   failing test between them, so no blank-line block is the same while long
-  runs of lines are.  Never within one output (repeated lines of one program
-  are its own content, for the later engines to read), nor in a file read
+  runs of lines are.  Within one output only when every engine of the chain
+  is lossless (``lossless`` mode: a traceback printed again, the same block
+  of warnings per target; ``src=self``): otherwise repeated lines of one
+  program are its own content, for the lossy engines to read.  Never in a file read
   (a file read again is read-lifecycle's: the newest copy stays whole).  Runs
   inside a pretty-printed JSON document are taken too (an API response asked
   for again): on the public corpus that saves more in every mode than leaving
@@ -39,6 +41,7 @@ from collections.abc import Mapping, Sequence
 from itertools import accumulate
 
 from workers.engines._shell import is_file_read
+from workers.engines._text import is_json_document
 from workers.engines.base import EngineContext, EngineOutput, LosslessEngine
 from workers.markers.dup import DUP_MARKER, decode, dup_marker
 from workers.messages.model import Unit
@@ -105,7 +108,13 @@ class _LineIndex:
         self.lines: dict[int, tuple[list[str], list[int]]] = {}
 
     def scan(
-        self, pos: int, text: str, units: Sequence[Unit], ctx: EngineContext, replace: bool
+        self,
+        pos: int,
+        text: str,
+        units: Sequence[Unit],
+        ctx: EngineContext,
+        replace: bool,
+        within: bool = False,
     ) -> list[tuple[int, int, str]]:
         """Index the lines of unit ``pos``; when ``replace``, also the back-references
         ``(start, end, marker)`` for its runs of lines that repeat an earlier unit's lines.
@@ -124,8 +133,12 @@ class _LineIndex:
         seen = self.seen
         # keys[i]: lines i .. i+k-1 (the shorter slices end the zip)
         keys = list(zip(*(lines[d:] for d in range(k)), strict=False))
+        indexed = 0  # this unit's keys indexed so far (``within``: as the scan passes them)
         i = 0
         while replace and i + k <= n:
+            while within and indexed + k <= i:  # a source ends before the run that repeats it
+                self._index(keys[indexed], pos, indexed)
+                indexed += 1
             places = seen.get(keys[i])
             if places:
                 # longest run first; of equal ones the earliest place
@@ -138,11 +151,14 @@ class _LineIndex:
                     i = end
                     continue
             i += 1
-        for i, key in enumerate(keys):  # this unit's lines, for the units after it
-            at = seen.setdefault(key, [])
-            if len(at) < MAX_SOURCES:
-                at.append((pos, i))
+        for i in range(indexed, len(keys)):  # this unit's lines, for the units after it
+            self._index(keys[i], pos, i)
         return found
+
+    def _index(self, key: tuple[str, ...], pos: int, i: int) -> None:
+        at = self.seen.setdefault(key, [])
+        if len(at) < MAX_SOURCES:
+            at.append((pos, i))
 
     def _end(self, i: int, place: tuple[int, int], lines: list[str]) -> int:
         """End (line index, exclusive) of the run from line ``i`` repeating the lines at ``place``."""
@@ -150,6 +166,8 @@ class _LineIndex:
         offset = place[1] - i
         j = i + RUN_LINES
         stop = min(len(lines), len(src_lines) - offset)
+        if offset < 0:  # a repeat within one output: its source ends where it starts
+            stop = min(stop, i - offset)
         while j < stop and src_lines[j + offset] == lines[j]:
             j += 1
         return j
@@ -206,7 +224,10 @@ class DedupEngine(LosslessEngine):
             found: list[tuple[int, int, str]] = []
             if unit.kind == "tool_result":  # tool outputs are the sources and the targets
                 replace = not unit.frozen and not is_file_read(unit)
-                found = runs.scan(pos, text, units, ctx, replace)
+                # within one output only when nothing lossy reads it after (a JSON
+                # document is the JSON engines')
+                within = ctx.lossless_chain and not is_json_document(text)
+                found = runs.scan(pos, text, units, ctx, replace, within)
             lines_replaced += len(found)
             run_starts = [a for a, _, _ in found]
             for a, b in _blocks(text):

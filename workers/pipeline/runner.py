@@ -300,6 +300,7 @@ class Pipeline:
             ),
             filters=self._filters,
             input_texts=tuple(texts),
+            lossless_chain=all(engine.lossless for engine in engines),
         )
         stash: dict[str, str] = {}
         written = _Written()

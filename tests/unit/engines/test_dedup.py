@@ -131,3 +131,53 @@ def test_runs_that_save_too_little_and_frozen_units_are_left_alone() -> None:
     frozen = [units[0], units[1], replace(units[2], frozen=True)]  # the re-run is frozen
     out = DedupEngine().apply(frozen, EngineContext(tokens=TokenCounter()))
     assert out.texts == [u.text for u in frozen]
+
+
+def test_a_lossless_chain_refers_to_repeats_within_one_output() -> None:
+    again = pytest_run(7, "0.61")
+    joined = again.replace("collected 20 items\n\n", "collected 20 items\n")
+    twice = again + "\nretrying\n" + joined.replace("0.61", "0.70")
+    units = parse_record(openai_record("r", ("tool", twice))).units
+    ctx = EngineContext(tokens=TokenCounter(), lossless_chain=True)
+    out = DedupEngine().apply(units, ctx)
+    text = out.texts[-1]
+    assert "[[dup:v1 src=self at=" in text and "same " in text
+    assert len(text) < len(twice) * 0.7
+    assert decode(text, {}) == twice
+    assert out.details["line_runs_replaced"] >= 1
+
+
+def test_a_json_document_is_left_to_the_json_engines_within_itself() -> None:
+    rows = ",\n".join(
+        '  {\n    "sku": "SKU-0001",\n    "name": "same widget",\n    "price": 1.5\n  }'
+        for _ in range(12)
+    )
+    doc = "[\n" + rows + "\n]"
+    units = parse_record(openai_record("r", ("tool", doc))).units
+    out = DedupEngine().apply(units, EngineContext(tokens=TokenCounter(), lossless_chain=True))
+    assert out.texts[-1] == doc
+
+
+def test_only_lossless_mode_refers_within_one_output() -> None:
+    from workers.core.settings import Settings
+    from workers.pipeline.expand import expand_record
+    from workers.pipeline.runner import Pipeline
+
+    frames = "\n".join(
+        f'  File "/srv/app/worker_{i}.py", line {10 + i}, in step_{i}\n    run_step_{i}(job)'
+        for i in range(4)
+    )
+    log = "\n".join(
+        f"2026-12-02 10:00:{s:02d} ERROR job {s} failed\nTraceback (most recent call last):\n"
+        f"{frames}\nRuntimeError: upstream returned 502 for job {s}"
+        for s in range(5)
+    )
+    data = openai_record("r", ("user", "why?"), ("tool", log))
+    lossless = Pipeline(Settings(mode="lossless")).run_raw(data)
+    shown = lossless.record["messages"][-1]["content"]
+    assert shown.count("[[dup:v1 src=self at=") == 4
+    for s in range(5):  # what differs stays: the job and its error
+        assert f"RuntimeError: upstream returned 502 for job {s}" in shown
+    assert expand_record(lossless.record) == data
+    standard = Pipeline(Settings(mode="standard")).run_raw(data)
+    assert "[[dup:v1 " not in standard.record["messages"][-1]["content"]
