@@ -142,7 +142,7 @@ class _LineIndex:
             places = seen.get(keys[i])
             if places:
                 # longest run first; of equal ones the earliest place
-                end, place = max((self._end(i, p, lines), (-p[0], -p[1])) for p in places)
+                end, place = max((self._end(i, p, lines, pos), (-p[0], -p[1])) for p in places)
                 kept = self._run_marker(
                     pos, i, end, (-place[0], -place[1]), text, lines, starts, units, ctx
                 )
@@ -160,13 +160,13 @@ class _LineIndex:
         if len(at) < MAX_SOURCES:
             at.append((pos, i))
 
-    def _end(self, i: int, place: tuple[int, int], lines: list[str]) -> int:
+    def _end(self, i: int, place: tuple[int, int], lines: list[str], pos: int) -> int:
         """End (line index, exclusive) of the run from line ``i`` repeating the lines at ``place``."""
         src_lines = self.lines[place[0]][0]
         offset = place[1] - i
         j = i + RUN_LINES
         stop = min(len(lines), len(src_lines) - offset)
-        if offset < 0:  # a repeat within one output: its source ends where it starts
+        if place[0] == pos:  # a repeat within one output: its source ends where it starts
             stop = min(stop, i - offset)
         while j < stop and src_lines[j + offset] == lines[j]:
             j += 1

@@ -181,3 +181,15 @@ def test_only_lossless_mode_refers_within_one_output() -> None:
     assert expand_record(lossless.record) == data
     standard = Pipeline(Settings(mode="standard")).run_raw(data)
     assert "[[dup:v1 " not in standard.record["messages"][-1]["content"]
+
+
+def test_a_run_repeated_further_down_a_later_output_is_one_reference_whole() -> None:
+    run_lines = "\n".join(f"step {i}: compiled module_{i}.rs in {i}.2s" for i in range(12))
+    later = "\n".join(f"header line {k} of the second build" for k in range(8)) + "\n" + run_lines
+    data = openai_record("r", ("tool", run_lines), ("user", "again"), ("tool", later))
+    for lossless_chain in (False, True):
+        units = parse_record(data).units
+        ctx = EngineContext(tokens=TokenCounter(), lossless_chain=lossless_chain)
+        out = DedupEngine().apply(units, ctx)
+        assert out.texts[-1].count("[[dup:v1 ") == 1
+        assert "same 12 lines as message" in out.texts[-1]
