@@ -234,6 +234,22 @@ def is_log_line(line: str) -> bool:
     return _LOG_LINE.search(line[:600]) is not None
 
 
+LOG_READ_SAMPLE = 200  # lines of a file read that say whether the file is a log
+MIN_LOG_LINES = 4  # a log read, and a unit logtemplate folds, has this many log lines
+
+
+def reads_a_log(text: str) -> bool:
+    """Whether a file read's text is a log (``tail -n 200 logs/api.log``, a JSON-lines file):
+    most of its first ``LOG_READ_SAMPLE`` non-blank lines are log lines."""
+    sample = [
+        line
+        for line in text.split("\n", LOG_READ_SAMPLE * 2)[: LOG_READ_SAMPLE * 2]
+        if line.strip()
+    ]
+    sample = sample[:LOG_READ_SAMPLE]
+    return len(sample) >= MIN_LOG_LINES and 2 * sum(map(is_log_line, sample)) > len(sample)
+
+
 # Named tuples, not frozen dataclasses: a log line makes one Masked and a field of
 # each of its values, and a tuple is built at about twice the speed.
 class Field(NamedTuple):

@@ -63,6 +63,8 @@ from bisect import bisect_right
 from collections.abc import Sequence
 from dataclasses import dataclass
 
+import orjson
+
 from workers.engines._filters import builtin_filters
 from workers.engines._prose import (
     CRITICAL_CAP,
@@ -120,6 +122,21 @@ _SHELL_FENCE = re.compile(
 _TIER_NAMES = {FRESH: "fresh", CONDENSED: "condensed", SUMMARISED: "summarised"}
 _GIST_WORDS = 10
 _RARE_SHARE = 0.2  # a query term found on more lines than this share is not a signal
+
+
+def _json_document(text: str) -> bool:
+    """Whether ``text`` reads as one JSON document (whole, or cut short: ``head -c``), whose
+    values are the answer; JSON lines (a service's log, one object per line) are a log."""
+    if not _JSON_START.match(text):
+        return False
+    first, _, rest = text.lstrip().partition("\n")
+    if not rest.strip() or not first.rstrip().endswith("}"):
+        return True
+    try:
+        orjson.loads(first)
+    except orjson.JSONDecodeError:
+        return True  # a pretty-printed document's first line, or a cut one
+    return False
 
 
 def _tier(age: int, verbatim_below: int, condensed_below: int) -> int:
@@ -352,11 +369,11 @@ class AgingEngine(Engine):
             return False
         if sum(1 for line in text.split("\n") if line.strip()) < minimum:
             return False
-        if _JSON_START.match(text) or "[[json-table:" in text or _HUNK_HEADER.search(text):
+        if _json_document(text) or "[[json-table:" in text or _HUNK_HEADER.search(text):
             return False
         filters = ctx.filters if ctx.filters is not None else builtin_filters()
         original = ctx.input_texts[index] if index < len(ctx.input_texts) else text
-        if original is not text and (_JSON_START.match(original) or _HUNK_HEADER.search(original)):
+        if original is not text and (_json_document(original) or _HUNK_HEADER.search(original)):
             return False
         rows = [line for line in original.split("\n", 400)[:400] if line.strip()]
         if sum(1 for line in rows if _PATH_ROW.match(line)) * 2 >= len(rows):

@@ -50,7 +50,7 @@ from workers.core.ansi import ANSI
 from workers.core.memo import Memo
 from workers.core.offload import stash_key
 from workers.core.tokens import TokenCounter
-from workers.engines._logs import Field, Masked, is_log_line, mask
+from workers.engines._logs import MIN_LOG_LINES, Field, Masked, is_log_line, mask, reads_a_log
 from workers.engines._shell import is_file_read
 from workers.engines._text import PointedAt, is_json_document, nonzero, restores
 from workers.engines.base import Engine, EngineContext, EngineOutput
@@ -63,7 +63,6 @@ from workers.messages.model import Unit
 __all__ = ["FoldResult", "LogTemplateEngine", "fold_log"]
 
 MIN_CHARS = 400  # outputs shorter than this are left alone
-MIN_LOG_LINES = 4  # a unit needs this many log lines
 MIN_RUN = 4  # first + at least two folded lines + last
 MAX_DISTINCT = 20  # distinct values of one identifying field listed in a summary
 NOTE_MAX = 290  # the stash marker grammar allows 300 characters of note
@@ -72,7 +71,6 @@ MIN_SAVED_TOKENS = 8
 LONG_RUN_CHARS = 400  # runs this long always save more than their marker
 MAX_WILDCARDS = 2  # words that may differ between lines of one template
 CRITICAL_CAP = 600  # the gate compares stripped lines truncated to this length
-LOG_READ_SAMPLE = 200  # lines of a file read that say whether the file is a log
 
 _ANSI = ANSI
 # an earlier engine's marker whose note says no more than how many lines it holds: it may
@@ -494,18 +492,6 @@ _runs_of: Memo[tuple[str, str | None], tuple[_Run, ...] | None] = Memo(
 )
 
 
-def _reads_a_log(text: str) -> bool:
-    """Whether a file read's text is a log (``tail -n 200 logs/api.log``): most of its first
-    ``LOG_READ_SAMPLE`` non-blank lines are log lines.  Other reads are left alone."""
-    sample = [
-        line
-        for line in text.split("\n", LOG_READ_SAMPLE * 2)[: LOG_READ_SAMPLE * 2]
-        if line.strip()
-    ]
-    sample = sample[:LOG_READ_SAMPLE]
-    return len(sample) >= MIN_LOG_LINES and 2 * sum(map(is_log_line, sample)) > len(sample)
-
-
 def _server_error(masked: Masked) -> bool:
     return masked.status is not None and masked.status >= 500
 
@@ -527,7 +513,7 @@ class LogTemplateEngine(Engine):
                 or len(text) < MIN_CHARS
                 or ("[[" in text and has_marker(text.replace("<<cx:", "")))
                 or unit in pointed
-                or (is_file_read(unit) and not _reads_a_log(text))
+                or (is_file_read(unit) and not reads_a_log(text))
             ):
                 texts.append(text)
                 continue

@@ -26,6 +26,7 @@ from dataclasses import dataclass, field
 from workers.core.shell import command_segments
 from workers.engines._filters.linear import Regex, RegexMatch, compile_linear
 from workers.engines._filters.model import ANSI, LINE_CAP, Filter, Matcher, signature_kind
+from workers.engines._logs import reads_a_log
 
 __all__ = [
     "CONTENT_LINES",
@@ -343,6 +344,11 @@ class FilterSet:
         if command:
             filt, active = self.by_command(command)
             if filt is not None and filt.action == "skip":
+                logfile = self.by_name.get("logfile")
+                if filt.name == "read" and logfile is not None and reads_a_log(text):
+                    # ``tail -n 300 logs/app.jsonl``, ``cat worker.txt``: a read whose lines
+                    # are mostly log lines is a log, whatever the file is called
+                    return Detection(logfile, "content", logfile.name)
                 return Detection(None, "skip", filt.name)
             if filt is not None and filt.defer_to_output:
                 found = self._from_output(text)

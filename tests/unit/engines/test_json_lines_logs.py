@@ -1,0 +1,87 @@
+"""A JSON-lines log (pino, structlog, zap: one object per line) is a log: read with ``tail``
+or ``cat`` whatever the file is called, and printed by a program; it is not one JSON
+document whose values are the answer."""
+
+from __future__ import annotations
+
+import json
+import random
+
+from tests.support.sound import compress_soundly, tool_output
+from workers.engines._filters import builtin_filters
+from workers.engines.aging import _json_document
+
+
+def json_log(lines: int = 300, seed: int = 7) -> str:
+    """Requests, retry warnings and now and then a failed webhook with its stack, as pino logs them."""
+    rng = random.Random(seed)
+    out = []
+    t = 0
+    for _ in range(lines):
+        t += rng.randint(5, 400)
+        ts = f"2026-12-02T10:{(t // 60000) % 60:02d}:{(t // 1000) % 60:02d}.{t % 1000:03d}Z"
+        base = {"level": 30, "time": ts, "pid": 4120, "hostname": "web-1"}
+        r = rng.random()
+        if r < 0.75:
+            url = rng.choice(
+                ["/api/orders", "/api/cart", "/healthz", f"/api/orders/{rng.randint(100, 999)}"]
+            )
+            entry = {
+                **base,
+                "req": {"method": rng.choice(["GET", "POST"]), "url": url},
+                "res": {"statusCode": rng.choice([200, 200, 201, 204, 404])},
+                "responseTime": round(rng.uniform(1, 90), 1),
+                "msg": "request completed",
+            }
+        elif r < 0.97:
+            entry = {
+                **base,
+                "level": 40,
+                "msg": f"retrying payment sync for order {rng.randint(1000, 9999)}"
+                f" (attempt {rng.randint(1, 5)} of 5)",
+            }
+        else:
+            order = rng.randint(100, 999)
+            entry = {
+                **base,
+                "level": 50,
+                "err": {
+                    "type": "Error",
+                    "message": f"payment webhook failed for order {order}",
+                    "stack": "Error: payment webhook failed\n    at handle (/srv/app/src/webhook.js:41:11)",
+                },
+                "msg": "webhook failed",
+            }
+        out.append(json.dumps(entry))
+    return "\n".join(out) + "\n"
+
+
+def test_a_read_of_a_json_lines_file_is_a_log() -> None:
+    text = json_log()
+    found = builtin_filters().detect("tail -n 300 logs/app.jsonl", "bash", text)
+    assert (found.source, found.family) == ("content", "logfile")
+    source = "".join(f"def f{i}(x):\n    return x + {i}\n\n" for i in range(60))
+    assert builtin_filters().detect("cat src/app.py", "bash", source).source == "skip"
+
+
+def test_a_tail_of_a_json_lines_log_saves_and_keeps_every_failure() -> None:
+    text = json_log()
+    out, saved = compress_soundly(tool_output(text, "tail -n 300 logs/app.jsonl"), "standard")
+    assert saved > 0.6  # 31.7 % before: a read left to the log folder alone
+    for line in text.splitlines():
+        if '"level": 50' in line:
+            assert line in out
+
+
+def test_json_lines_are_no_json_document_for_aging() -> None:
+    assert not _json_document(json_log(20))
+    assert _json_document('{\n  "items": [1, 2]\n}')
+    assert _json_document('{"items": [1, 2, 3], "next": "/api/v1/items?page=2", "tot')  # head -c
+    assert _json_document('[{"a": 1},\n{"a": 2}]')
+
+
+def test_aggressive_condenses_a_fresh_json_lines_log_further() -> None:
+    text = json_log(600)  # 46 lines after standard: long enough for aging's fresh tier
+    _, standard = compress_soundly(tool_output(text, "node server.js"), "standard")
+    _, aggressive = compress_soundly(tool_output(text, "node server.js"), "aggressive")
+    assert aggressive > standard
