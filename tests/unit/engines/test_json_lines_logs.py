@@ -7,6 +7,7 @@ from __future__ import annotations
 import json
 import random
 
+from tests.support.clock import log_time
 from tests.support.sound import compress_soundly, tool_output
 from workers.engines._filters import builtin_filters
 from workers.engines.aging import _json_document
@@ -19,8 +20,7 @@ def json_log(lines: int = 300, seed: int = 7) -> str:
     t = 0
     for _ in range(lines):
         t += rng.randint(5, 400)
-        ts = f"2026-12-02T10:{(t // 60000) % 60:02d}:{(t // 1000) % 60:02d}.{t % 1000:03d}Z"
-        base = {"level": 30, "time": ts, "pid": 4120, "hostname": "web-1"}
+        base = {"level": 30, "time": log_time(t, iso=True), "pid": 4120, "hostname": "web-1"}
         r = rng.random()
         if r < 0.75:
             url = rng.choice(

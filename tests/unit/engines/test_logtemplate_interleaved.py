@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import random
 
+from tests.support.clock import log_time
 from tests.support.sound import compress_soundly, tool_output
 from workers.core.settings import Settings
 from workers.engines.logtemplate import _runs, fold_log
@@ -20,7 +21,7 @@ def _service_log(lines: int, every: int, seed: int = 3) -> str:
     t = 0
     for i in range(lines):
         t += rng.randint(100, 900)
-        ts = f"2026-12-02 10:{(t // 60000) % 60:02d}:{(t // 1000) % 60:02d},{t % 1000:03d}"
+        ts = log_time(t)
         if i % every == every - 1:
             out.append(
                 f"{ts} INFO  api.health [pid 4120] health check ok ({rng.randint(2, 40)} ms)"
