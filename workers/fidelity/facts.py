@@ -348,7 +348,7 @@ _HTTP_5XX = re.compile(
 _FRAME_HEAD = re.compile(
     r"^(?:panic: |WARNING: DATA RACE|==\d+==(?:ERROR: |\s*(?:Invalid|Conditional|Use of"
     r"|Mismatched|Syscall|Source and|[\d,]+ .*lost))|(?:Direct|Indirect) leak of "
-    r"|Exception in thread |Caused by: "
+    r"|Exception in thread |Caused by: |thread '[^'\n]{0,200}'(?: \(\d+\))? panicked at "
     r"|(?:Uncaught )?(?:[A-Za-z_$][\w.$]*)?(?:Exception|Error)(?: \[[\w-]+\])?(?::|$))"
 )
 _NATIVE_FRAME = re.compile(
@@ -356,6 +356,7 @@ _NATIVE_FRAME = re.compile(
     r"|^\s*#\d+ 0x[0-9a-f]+ in \S+ \S+:\d+"
     r"|^==\d+==\s+(?:at|by) 0x[0-9A-Fa-f]+: .*\(\S+:\d+\)$"
     r"|^\s+at [\w$.<>]+\(.*:\d+\)|^\s+at .+ \(.+:\d+:\d+\)$"
+    r"|^\s+at \S+:\d+:\d+$"  # a Rust backtrace frame's location (under its function)
 )
 # a JVM frame (``at pkg.Class.method(File.java:12)``) in the runtime or a framework or
 # library that applications run on, not in the application: servlet containers, Spring,
@@ -376,7 +377,7 @@ _NOT_USER_FRAME = re.compile(
     r"/usr/|\(/lib|^\s*/lib|/go/src/|/rustc/|/\.cargo/registry/|/pkg/mod/|node:internal|"
     r"/lib/python\d|site-packages/|<frozen |"
     r"node_modules|\(internal/|" + JVM_LIBRARY_FRAME + "|"
-    r"sanitizer|asan_|libc[.-]|compiler-rt"
+    r"sanitizer|asan_|libc[.-]|compiler-rt|/csu/|/sysdeps/"
 )
 
 
@@ -461,7 +462,7 @@ _SUREFIRE_PASS = re.compile(
 _FAILURE_FIRST = frozenset("✕×✗✘✖●n_-r")
 _LOCATION_FIRST = frozenset("-[❯l")
 _CRASH_FIRST = frozenset("SDImt=")
-_NATIVE_FIRST = frozenset("/#=")
+_NATIVE_FIRST = frozenset("/#=a")
 
 
 def _tool_lines(text: str, family: str | None) -> Iterable[tuple[str, str]]:

@@ -157,6 +157,7 @@ _ASSERT = re.compile(
 _FRAME = re.compile(
     r"^\s+at \S"
     r"|^\s+\d+: \S"  # rust backtrace frame (its ``at`` line follows)
+    r"|^\s+\d+:\s+0x[0-9a-f]+ - \S"  # ... with RUST_BACKTRACE=full
     r'|^\s*File "[^"]+", line \d+'
 )
 _LIB_FRAME = re.compile(
@@ -164,6 +165,8 @@ _LIB_FRAME = re.compile(
     r"|^\s+\d+: <\S+ as core::|node:internal|node_modules|\(internal/|/usr/lib/|/go/src/"
     r"|site-packages/|/lib/python\d|" + JVM_LIBRARY_FRAME + "|"
     r"\bat process\.processImmediate\b|__rustc::"
+    r"|^\s+\d+:\s+0x[0-9a-f]+ - (?:core|std|alloc|test|__rustc)\b|^\s+\d+:\s+0x[0-9a-f]+ - "
+    r"(?:main|_start|__libc_start\w*|<unknown>)$|/csu/|/sysdeps/"
 )
 _RUST_AT = re.compile(r"^\s+at \S+:\d+:\d+$")
 # a frame of TAP's ``stack: |-`` block (``Test.run (node:internal/test_runner/test:796:25)``)
@@ -187,10 +190,10 @@ _CRASH_FRAME = re.compile(
     r"^\s*#\d+ 0x[0-9a-f]+ in \S"
     r"|^==\d+==\s+(?:at|by) 0x[0-9A-Fa-f]+: "
     r"|^\s+/\S+\.go:\d+(?: \+0x[0-9a-f]+)?$"
-    r"|^\s+at \S|^\s+\d+: \S|^\s*File \"[^\"]+\", line \d+"
+    r"|^\s+at \S|^\s+\d+: \S|^\s+\d+:\s+0x[0-9a-f]+ - \S|^\s*File \"[^\"]+\", line \d+"
 )
 _FRAME_START = frozenset(" \t=#F")
-_CRASH_STARTS = frozenset({"pa", "WA", "==", "Di", "In", "Ex", "Ca", "Tr"})
+_CRASH_STARTS = frozenset({"pa", "WA", "==", "Di", "In", "Ex", "Ca", "Tr", "th"})
 _TRACEBACK = "Traceback (most recent call last):"  # a Python crash: its frames follow
 _GO_FILE = re.compile(r"^\s+/\S+\.(?:go|s):\d+(?: \+0x[0-9a-f]+)?$")
 _GO_FUNC = re.compile(
@@ -318,6 +321,7 @@ _ANY = re.compile(
 _ANY_CRASH = re.compile(
     r"\n(?:==\d+==[^\n]*\n==\d+==[ \t]+(?:at|by) 0x|[ \t]*#\d+ 0x[0-9a-f]+ in "
     r"|panic: |WARNING: DATA RACE|Traceback \(most recent call last\):\n[ \t]+File "
+    r"|thread '[^'\n]{0,200}'(?: \(\d+\))? panicked at [^\n]*\n(?:[^\n]*\n){0,4}?stack backtrace:"
     r"|[ \t]*(?:Exception in thread |Caused by: |[A-Za-z_$][\w.$]*(?:Exception|Error)\b)[^\n]*\n"
     r"(?:[^\n]*\n){0,8}?[ \t]+at \S)",  # node prints its diff between error and frames
     re.M,

@@ -1,0 +1,73 @@
+"""A Rust panic with its backtrace (``RUST_BACKTRACE=1`` and ``=full``) is a crash report:
+the ``thread 'main' panicked at`` headline, the message and the frames in user code stay
+(the first of them is a fact of the gate), frames in ``std``/``core``/libc go.  The output is
+a real rustc-built program's, written here (skipped without ``rustc``)."""
+
+from __future__ import annotations
+
+import os
+import shutil
+import subprocess
+from pathlib import Path
+
+import pytest
+
+from tests.support.sound import compress_soundly, tool_output
+from workers.engines.toolfilter.blocks import FRAMES, analyse
+from workers.fidelity.facts import critical_lines
+
+MAIN = """\
+use std::collections::HashMap;
+fn lookup(rates: &HashMap<&str, f64>, code: &str) -> f64 {
+    *rates.get(code).expect("unknown currency")
+}
+fn convert(amount: f64, code: &str) -> f64 {
+    let mut rates = HashMap::new();
+    rates.insert("EUR", 1.0);
+    amount * lookup(&rates, code)
+}
+fn main() {
+    println!("{}", convert(5.0, "CHF"));
+}
+"""
+
+
+@pytest.fixture(scope="module")
+def program(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    rustc = shutil.which("rustc")
+    if rustc is None:
+        pytest.skip("no rustc on this machine")
+    where = tmp_path_factory.mktemp("rust")
+    (where / "main.rs").write_text(MAIN)
+    subprocess.run([rustc, "-g", "main.rs", "-o", "fx"], cwd=where, check=True, timeout=300)
+    return where
+
+
+def _panic(program: Path, backtrace: str) -> str:
+    env = {**os.environ, "RUST_BACKTRACE": backtrace}
+    run = subprocess.run(["./fx"], cwd=program, capture_output=True, text=True, timeout=60, env=env)
+    assert run.returncode != 0
+    return run.stdout + run.stderr
+
+
+@pytest.mark.parametrize("backtrace", ["1", "full"])
+def test_library_frames_go_and_user_frames_stay(program: Path, backtrace: str) -> None:
+    text = _panic(program, backtrace)
+    lines = text.split("\n")
+    structure = analyse(lines, lambda i: False)
+    assert "crash" in structure.family
+    user = [
+        i for i, line in enumerate(lines) if line.strip().startswith("at ") and "main.rs:" in line
+    ]
+    assert user and not set(user) & set(structure.drop)
+    assert any(
+        "std" in lines[i] or "core" in lines[i]
+        for i, label in structure.drop.items()
+        if label == FRAMES
+    )
+    facts = critical_lines(text, "tool_result", "./fx")
+    assert ("stack_frame", lines[user[0]].strip()) in facts  # the innermost user frame
+    out, saved = compress_soundly(tool_output(text, "./target/debug/fx convert"), "standard")
+    assert "panicked at main.rs:3:22:" in out and "unknown currency" in out
+    assert lines[user[0]] in out
+    assert saved > 0.4  # 0 % (RUST_BACKTRACE=1) and 46 % (full) before
