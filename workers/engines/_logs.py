@@ -234,20 +234,37 @@ def is_log_line(line: str) -> bool:
     return _LOG_LINE.search(line[:600]) is not None
 
 
+# what marks a log line beyond a timestamp (a data row has one too: ``2026-12-02T10:00Z,ACME,
+# 19.56``): a level word or key, an access log's request, a syslog process, klog's severity
+_LOG_MARK = re.compile(
+    rf"\b{_LEVEL}\b|\b(?:[Ww]arn(?:ing)?|[Ee]rror|[Ii]nfo|[Dd]ebug)\b"
+    r"|\"(?:level|lvl|severity|log\.level)\"\s?:|\blevel=|\] \"[A-Z]{1,20} "
+    r"|^\S+\s+\d+\s\d\d:\d\d:\d\d \S+ [\w./-]+(?:\[\d+\])?: |^[IWEF]\d{4}\s"
+)
+
+
+def is_marked_log_line(line: str) -> bool:
+    """A log line (:func:`is_log_line`) that says it is one: a level, a request, a process."""
+    head = line[:600]
+    return _LOG_LINE.search(head) is not None and _LOG_MARK.search(head) is not None
+
+
 LOG_READ_SAMPLE = 200  # lines of a file read that say whether the file is a log
 MIN_LOG_LINES = 4  # a log read, and a unit logtemplate folds, has this many log lines
 
 
-def reads_a_log(text: str) -> bool:
+def reads_a_log(text: str, marked: bool = False) -> bool:
     """Whether a file read's text is a log (``tail -n 200 logs/api.log``, a JSON-lines file):
-    most of its first ``LOG_READ_SAMPLE`` non-blank lines are log lines."""
+    most of its first ``LOG_READ_SAMPLE`` non-blank lines are log lines; with ``marked``,
+    lines that say so (:func:`is_marked_log_line`: a CSV export's timestamped rows are data)."""
     sample = [
         line
         for line in text.split("\n", LOG_READ_SAMPLE * 2)[: LOG_READ_SAMPLE * 2]
         if line.strip()
     ]
     sample = sample[:LOG_READ_SAMPLE]
-    return len(sample) >= MIN_LOG_LINES and 2 * sum(map(is_log_line, sample)) > len(sample)
+    test = is_marked_log_line if marked else is_log_line
+    return len(sample) >= MIN_LOG_LINES and 2 * sum(map(test, sample)) > len(sample)
 
 
 # Named tuples, not frozen dataclasses: a log line makes one Masked and a field of

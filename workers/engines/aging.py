@@ -66,6 +66,7 @@ from dataclasses import dataclass
 import orjson
 
 from workers.engines._filters import builtin_filters
+from workers.engines._logs import is_marked_log_line
 from workers.engines._prose import (
     CRITICAL_CAP,
     LanguagePack,
@@ -125,12 +126,13 @@ _RARE_SHARE = 0.2  # a query term found on more lines than this share is not a s
 
 
 def _json_document(text: str) -> bool:
-    """Whether ``text`` reads as one JSON document (whole, or cut short: ``head -c``), whose
-    values are the answer; JSON lines (a service's log, one object per line) are a log."""
+    """Whether ``text`` reads as JSON whose values are the answer: one document (whole, or
+    cut short: ``head -c``) or JSON lines of data (``jq -c '.items[]'``); a service's log
+    written as JSON lines (a first object with a level, one object per line) is a log."""
     if not _JSON_START.match(text):
         return False
     first, _, rest = text.lstrip().partition("\n")
-    if not rest.strip() or not first.rstrip().endswith("}"):
+    if not rest.strip() or not first.rstrip().endswith("}") or not is_marked_log_line(first):
         return True
     try:
         orjson.loads(first)

@@ -139,6 +139,9 @@ class _LineIndex:
             while within and indexed + k <= i:  # a source ends before the run that repeats it
                 self._index(keys[indexed], pos, indexed)
                 indexed += 1
+            if not lines[i].strip():
+                i += 1  # a run starts on a non-blank line (3 blank lines are no run)
+                continue
             places = seen.get(keys[i])
             if places:
                 # longest run first; of equal ones the earliest place

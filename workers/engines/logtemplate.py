@@ -130,7 +130,8 @@ class _Run:
     members: list[_Line] = field(default_factory=list)
     rest: dict[int, dict[str, None]] = field(default_factory=dict)
     rest_chars: dict[int, int] = field(default_factory=dict)
-    passengers: int = 0  # other lines between members: log lines (never error lines), markers
+    # other lines between members: log lines (error lines only of a shape shown above), markers
+    passengers: int = 0
 
 
 class _Folder:
@@ -408,7 +409,13 @@ def _runs(text_command: tuple[str, str | None]) -> tuple[_Run, ...] | None:
     # joins the run again (a marker inside a stash is expanded with it)
     pending: _Line | None = None
     riding_marker = False
-    shown: set[str] = set()  # the gate's shapes of lines that stay visible (runs' first lines)
+    shown: set[str] = set()  # shapes (and texts) of lines that stay visible: runs' first lines
+    # the last line of each shape the gate folds: it never rides (the latest count shows)
+    last: dict[str, int] = {}
+    for i, line in enumerate(lines):
+        crit = kinds.get(line.strip()[:CRITICAL_CAP]) if kinds else None
+        if crit is not None and crit <= SHAPED_KINDS:
+            last[line_shape(line.strip()[:CRITICAL_CAP])] = i
     for i, line in enumerate(lines):
         if not line.strip():
             continue  # blank lines join the run around them
@@ -446,7 +453,12 @@ def _runs(text_command: tuple[str, str | None]) -> tuple[_Run, ...] | None:
                 run.passengers += 1
                 pending, riding_marker = None, False
             continue
-        if run is not None and pending is None and not riding_marker and _may_ride(info, shown):
+        if (
+            run is not None
+            and pending is None
+            and not riding_marker
+            and _may_ride(info, shown, last)
+        ):
             pending = info
             continue
         riding_marker = False
@@ -469,20 +481,25 @@ def _start(folder: _Folder, line: _Line, shown: set[str]) -> _Run:
     """A run that ``line`` heads: it stays visible (its shape is shown)."""
     if line.key is not None:
         shown.add(line_shape(line.key))
+        shown.add(line.key)  # (the line as written: a later copy of it may ride)
     return folder.start(line)
 
 
-def _may_ride(line: _Line, shown: set[str]) -> bool:
+def _may_ride(line: _Line, shown: set[str], last: dict[str, int]) -> bool:
     """Whether a line may be folded among a run of another template.
 
     Either no error line, none the gate counts, and nothing in it that identifies
     (the summary lists the run's identifiers, not a passenger's): only measures vary
     in it (``health check ok (3 ms)``); or an error line the gate compares by shape
     whose shape a visible line above already shows (the 36th ``progress: 875/900
-    batches pushed, 3 failed`` between retries: one fact, shown by the first).
+    batches pushed, 3 failed`` between retries: one fact, shown by the first), unless it is
+    the last line of that shape (the latest count stays in sight) and not a copy of a shown line.
     """
     if line.error:
-        return line.key is not None and line_shape(line.key) in shown
+        if line.key is None:
+            return False
+        shape = line_shape(line.key)
+        return shape in shown and (last.get(shape) != line.index or line.key in shown)
     return line.key is None and all(f.measure for f in line.masked.fields)
 
 

@@ -193,3 +193,20 @@ def test_a_run_repeated_further_down_a_later_output_is_one_reference_whole() -> 
         out = DedupEngine().apply(units, ctx)
         assert out.texts[-1].count("[[dup:v1 ") == 1
         assert "same 12 lines as message" in out.texts[-1]
+
+
+def test_blank_lines_start_no_run(monkeypatch) -> None:  # type: ignore[no-untyped-def]
+    """A long stretch of blank lines in one output is no run: no source is compared from
+    each of its lines (that was quadratic: 16,000 blank lines took 19 s in lossless mode)."""
+    from workers.engines import dedup
+
+    calls = []
+    real = dedup._LineIndex._end
+    monkeypatch.setattr(
+        dedup._LineIndex, "_end", lambda self, *a: calls.append(1) or real(self, *a)
+    )
+    text = "start of output line\n" + "\n" * 5000 + "end of output line"
+    units = parse_record(openai_record("r", ("tool", text))).units
+    ctx = EngineContext(tokens=TokenCounter(), lossless_chain=True)
+    out = DedupEngine().apply(units, ctx)
+    assert out.texts[-1] == text and len(calls) < 50

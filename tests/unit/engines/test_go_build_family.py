@@ -57,3 +57,9 @@ def test_go_findings_are_the_go_build_family_and_stay(
     for line in text.splitlines():
         if ".go:" in line:
             assert line in out
+
+
+def test_a_vet_then_a_test_run_is_a_test_run() -> None:
+    text = "=== RUN   TestTotal\n--- FAIL: TestTotal (0.00s)\n    main_test.go:9: got 15, want 16\nFAIL\n"
+    found = builtin_filters().detect("go vet ./... && go test -v ./...", "bash", text)
+    assert found.family == "go-test"

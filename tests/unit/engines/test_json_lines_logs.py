@@ -60,6 +60,17 @@ def test_a_read_of_a_json_lines_file_is_a_log() -> None:
     text = json_log()
     found = builtin_filters().detect("tail -n 300 logs/app.jsonl", "bash", text)
     assert (found.source, found.family) == ("content", "logfile")
+    # timestamped rows of data are no log: the read stays the agent's (a level or a request
+    # marks a log line)
+    rows = "".join(
+        f"2026-12-02T10:{i // 60:02d}:{i % 60:02d}Z,ACME,{10 + i % 9}.5,{i}\n" for i in range(300)
+    )
+    assert builtin_filters().detect("cat data/prices.csv", "bash", rows).source == "skip"
+    items = "".join(
+        json.dumps({"time": f"2026-12-02T10:00:{i:02d}Z", "sku": f"S-{i}"}) + "\n"
+        for i in range(50)
+    )
+    assert builtin_filters().detect("head -n 50 items.jsonl", "bash", items).source == "skip"
     source = "".join(f"def f{i}(x):\n    return x + {i}\n\n" for i in range(60))
     assert builtin_filters().detect("cat src/app.py", "bash", source).source == "skip"
 
@@ -78,6 +89,8 @@ def test_json_lines_are_no_json_document_for_aging() -> None:
     assert _json_document('{\n  "items": [1, 2]\n}')
     assert _json_document('{"items": [1, 2, 3], "next": "/api/v1/items?page=2", "tot')  # head -c
     assert _json_document('[{"a": 1},\n{"a": 2}]')
+    # JSON lines of data (``jq -c '.items[]'``): their values are the answer
+    assert _json_document('{"sku": "S-1", "price": 1.5}\n{"sku": "S-2", "price": 2.5}\n')
 
 
 def test_aggressive_condenses_a_fresh_json_lines_log_further() -> None:

@@ -345,9 +345,10 @@ class FilterSet:
             filt, active = self.by_command(command)
             if filt is not None and filt.action == "skip":
                 logfile = self.by_name.get("logfile")
-                if filt.name == "read" and logfile is not None and reads_a_log(text):
+                if filt.name == "read" and logfile is not None and reads_a_log(text, marked=True):
                     # ``tail -n 300 logs/app.jsonl``, ``cat worker.txt``: a read whose lines
-                    # are mostly log lines is a log, whatever the file is called
+                    # are mostly log lines (with a level, a request: not a CSV's timestamped
+                    # rows) is a log, whatever the file is called
                     return Detection(logfile, "content", logfile.name)
                 return Detection(None, "skip", filt.name)
             if filt is not None and filt.defer_to_output:
