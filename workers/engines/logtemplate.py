@@ -410,12 +410,17 @@ def _runs(text_command: tuple[str, str | None]) -> tuple[_Run, ...] | None:
     pending: _Line | None = None
     riding_marker = False
     shown: set[str] = set()  # shapes (and texts) of lines that stay visible: runs' first lines
-    # the last line of each shape the gate folds: it never rides (the latest count shows)
+    # each log line as the gate compares it, and the last log line of each shape the gate
+    # folds: that one never rides (the latest count shows)
+    keys = [
+        line.strip()[:CRITICAL_CAP] if flag else ""
+        for line, flag in zip(lines, log_flags, strict=True)
+    ]
     last: dict[str, int] = {}
-    for i, line in enumerate(lines):
-        crit = kinds.get(line.strip()[:CRITICAL_CAP]) if kinds else None
+    for i, key in enumerate(keys):
+        crit = kinds.get(key) if key else None
         if crit is not None and crit <= SHAPED_KINDS:
-            last[line_shape(line.strip()[:CRITICAL_CAP])] = i
+            last[line_shape(key)] = i
     for i, line in enumerate(lines):
         if not line.strip():
             continue  # blank lines join the run around them
@@ -430,7 +435,7 @@ def _runs(text_command: tuple[str, str | None]) -> tuple[_Run, ...] | None:
                 riding_marker = True
                 continue
         elif log_flags[i]:
-            key = line.strip()[:CRITICAL_CAP]
+            key = keys[i]
             crit = kinds.get(key)
             if crit is None or crit <= SHAPED_KINDS:
                 masked = mask(plain[i])
@@ -479,8 +484,9 @@ def _runs(text_command: tuple[str, str | None]) -> tuple[_Run, ...] | None:
 
 def _start(folder: _Folder, line: _Line, shown: set[str]) -> _Run:
     """A run that ``line`` heads: it stays visible (its shape is shown)."""
-    if line.key is not None:
-        shown.add(line_shape(line.key))
+    shape = line.shape()
+    if shape is not None and line.key is not None:
+        shown.add(shape)
         shown.add(line.key)  # (the line as written: a later copy of it may ride)
     return folder.start(line)
 
@@ -496,9 +502,9 @@ def _may_ride(line: _Line, shown: set[str], last: dict[str, int]) -> bool:
     the last line of that shape (the latest count stays in sight) and not a copy of a shown line.
     """
     if line.error:
-        if line.key is None:
+        shape = line.shape()
+        if shape is None:
             return False
-        shape = line_shape(line.key)
         return shape in shown and (last.get(shape) != line.index or line.key in shown)
     return line.key is None and all(f.measure for f in line.masked.fields)
 
