@@ -174,7 +174,10 @@ def collect(run: Run, samples: Sequence[Sample], timeout: float = 60.0) -> Verdi
     deadline = time.monotonic() + timeout
     while True:
         compressed_records = run.read("compressed", idle=2.0)
-        if len(compressed_records) >= len(ok) or time.monotonic() > deadline:
+        # distinct keys: at least once, a redelivered record's copies would count twice and
+        # end the wait while records are still on their way
+        keys = {r.key for r in compressed_records}
+        if len(keys) >= len(ok) or time.monotonic() > deadline:
             break
         time.sleep(1.0)
     compressed: dict[str, list[bytes]] = defaultdict(list)
