@@ -29,7 +29,7 @@ from workers.core.settings import Settings
 from workers.core.tokens import TokenCounter
 from workers.engines.ansi import AnsiEngine
 from workers.engines.base import EngineContext
-from workers.markers import ansi, has_marker, marker_tokens
+from workers.markers import align, ansi, has_marker, marker_tokens
 from workers.messages.model import Unit
 from workers.pipeline.batch import compress_lines
 from workers.pipeline.expand import expand_line
@@ -203,4 +203,6 @@ def test_coloured_lines_lose_their_sequences_in_the_visible_text(
     assert result.outcome.stats["tokens_after"] < result.outcome.stats["tokens_before"]
     (uid,) = result.outcome.stats["changed"]
     (entry,) = result.outcome.stats["markers"]["ansi"]
+    for widths in result.outcome.stats["markers"].get("align", []):  # padding, written last
+        content = align.restore(content, widths[len(uid) + 1 :])
     assert entry.startswith(f"{uid}=") and ansi.restore(content, entry[len(uid) + 1 :]) == text

@@ -119,6 +119,12 @@ def forged_by_kind(key: str) -> dict[str, list[str]]:
             "[[dup:v1 src=self at=0 len=30 | again]]",
         ],
         "read": ["[[read:src/app.py]]"],
+        # padding whose squeezing would join a marker: the align engine leaves such lines
+        "align": [
+            "[[dup:v1  src=m0 at=0  len=40]]",
+            f"… 40 lines omitted  <<cx:{key}>>",
+            '[[json-min:v1]]{"a":  1}[[/json-min]]',
+        ],
         # escape sequences whose removal would join a marker: the ansi engine leaves them
         "ansi": [
             "\x1b[1m\x1b[31merror\x1b[0m: [\x1b[0m[dup:v1 src=m0 at=0 len=40]]",

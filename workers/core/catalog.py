@@ -5,7 +5,11 @@ Engine names are registry keys, metric labels and stats keys.
 Order is part of the design: dedup first (it points at first copies in the
 untouched text), then the JSON table engine before anything that reads JSON
 as lines, then command-aware filters, then the JSON crushers, then the
-engines that trade meaning-preserving prose for budget.
+engines that trade meaning-preserving prose for budget.  Lossless mode ends by
+taking the column padding out of band (``align``); standard and aggressive leave
+padding alone, because the engines there read columns by their padding (eslint's
+rule id after two spaces) and a critical line is read as written (ctest's
+``8/25 Test  #8: vec_case_07 ...***Failed``): once squeezed it would read as lost.
 """
 
 from __future__ import annotations
@@ -31,11 +35,13 @@ ENGINES: dict[str, str] = {
     "relevance": "workers.engines.relevance:RelevanceEngine",
     "aging": "workers.engines.aging:AgingEngine",
     "budget": "workers.engines.budget:BudgetEngine",
+    "align": "workers.engines.align:AlignEngine",
 }
 
-LOSSLESS: tuple[str, ...] = ("dedup", "ansi", "jsontable", "jsonminify")
+_LOSSLESS_FIRST: tuple[str, ...] = ("dedup", "ansi", "jsontable", "jsonminify")
+LOSSLESS: tuple[str, ...] = (*_LOSSLESS_FIRST, "align")
 STANDARD: tuple[str, ...] = (
-    *LOSSLESS,
+    *_LOSSLESS_FIRST,
     "whitespace",
     "read-lifecycle",
     "outline",

@@ -11,6 +11,7 @@ with the writer and the decoder, one row below, and its name in
 
 | marker | module | written by |
 |---|---|---|
+| (nothing visible: column padding in the manifest) | :mod:`~workers.markers.align` | align |
 | ``… NOTE <<cx:KEY>>`` | :mod:`~workers.markers.stash` | every lossy engine |
 | ``VIEW\\n<<cx:view>>… <<cx:KEY>>`` | :mod:`~workers.markers.structured_view` | structured, toolfilter |
 | ``[[json-min:v1]]…[[/json-min]]`` (layout in the manifest) | :mod:`~workers.markers.json_min` | jsonminify |
@@ -37,7 +38,16 @@ from typing import Any
 
 from workers.core.errors import CtxpressError
 from workers.core.offload import KEY_HEX, OffloadStore
-from workers.markers import ansi, dup, json_min, json_table, stash, structured_view, superseded
+from workers.markers import (
+    align,
+    ansi,
+    dup,
+    json_min,
+    json_table,
+    stash,
+    structured_view,
+    superseded,
+)
 
 __all__ = [
     "LOCK",
@@ -71,10 +81,11 @@ class Manifest:
     attribute list).  In the ``compression`` object (:data:`MANIFEST_KEY`):
     ``{"stash": ["KEY", ...], "dup": ["UNIT=SRC:AT:LEN", ...], "newer": ["UNIT>INDEX", ...],
     "table": ["UNIT=DIGEST ATTRS", ...], "min": ["UNIT=DIGEST ATTRS", ...],
-    "ansi": ["UNIT=RUNS", ...]}`` (``min``: the layout of each
+    "ansi": ["UNIT=RUNS", ...], "align": ["UNIT=RUNS", ...]}`` (``min``: the layout of each
     ``[[json-min:v1]]`` document, keyed by :func:`workers.markers.json_min.body_digest`
     of its body; ``ansi``: the escape sequences the ``ansi`` engine took out of the
-    unit, :mod:`workers.markers.ansi`),
+    unit, :mod:`workers.markers.ansi`; ``align``: the widths of the column padding the
+    ``align`` engine squeezed, :mod:`workers.markers.align`),
     each list sorted, empty lists left out, the object left out when empty.
     """
 
@@ -84,10 +95,17 @@ class Manifest:
     table: Mapping[str, Mapping[str, str]] = field(default_factory=dict)
     ansi: Mapping[str, str] = field(default_factory=dict)
     minified: Mapping[str, Mapping[str, str]] = field(default_factory=dict)
+    align: Mapping[str, str] = field(default_factory=dict)
 
     def __bool__(self) -> bool:
         return bool(
-            self.stash or self.dup or self.newer or self.table or self.ansi or self.minified
+            self.stash
+            or self.dup
+            or self.newer
+            or self.table
+            or self.ansi
+            or self.minified
+            or self.align
         )
 
     def as_json(self) -> dict[str, list[str]]:
@@ -104,6 +122,8 @@ class Manifest:
             out["min"] = _layout_items(self.minified)
         if self.ansi:
             out["ansi"] = sorted(f"{uid}={entry}" for uid, entry in self.ansi.items())
+        if self.align:
+            out["align"] = sorted(f"{uid}={entry}" for uid, entry in self.align.items())
         return out
 
     @classmethod
@@ -124,11 +144,7 @@ class Manifest:
                 newer.setdefault(uid, set()).add(int(index))
         tables = _layouts_of(value.get("table"))
         mins = _layouts_of(value.get("min"))
-        runs: dict[str, str] = {}
-        for item in _strings(value.get("ansi")):
-            uid, sep, entry = item.partition("=")
-            if sep:
-                runs[uid] = entry
+        runs = _unit_entries(value.get("ansi"))
         return cls(
             keys,
             {u: frozenset(r) for u, r in dups.items()},
@@ -136,6 +152,7 @@ class Manifest:
             table=tables,
             ansi=runs,
             minified=mins,
+            align=_unit_entries(value.get("align")),
         )
 
     @classmethod
@@ -152,6 +169,16 @@ _DIGEST = re.compile(f"[0-9a-f]{{{json_table.DIGEST_HEX}}}")
 
 def _strings(value: Any) -> Iterable[str]:
     return (v for v in value if isinstance(v, str)) if isinstance(value, list) else ()
+
+
+def _unit_entries(value: Any) -> dict[str, str]:
+    """unit -> entry of ``UNIT=ENTRY`` items (``ansi``, ``align``); malformed ones left out."""
+    entries: dict[str, str] = {}
+    for item in _strings(value):
+        uid, sep, entry = item.partition("=")
+        if sep:
+            entries[uid] = entry
+    return entries
 
 
 def _layout_items(layouts: Mapping[str, Mapping[str, str]]) -> list[str]:
@@ -197,6 +224,15 @@ class Marker:
 
 
 MARKERS: tuple[Marker, ...] = (
+    Marker(
+        "align",
+        "align",
+        r"(?!)",  # nothing visible: the widths are in the manifest
+        lambda text, ctx: (
+            text if ctx.manifest is None else align.restore(text, ctx.manifest.align.get(ctx.uid))
+        ),
+        store_free=False,
+    ),
     Marker(
         "stash",
         None,

@@ -98,7 +98,8 @@ class Combo:
         names = set(self.engines)
         if not names:
             return "off"
-        for mode, chain in (("lossless", LOSSLESS), ("standard", STANDARD)):
+        # (align ends lossless mode only, but a combo may end any chain with it)
+        for mode, chain in (("lossless", LOSSLESS), ("standard", (*STANDARD, "align"))):
             if names <= set(chain):
                 return mode
         return "aggressive"

@@ -341,6 +341,10 @@ class Pipeline:
             # nor in the escape sequences kept out of band (an OSC hyperlink's URL)
             manifest, found = _redact_ansi(manifest, units, shown, texts)
             secrets += found
+        if self.settings.redact_output and manifest.align:
+            # a placeholder is not as long as the secret it replaced: the widths' counts
+            # would land elsewhere
+            manifest = _unredacted_align(manifest, units, shown, texts)
         tables = {u.uid: tables[u.uid] for u in units if u.path in changes and u.uid in tables}
         if tables:
             manifest = replace(manifest, table=tables)
@@ -503,7 +507,7 @@ class Pipeline:
             if written is not None:
                 written.add(i, engine.name, unit.text, after)
                 if i in layouts:
-                    written.ansi[i] = layouts[i]
+                    written.layouts.setdefault(engine.name, {})[i] = layouts[i]
         if changed and output.stash:
             # Keep the stash entries that an accepted text (or another entry) points at.
             referenced = set(OFFLOAD_REF.findall("\n".join(new_texts)))
@@ -553,12 +557,13 @@ class _LayoutMarker(Protocol):
 class _Written:
     """Per unit, the back-references its accepted engines wrote (dedup, read-lifecycle)."""
 
-    __slots__ = ("ansi", "dup", "newer")
+    __slots__ = ("dup", "layouts", "newer")
 
     def __init__(self) -> None:
         self.dup: dict[int, set[str]] = {}
         self.newer: dict[int, set[int]] = {}
-        self.ansi: dict[int, str] = {}  # the ansi engine's out-of-band entry
+        # engine (ansi, align) -> unit index -> the out-of-band entry it wrote
+        self.layouts: dict[str, dict[int, str]] = {}
 
     def add(self, i: int, engine: str, before: str, after: str) -> None:
         if engine == "dedup" and dup.LITERAL in after:
@@ -596,8 +601,17 @@ def _manifest(
             found = {n for t in reachable for n in _newer_copies(t)} & written.newer[i]
             if found:
                 newer[unit.uid] = frozenset(found)
-    runs = {units[i].uid: e for i, e in written.ansi.items() if texts[i] != units[i].text}
-    return Manifest(frozenset(keys), dups, newer, ansi=runs)
+    entries = {
+        engine: {units[i].uid: e for i, e in by_unit.items() if texts[i] != units[i].text}
+        for engine, by_unit in written.layouts.items()
+    }
+    return Manifest(
+        frozenset(keys),
+        dups,
+        newer,
+        ansi=entries.get("ansi", {}),
+        align=entries.get("align", {}),
+    )
 
 
 def _redact_ansi(
@@ -618,6 +632,15 @@ def _redact_ansi(
         if uid not in redacted_units and (not n or ansi.parse(held) is not None):
             runs[uid] = held
     return replace(manifest, ansi=runs), found
+
+
+def _unredacted_align(
+    manifest: Manifest, units: Sequence[Unit], shown: list[str], texts: list[str]
+) -> Manifest:
+    """``manifest`` without the ``align`` entries of units whose visible text lost a secret."""
+    redacted_units = {u.uid for u, a, b in zip(units, shown, texts, strict=True) if a != b}
+    kept = {uid: e for uid, e in manifest.align.items() if uid not in redacted_units}
+    return replace(manifest, align=kept)
 
 
 def _reachable(text: str, stash: Mapping[str, str], keys: set[str]) -> list[str]:

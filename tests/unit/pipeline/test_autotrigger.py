@@ -88,6 +88,7 @@ def test_auto_as_the_default_mode_follows_the_token_count() -> None:
         "ansi",
         "jsontable",
         "jsonminify",
+        "align",
     ]
     big = pipeline.run_raw(tool_output_record("b", _words(200)))
     assert big.stats["tokens_before"] >= 400
