@@ -90,9 +90,9 @@ def test_squeeze_then_restore_gives_the_text_back(text: str) -> None:
     assert len(plain) + sum(width - 1 for _, width in runs) == len(text)
     assert all(plain[pos] == " " for pos, _ in runs)
     # the same cells, in the same order, on the same lines
-    assert [line.split(" ") for line in plain.split("\n")] != [] and [
-        [c for c in line.split(" ") if c] for line in plain.split("\n")
-    ] == [[c for c in line.split(" ") if c] for line in text.split("\n")]
+    assert [[c for c in line.split(" ") if c] for line in plain.split("\n")] == [
+        [c for c in line.split(" ") if c] for line in text.split("\n")
+    ]
     parsed = align.parse(value)
     assert parsed == runs
 

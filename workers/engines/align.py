@@ -41,7 +41,7 @@ MAX_TEXT = 4_000_000  # characters: a bigger output is left as it is (one pass, 
 
 
 _SPACES = re.compile(r"  +")  # a literal scan: far faster than a pattern with a lookbehind
-_WS = " \t\r\n\f\v"
+_WS = align.WS
 
 
 def _is_gutter(line: str, at: int) -> bool:
@@ -85,22 +85,16 @@ def _padding(line: str, runs: list[tuple[int, int]]) -> list[tuple[int, int]]:
     return kept
 
 
-def _squeezed(line: str, runs: list[tuple[int, int]]) -> tuple[str, list[tuple[int, int]]]:
-    """``line`` with ``runs`` written as one space each, and (position, width) of each."""
+def _squeezed(line: str, runs: list[tuple[int, int]]) -> str:
+    """``line`` with ``runs`` (start, end) written as one space each."""
     pieces: list[str] = []
-    out: list[tuple[int, int]] = []
     cursor = 0
-    size = 0
     for start, end in runs:
-        piece = line[cursor:start]
-        pieces.append(piece)
-        size += len(piece)
-        out.append((size, end - start))
+        pieces.append(line[cursor:start])
         pieces.append(" ")
-        size += 1
         cursor = end
     pieces.append(line[cursor:])
-    return "".join(pieces), out
+    return "".join(pieces)
 
 
 def _interior_runs(text: str) -> dict[int, list[tuple[int, int]]]:
@@ -189,7 +183,7 @@ def squeeze(text: str) -> tuple[str, list[tuple[int, int]]]:
             runs = [(a, b) for a, b in runs if not _spans_a_cell(a, b, line_start, cols, holders)]
         kept = _padding(line, runs)
         if kept:
-            squeezed[line_start] = (_squeezed(line, kept)[0], kept)
+            squeezed[line_start] = (_squeezed(line, kept), kept)
     if not squeezed:
         return text, []
     _drop_collisions(text, squeezed)

@@ -25,11 +25,12 @@ from __future__ import annotations
 
 import re
 
-__all__ = ["RUN", "entry", "parse", "restore"]
+from workers.markers import ansi
 
-RUN = re.compile(r"(?<=[^ \t\r\n\f\v])  +(?=[^ \t\r\n\f\v])")  # padding between two characters
+__all__ = ["WS", "entry", "parse", "restore"]
+
 _ITEM = re.compile(r"(\d{1,12})\+(\d{1,9})")
-_WS = " \t\r\n\f\v"
+WS = ansi.WS  # what counts as whitespace, as for the ansi entries
 MAX_WIDTH = 100_000  # a wider run in an entry is not one this engine wrote
 
 
@@ -74,8 +75,8 @@ def restore(text: str, value: str | None) -> str:
         if (
             written < pos < n - 1
             and text[pos] == " "
-            and text[pos - 1] not in _WS
-            and text[pos + 1] not in _WS
+            and text[pos - 1] not in WS
+            and text[pos + 1] not in WS
         ):
             pieces.append(text[written:pos])
             pieces.append(" " * width)
