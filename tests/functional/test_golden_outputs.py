@@ -8,6 +8,9 @@ program output under ``tests/data`` is compared with the committed digests.
 from __future__ import annotations
 
 import json
+import subprocess
+import sys
+from pathlib import Path
 
 import pytest
 
@@ -49,3 +52,20 @@ def test_the_golden_set_covers_every_mode_and_saves() -> None:
         assert after < before, mode
     standard = [o["standard"] for o in outputs.values()]
     assert sum(o[1] for o in standard) < 0.6 * sum(o[0] for o in standard)
+
+
+def test_the_update_command_writes_what_the_test_reads(tmp_path: Path) -> None:
+    """The README's ``python -m tests.support.golden --update``, into another file."""
+    target = tmp_path / "digests.json"
+    done = subprocess.run(
+        [sys.executable, "-m", "tests.support.golden", "--update", "--file", str(target)],
+        cwd=golden.ROOT,
+        capture_output=True,
+        text=True,
+        timeout=300,
+        check=False,
+    )
+    assert done.returncode == 0, done.stderr
+    written = json.loads(target.read_text(encoding="utf-8"))
+    assert written["versions"] == golden.versions()
+    assert set(written["outputs"]) == {name for name, _ in golden.inputs()}

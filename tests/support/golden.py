@@ -146,12 +146,15 @@ def main() -> int:
         description="Print or rewrite the golden digests of the project's own inputs.",
     )
     parser.add_argument("--update", action="store_true", help=f"rewrite {GOLDEN.relative_to(ROOT)}")
+    parser.add_argument(
+        "--file", type=Path, default=GOLDEN, help="the file --update writes (default: %(default)s)"
+    )
     args = parser.parse_args()
     text = render(snapshot())
     if args.update:
-        GOLDEN.parent.mkdir(parents=True, exist_ok=True)
-        GOLDEN.write_text(text, encoding="utf-8")
-        print(f"wrote {GOLDEN.relative_to(ROOT)}")
+        args.file.parent.mkdir(parents=True, exist_ok=True)
+        args.file.write_text(text, encoding="utf-8")
+        print(f"wrote {args.file}")
     else:
         print(text, end="")
     return 0
