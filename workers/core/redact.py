@@ -18,7 +18,8 @@ Measured against ``detect-secrets`` 1.5 on the labelled set in
 217 look-alikes (code identifiers and hashes) and took ~360x longer than these
 rules, so the rules stay here (a dependency-free, bounded module) and the set
 is what keeps them honest.  Patterns are bounded so a hostile input cannot make
-them backtrack; every rule is tried only where one of its literals occurs.
+them backtrack; every rule is tried only where one of its literals occurs, and one
+Hyperscan pass (:mod:`workers.core.literals`) finds every literal of every rule at once.
 """
 
 from __future__ import annotations
@@ -31,6 +32,7 @@ from contextlib import contextmanager
 from contextvars import ContextVar
 from dataclasses import dataclass, field
 
+from workers.core.literals import caseless_like_lower, scanner
 from workers.core.memo import memo
 
 __all__ = [
@@ -496,14 +498,22 @@ def _redact(text: str, found: list[tuple[str, str]] | None, bodies: bool = True)
     if not text:
         return text, 0
     total = 0
-    lowered = _lower(text)
-    if _CASED_LITERALS.search(text) is None and not any(
-        map(lowered.__contains__, _FOLDED_LITERALS)
-    ):
+    scanned = _literal_positions(text)
+    folded: str | None = None
+    if scanned is None:
+        lowered = _lower(text)
+        if _CASED_LITERALS.search(text) is None and not any(
+            map(lowered.__contains__, _FOLDED_LITERALS)
+        ):
+            return _bodies(text, total) if bodies else (text, total)
+        folded = lowered
+    elif not scanned[0] and not scanned[1]:
         return _bodies(text, total) if bodies else (text, total)
-    folded: str | None = lowered
     for rule in _RULES:
-        if rule.folded:
+        if scanned is not None and not total:
+            # the one scan's positions hold until a rule changes the text
+            starts = _merged(scanned[1] if rule.folded else scanned[0], rule.literals)
+        elif rule.folded:
             if folded is None:
                 folded = _lower(text)
             starts = _starts(folded, rule.literals)
@@ -516,6 +526,29 @@ def _redact(text: str, found: list[tuple[str, str]] | None, bodies: bool = True)
             total += count
             folded = None
     return _bodies(text, total, found) if bodies else (text, total)
+
+
+# One Hyperscan pass finds every rule's literals (in the text, and ASCII-caseless for the
+# folded rules) where ``_starts`` would scan the text once per literal; the same positions,
+# about 10x faster over the corpora's texts (tests/property/test_redact_literals.py).
+_CASED_SCAN = scanner(sorted({lit for rule in _RULES if not rule.folded for lit in rule.literals}))
+_FOLDED_SCAN = scanner(sorted(_FOLDED_LITERALS), caseless=True)
+
+
+def _literal_positions(text: str) -> tuple[dict[str, list[int]], dict[str, list[int]]] | None:
+    """(cased, folded) literal -> positions of ``text``, or None: no scanner, or a text whose
+    lower case moves an ASCII letter (``_lower``'s own scan then decides)."""
+    if _CASED_SCAN is None or _FOLDED_SCAN is None or not caseless_like_lower(text):
+        return None
+    return _CASED_SCAN.positions(text), _FOLDED_SCAN.positions(text)
+
+
+def _merged(positions: dict[str, list[int]], literals: tuple[str, ...]) -> list[int]:
+    """The positions of ``literals``, in order, as ``_starts`` gives them."""
+    if len(literals) == 1:
+        return positions.get(literals[0], [])
+    starts = [pos for literal in literals for pos in positions.get(literal, ())]
+    return sorted(set(starts)) if starts else starts
 
 
 def _bodies(text: str, total: int, found: list[tuple[str, str]] | None = None) -> tuple[str, int]:
