@@ -154,8 +154,12 @@ class _LineIndex:
                     i = end
                     continue
             i += 1
-        for i in range(indexed, len(keys)):  # this unit's lines, for the units after it
-            self._index(keys[i], pos, i)
+        # this unit's lines, for the units after it (``_index``, inlined: once per line)
+        setdefault = seen.setdefault
+        for i in range(indexed, len(keys)):
+            at = setdefault(keys[i], [])
+            if len(at) < MAX_SOURCES:
+                at.append((pos, i))
         return found
 
     def _index(self, key: tuple[str, ...], pos: int, i: int) -> None:
