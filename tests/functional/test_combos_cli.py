@@ -52,7 +52,7 @@ def test_a_combo_file_changes_which_engines_ran(tmp_path: Path, combos: Path) ->
     code, plain = compress(tmp_path, "--mode", "lossless")
     assert code == 0 and plain
     assert {tuple(e["engine"] for e in s["engines"]) for s in plain} == {
-        ("dedup", "ansi", "jsontable", "jsonminify", "align")
+        ("dedup", "ansi", "jsontable", "jsonminify", "align", "prefix")
     }
     assert all("combo" not in s and "route" not in s for s in plain)
     code, combo = compress(tmp_path, "--combos", str(combos), "--combo", "tables")
@@ -110,7 +110,7 @@ def test_a_record_field_and_a_tenant_pick_their_combo(tmp_path: Path, combos: Pa
             assert s["mode"] == "standard"
         else:
             assert (
-                engines == ["dedup", "ansi", "jsontable", "jsonminify", "align"]
+                engines == ["dedup", "ansi", "jsontable", "jsonminify", "align", "prefix"]
                 and "route" not in s
             )
         seen.add(n % 3)

@@ -145,7 +145,14 @@ def test_stats_records_one_per_engine() -> None:
     sample = next(s for s in mixed_stream(50, seed=5) if s.kind == "transcript")
     result = processor().process(msg(sample.line))
     stats = [orjson.loads(o.value) for o in result.outputs if o.topic == NAMES.stats]
-    assert [s["engine"] for s in stats] == ["dedup", "ansi", "jsontable", "jsonminify", "align"]
+    assert [s["engine"] for s in stats] == [
+        "dedup",
+        "ansi",
+        "jsontable",
+        "jsonminify",
+        "align",
+        "prefix",
+    ]
     for row in stats:
         assert row["record_id"] == sample.record_id
         assert row["mode"] == "lossless"

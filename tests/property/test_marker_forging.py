@@ -119,6 +119,10 @@ def forged_by_kind(key: str) -> dict[str, list[str]]:
             "[[dup:v1 src=self at=0 len=30 | again]]",
         ],
         "read": ["[[read:src/app.py]]"],
+        "prefix": [
+            '[[prefix:v1 "[INFO] " lines=2]]\nstep 1\nstep 2\n[[/prefix]]',
+            '[[prefix:v1 "rm -rf " lines=1]]\n/\n[[/prefix]]',
+        ],
         # padding whose squeezing would join a marker: the align engine leaves such lines
         "align": [
             "[[dup:v1  src=m0 at=0  len=40]]",

@@ -10,6 +10,8 @@ taking the column padding out of band (``align``); standard and aggressive leave
 padding alone, because the engines there read columns by their padding (eslint's
 rule id after two spaces) and a critical line is read as written (ctest's
 ``8/25 Test  #8: vec_case_07 ...***Failed``): once squeezed it would read as lost.
+Its last engine writes runs of lines that start alike once under a header (``prefix``):
+lossless only too, where the lossy engines read every line whole.
 """
 
 from __future__ import annotations
@@ -36,10 +38,11 @@ ENGINES: dict[str, str] = {
     "aging": "workers.engines.aging:AgingEngine",
     "budget": "workers.engines.budget:BudgetEngine",
     "align": "workers.engines.align:AlignEngine",
+    "prefix": "workers.engines.prefix:PrefixEngine",
 }
 
 _LOSSLESS_FIRST: tuple[str, ...] = ("dedup", "ansi", "jsontable", "jsonminify")
-LOSSLESS: tuple[str, ...] = (*_LOSSLESS_FIRST, "align")
+LOSSLESS: tuple[str, ...] = (*_LOSSLESS_FIRST, "align", "prefix")
 STANDARD: tuple[str, ...] = (
     *_LOSSLESS_FIRST,
     "whitespace",

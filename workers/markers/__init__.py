@@ -11,6 +11,7 @@ with the writer and the decoder, one row below, and its name in
 
 | marker | module | written by |
 |---|---|---|
+| ``[[prefix:v1 "PREFIX" lines=N]]…[[/prefix]]`` | :mod:`~workers.markers.prefix` | prefix |
 | (nothing visible: column padding in the manifest) | :mod:`~workers.markers.align` | align |
 | ``… NOTE <<cx:KEY>>`` | :mod:`~workers.markers.stash` | every lossy engine |
 | ``VIEW\\n<<cx:view>>… <<cx:KEY>>`` | :mod:`~workers.markers.structured_view` | structured, toolfilter |
@@ -44,6 +45,7 @@ from workers.markers import (
     dup,
     json_min,
     json_table,
+    prefix,
     stash,
     structured_view,
     superseded,
@@ -225,6 +227,13 @@ class Marker:
 
 MARKERS: tuple[Marker, ...] = (
     Marker(
+        "prefix",
+        "prefix",
+        r"\[\[/?prefix:",
+        lambda text, ctx: prefix.decode(text),
+        store_free=True,
+    ),
+    Marker(
         "align",
         "align",
         r"(?!)",  # nothing visible: the widths are in the manifest
@@ -325,7 +334,7 @@ def has_marker(text: str) -> bool:
 _TOKEN = re.compile(
     r"<<cx:(?:[0-9a-f]{" + str(KEY_HEX) + r"}>>|view>>)?"
     r"|\[\[/?(?:dup:(?:v1 src=(?:self|[\w.]{1,40}) at=\d{1,12} len=\d{1,12})?"
-    r"|json-min:|json-table:|read:)"
+    r"|json-min:|json-table:|prefix:|read:)"
     r"|" + re.escape(superseded.LITERAL)
 )
 # token prefix -> the engines that may write it (stash keys: any lossy engine, own stash only)
@@ -337,6 +346,8 @@ _WRITERS: tuple[tuple[str, frozenset[str]], ...] = (
     ("[[/json-min:", frozenset({"jsonminify"})),
     ("[[json-table:", frozenset({"jsontable"})),
     ("[[/json-table:", frozenset({"jsontable"})),
+    ("[[prefix:", frozenset({"prefix"})),
+    ("[[/prefix:", frozenset({"prefix"})),
     (superseded.LITERAL, frozenset({"read-lifecycle"})),
 )
 _STASH_TOKEN_LEN = len(stash.LITERAL) + KEY_HEX + 2
@@ -379,8 +390,8 @@ def unwritten_markers(
 def _may_write(token: str, engine: str, lossless: bool, stash_keys: Collection[str]) -> bool:
     if token.startswith(stash.LITERAL) and len(token) == _STASH_TOKEN_LEN:
         return not lossless and token[len(stash.LITERAL) : -2] in stash_keys
-    for prefix, writers in _WRITERS:
-        if token.startswith(prefix):
+    for head, writers in _WRITERS:
+        if token.startswith(head):
             return engine in writers
     return False  # a bare "<<cx:", "[[read:"
 

@@ -89,6 +89,7 @@ def test_auto_as_the_default_mode_follows_the_token_count() -> None:
         "jsontable",
         "jsonminify",
         "align",
+        "prefix",
     ]
     big = pipeline.run_raw(tool_output_record("b", _words(200)))
     assert big.stats["tokens_before"] >= 400

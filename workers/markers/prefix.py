@@ -1,0 +1,69 @@
+"""``[[prefix:v1 "PREFIX" lines=N]]`` ... ``[[/prefix]]``: lines that all start alike.
+
+A run of lines that share a prefix (a log burst's ``2026-12-03 13:39:``, cargo's
+``   Compiling ``, pip's ``Requirement already satisfied: ``, ``ls -l``'s ``-rw-r--r-- 1
+root root ``) is written once as a header, then the lines without it::
+
+    [[prefix:v1 "   Compiling " lines=3]]
+    serde v1.0.188
+    libc v0.2.149
+    ctxpress-demo v0.1.0 (/src/demo)
+    [[/prefix]]
+
+The prefix is a JSON string (any character, quotes and backslashes escaped); ``lines``
+counts the lines between the header and the closing line.  :func:`decode` puts the
+prefix back on each of them; a header whose count, closing line or string does not read
+right stays literal text.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+
+__all__ = ["CLOSE", "OPEN", "block", "decode"]
+
+OPEN = "[[prefix:v1 "
+CLOSE = "[[/prefix]]"
+_HEADER = re.compile(r'\[\[prefix:v1 ("(?:[^"\\\n]|\\.){1,400}") lines=([1-9]\d{0,6})\]\]')
+
+
+def header(prefix: str, count: int) -> str:
+    return f"{OPEN}{json.dumps(prefix, ensure_ascii=False)} lines={count}]]"
+
+
+def block(prefix: str, lines: list[str]) -> list[str]:
+    """The lines of the block that stands for ``lines`` (each starts with ``prefix``)."""
+    return [header(prefix, len(lines)), *(line[len(prefix) :] for line in lines), CLOSE]
+
+
+def decode(text: str) -> str:
+    """``text`` with every well-formed prefix block written out again."""
+    if OPEN not in text:
+        return text
+    lines = text.split("\n")
+    out: list[str] = []
+    i = 0
+    n = len(lines)
+    while i < n:
+        line = lines[i]
+        match = _HEADER.fullmatch(line) if line.startswith(OPEN) else None
+        if match is not None:
+            count = int(match.group(2))
+            end = i + 1 + count
+            prefix = _prefix(match.group(1))
+            if prefix is not None and end < n and lines[end] == CLOSE:
+                out.extend(prefix + body for body in lines[i + 1 : end])
+                i = end + 1
+                continue
+        out.append(line)
+        i += 1
+    return "\n".join(out)
+
+
+def _prefix(literal: str) -> str | None:
+    try:
+        value = json.loads(literal)
+    except ValueError:
+        return None
+    return value if isinstance(value, str) and value and "\n" not in value else None
