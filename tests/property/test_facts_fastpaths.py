@@ -60,6 +60,7 @@ def reference_tool_lines(text: str, family: str | None) -> Iterator[tuple[str, s
     in_expected = False
     expected_indent = 0
     in_cmake_error = False
+    want_panic_message = False
     path_header: str | None = None
     grep_files: set[str] = set()
     has_ansi = "\x1b" in text
@@ -73,7 +74,7 @@ def reference_tool_lines(text: str, family: str | None) -> Iterator[tuple[str, s
         # The token that must stay visible is the line as written (colours included).
         token = raw_line.strip()[:600]
         if not line:
-            in_status_untracked = in_cmake_error = False
+            in_status_untracked = in_cmake_error = want_panic_message = False
             path_header = None
             last_frame = last_user_frame = None  # a blank line ends a stack
             continue
@@ -134,6 +135,10 @@ def reference_tool_lines(text: str, family: str | None) -> Iterator[tuple[str, s
             in_cmake_error = False
             if raw[0].isspace():
                 yield "error_detail", token
+        if want_panic_message:
+            want_panic_message = False
+            if line != "stack backtrace:" and not line.startswith("note: "):
+                yield "error_detail", token
         if family == "git-status" and facts._SHORT_STATUS.match(raw):
             yield "git_status_path", token
         elif facts._SUMMARY_LINE.match(line):
@@ -185,6 +190,8 @@ def reference_tool_lines(text: str, family: str | None) -> Iterator[tuple[str, s
             yield "git_status_path", token
         if line.startswith("CMake Error"):
             in_cmake_error = True
+        if facts._PANIC_WITH_MESSAGE_BELOW.match(line):
+            want_panic_message = True
         elif line.startswith("Traceback (most recent call last)"):
             in_traceback = True
             last_frame = last_user_frame = None
@@ -260,6 +267,7 @@ LINE_PARTS = st.sampled_from(
         "[ERROR] Tests run: 8, Failures: 4, Errors: 0, Skipped: 0, Time elapsed: 0.1 s <<< FAILURE!",
         "\tat org.springframework.web.servlet.DispatcherServlet.doDispatch(DispatcherServlet.java:9)",
         "\tat com.example.shop.Cart.total(Cart.java:12)", "\tat sbt.Execute.work(Execute.scala:244)",
+        "index out of bounds: the len is 3 but the index is 7", "note: run with `RUST_BACKTRACE=1`",
     ]
 )  # fmt: skip
 MULTILINE = st.lists(LINE_PARTS, max_size=25).map("\n".join)

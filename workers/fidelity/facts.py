@@ -12,8 +12,9 @@ Two families, both named by kind in gate violations and dead letters:
   diff) and their first frame in user code, the test summary, diff file and
   hunk headers, compiler/linter findings, git status paths, a traceback's
   exception line (whatever its name), its innermost frame and its innermost
-  frame in user code, constraint and negation lines of prose): each must
-  still be readable in the message itself.
+  frame in user code, a Rust panic's message line, the first user frame under a
+  crash headline (Go, sanitizers, valgrind, JVM, JavaScript), constraint and
+  negation lines of prose): each must still be readable in the message itself.
 
 Extraction is cached per text, because the text an engine receives is the
 text the previous engine produced.
@@ -341,7 +342,11 @@ _HTTP_5XX = re.compile(
     r'"(?:GET|POST|PUT|PATCH|DELETE|HEAD|OPTIONS|CONNECT|TRACE) \S+ HTTP/[\d.]+"\s+5\d\d\b'
 )
 # The indented line under ``CMake Error at CMakeLists.txt:12 (add_executable):``
-# (``  No SOURCES given to target: app``) is a fact too (kind ``error_detail``).
+# (``  No SOURCES given to target: app``) is a fact too (kind ``error_detail``), and so is
+# the message line under a Rust panic's ``thread 'main' panicked at src/x.rs:60:23:``
+# (``index out of bounds: the len is 3 but the index is 7``, ``called `Result::unwrap()`
+# on an `Err` value: ...``): the headline ends in a colon and the message is the next line.
+_PANIC_WITH_MESSAGE_BELOW = re.compile(r"^thread '[^'\n]{0,200}'(?: \(\d+\))? panicked at \S+:$")
 # After a crash headline (Go panic or race, sanitizer, valgrind, a Java or
 # JavaScript exception), the first frame in user code is a fact too (kind
 # ``stack_frame``).
@@ -479,6 +484,7 @@ def _tool_lines(text: str, family: str | None) -> Iterable[tuple[str, str]]:
     in_expected = False  # inside a failing test's ``- Expected`` / ``+ Received`` diff
     expected_indent = 0  # the diff header's indentation: a line left of it ends the diff
     in_cmake_error = False  # the previous line was ``CMake Error ...``
+    want_panic_message = False  # the previous line was a Rust panic's headline (its message next)
     path_header: str | None = None  # the previous line, when it is a bare file path
     grep_files: set[str] = set()
     has_ansi = "\x1b" in text
@@ -491,7 +497,7 @@ def _tool_lines(text: str, family: str | None) -> Iterable[tuple[str, str]]:
         raw = _ANSI.sub("", raw_line) if has_ansi else raw_line
         line = raw.strip()
         if not line:
-            in_status_untracked = in_cmake_error = False
+            in_status_untracked = in_cmake_error = want_panic_message = False
             path_header = None
             # a blank line ends a stack: a frame above it is not the frame of an error
             # below (node prints its frames under the error, the next one after a blank)
@@ -569,6 +575,10 @@ def _tool_lines(text: str, family: str | None) -> Iterable[tuple[str, str]]:
             in_cmake_error = False
             if raw[0].isspace():
                 yield "error_detail", token
+        if want_panic_message:
+            want_panic_message = False
+            if line != "stack backtrace:" and not line.startswith("note: "):
+                yield "error_detail", token
         if family == "git-status" and _SHORT_STATUS.match(raw):
             yield "git_status_path", token
         elif (first in _SUMMARY_FIRST or first.isdecimal()) and _SUMMARY_LINE.match(line):
@@ -627,6 +637,8 @@ def _tool_lines(text: str, family: str | None) -> Iterable[tuple[str, str]]:
             yield "git_status_path", token
         if first == "C" and line.startswith("CMake Error"):
             in_cmake_error = True
+        elif first == "t" and _PANIC_WITH_MESSAGE_BELOW.match(line):
+            want_panic_message = True
         elif first == "T" and line.startswith("Traceback (most recent call last)"):
             in_traceback = True
             last_frame = last_user_frame = None
