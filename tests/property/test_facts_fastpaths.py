@@ -64,7 +64,10 @@ def reference_tool_lines(text: str, family: str | None) -> Iterator[tuple[str, s
     path_header: str | None = None
     grep_files: set[str] = set()
     has_ansi = "\x1b" in text
-    all_lines = text.splitlines()
+    written = all_lines = text.splitlines()
+    events = facts._output_events(all_lines)  # go test -json: each event's printed line
+    if events is not None:
+        all_lines = [events.get(i, "") for i in range(len(all_lines))]
     quiet = passing_test_logs(all_lines)  # a passing go test's log lines are no facts
     for index, raw_line in enumerate(all_lines):
         if index in quiet:
@@ -72,7 +75,7 @@ def reference_tool_lines(text: str, family: str | None) -> Iterator[tuple[str, s
         raw = facts._ANSI.sub("", raw_line) if has_ansi else raw_line
         line = raw.strip()
         # The token that must stay visible is the line as written (colours included).
-        token = raw_line.strip()[:600]
+        token = (raw_line if events is None else written[index]).strip()[:600]
         if not line:
             in_status_untracked = in_cmake_error = want_panic_message = False
             path_header = None
@@ -268,6 +271,10 @@ LINE_PARTS = st.sampled_from(
         "\tat org.springframework.web.servlet.DispatcherServlet.doDispatch(DispatcherServlet.java:9)",
         "\tat com.example.shop.Cart.total(Cart.java:12)", "\tat sbt.Execute.work(Execute.scala:244)",
         "index out of bounds: the len is 3 but the index is 7", "note: run with `RUST_BACKTRACE=1`",
+        '{"Action":"output","Test":"TestX/case_5","Output":"--- FAIL: TestX/case_5 (0.00s)\\n"}',
+        '{"Action":"output","Test":"TestX","Output":"    x_test.go:18: got 1\\n"}',
+        '{"Action":"output","Output":"FAIL\\texample.com/shop\\t0.01s\\n"}', '{"Action":"pass"}',
+        '{"Action":"output","Output":"panic: boom\\n"}', '{"Output":3}', '{"Output":"x',
     ]
 )  # fmt: skip
 MULTILINE = st.lists(LINE_PARTS, max_size=25).map("\n".join)

@@ -15,6 +15,7 @@ Two families, both named by kind in gate violations and dead letters:
   frame in user code, a Rust panic's message line, the first user frame under a
   crash headline (Go, sanitizers, valgrind, JVM, JavaScript), constraint and
   negation lines of prose): each must still be readable in the message itself.
+  A test runner's JSON events (``go test -json``) are read by the line each prints.
 
 Extraction is cached per text, because the text an engine receives is the
 text the previous engine produced.
@@ -22,6 +23,7 @@ text the previous engine produced.
 
 from __future__ import annotations
 
+import json
 import re
 from collections.abc import Iterable
 from functools import lru_cache
@@ -489,6 +491,13 @@ def _tool_lines(text: str, family: str | None) -> Iterable[tuple[str, str]]:
     grep_files: set[str] = set()
     has_ansi = "\x1b" in text
     all_lines = text.splitlines()
+    # a test runner's JSON event stream (``go test -json``): each event's ``Output`` is
+    # the line the runner prints, read by the rules below; the event, as written, is the
+    # line that must stay visible
+    events = _output_events(all_lines) if _EVENT_OUTPUT in text else None
+    text_lines = all_lines
+    if events is not None:
+        all_lines = [events.get(i, "") for i in range(len(all_lines))]
     # what a go test printed before it passed is not a finding (:mod:`.testlogs`)
     quiet = passing_test_logs(all_lines) if has_go_runs(text) else ()
     for index, raw_line in enumerate(all_lines):
@@ -505,6 +514,8 @@ def _tool_lines(text: str, family: str | None) -> Iterable[tuple[str, str]]:
             continue
         # The token that must stay visible is the line as written (colours included).
         token = raw_line.strip()[:600] if has_ansi else line[:600]
+        if events is not None:
+            token = text_lines[index].strip()[:600]
         if len(line) > 600:
             line = line[:600]
         if in_expected:
@@ -649,6 +660,26 @@ def _tool_lines(text: str, family: str | None) -> Iterable[tuple[str, str]]:
         path_header = (
             token if not raw[0].isspace() and "." in line and _PATH_HEADER.match(line) else None
         )
+
+
+_EVENT_OUTPUT = '"Output":"'
+
+
+def _output_events(lines: list[str]) -> dict[int, str] | None:
+    """The printed line of each JSON event with an ``Output`` string (``go test -json``:
+    ``{"Time":...,"Action":"output","Test":"TestX/case_5","Output":"--- FAIL: ..."}``), by
+    line index, when at least half of the text's lines are such events; else ``None``."""
+    printed: dict[int, str] = {}
+    for i, line in enumerate(lines):
+        if line.startswith("{") and _EVENT_OUTPUT in line:
+            try:
+                event = json.loads(line)
+            except ValueError:
+                continue
+            output = event.get("Output") if isinstance(event, dict) else None
+            if isinstance(output, str):
+                printed[i] = output.rstrip("\r\n")
+    return printed if 2 * len(printed) >= len(lines) else None
 
 
 def _indent(raw: str) -> int:
