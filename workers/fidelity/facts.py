@@ -353,7 +353,8 @@ _PANIC_WITH_MESSAGE_BELOW = re.compile(r"^thread '[^'\n]{0,200}'(?: \(\d+\))? pa
 # JavaScript exception), the first frame in user code is a fact too (kind
 # ``stack_frame``).
 _FRAME_HEAD = re.compile(
-    r"^(?:panic: |WARNING: DATA RACE|==\d+==(?:ERROR: |\s*(?:Invalid|Conditional|Use of"
+    r"^(?:panic: |WARNING: DATA RACE|WARNING: ThreadSanitizer: "
+    r"|==\d+==(?:ERROR: |\s*(?:Invalid|Conditional|Use of"
     r"|Mismatched|Syscall|Source and|[\d,]+ .*lost))|(?:Direct|Indirect) leak of "
     r"|Exception in thread |Caused by: |thread '[^'\n]{0,200}'(?: \(\d+\))? panicked at "
     r"|(?:Uncaught )?(?:[A-Za-z_$][\w.$]*)?(?:Exception|Error)(?: \[[\w-]+\])?(?::|$))"
@@ -361,6 +362,7 @@ _FRAME_HEAD = re.compile(
 _NATIVE_FRAME = re.compile(
     r"^\s+/\S+\.go:\d+(?: \+0x[0-9a-f]+)?$"
     r"|^\s*#\d+ 0x[0-9a-f]+ in \S+ \S+:\d+"
+    r"|^\s*#\d+ \S+ \S+:\d+(?::\d+)? \([^()\s]+\+0x[0-9a-f]+\)$"  # ThreadSanitizer's
     r"|^==\d+==\s+(?:at|by) 0x[0-9A-Fa-f]+: .*\(\S+:\d+\)$"
     r"|^\s+at [\w$.<>]+\(.*:\d+\)|^\s+at .+ \(.+:\d+:\d+\)$"
     r"|^\s+at \S+:\d+:\d+$"  # a Rust backtrace frame's location (under its function)
