@@ -265,7 +265,9 @@ def is_error_line(line: str) -> bool:
 _SUMMARY_LINE = re.compile(
     r"^=+ .*\b(?:passed|failed|error|errors|skipped|xfailed|deselected)\b.* =+$"
     r"|^(?:Tests?|Test Suites):\s+.*\b(?:passed|failed|total)\b"
-    r"|^(?:FAIL|ok|PASS)\s+\S+\s+[\d.]+s$"
+    r"|^(?:FAIL|ok|PASS)\s+\S+\s+(?:[\d.]+s|\(cached\))(?:\s+coverage: [\d.]+% of statements)?$"
+    r"|^All files\s*\|"  # istanbul's coverage table (jest, vitest, nyc): its total row
+    r"|^TOTAL\s+\d+\s+\d+(?:\s+\d+\s+\d+)?\s+\d+(?:\.\d+)?%$"  # coverage.py's report
     r"|^test result: "
     r"|^Ran \d+ tests? in "
     r"|^(?:OK|FAILED)(?: \(.*\))?$"
