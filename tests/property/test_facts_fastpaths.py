@@ -277,6 +277,7 @@ LINE_PARTS = st.sampled_from(
         '{"Action":"output","Output":"panic: boom\\n"}', '{"Output":3}', '{"Output":"x',
         "All files |      61 |       50 |   53.12 |   68.08 |", "TOTAL     412     37    91%",
         "ok  \texample.com/shop/pkga\t(cached)\tcoverage: 100.0% of statements",
+        "terminate called after throwing an instance of 'std::out_of_range'", "  what():  map::at",
         "WARNING: ThreadSanitizer: data race (pid=9502)", "    #0 work /tmp/race.c:4 (race+0x11e9)",
         "    #0 pthread_create ../../src/libsanitizer/tsan/x.cpp:1001 (libtsan.so.2+0x5e686)",
     ]

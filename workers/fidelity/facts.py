@@ -333,10 +333,12 @@ _PATH_HEADER = re.compile(r"^(?:[A-Za-z]:)?[\w.@~+-]*(?:[/\\][\w.@~+-]+)+\.\w{1,
 _GO_FAIL = re.compile(r"^\s*--- FAIL: \S")
 # Crash and report headlines without an error word (kind ``error_line``):
 # sanitizer summaries and leak reports, valgrind's findings and leak summary,
-# make's ``*** ...`` lines, Rust panics, HTTP 5xx access-log lines.
+# make's ``*** ...`` lines, Rust panics, C++'s ``terminate called after throwing an
+# instance of 'std::out_of_range'``, HTTP 5xx access-log lines.
 _CRASH_HEAD = re.compile(
     r"^(?:SUMMARY: \w*Sanitizer: |(?:Direct|Indirect) leak of |make(?:\[\d+\])?: \*\*\* "
     r"|thread '[^']*' panicked at "
+    r"|terminate called (?:after throwing an instance of |without an active exception)"
     r"|==\d+==\s*(?:definitely lost:|possibly lost:|Invalid (?:read|write|free)"
     r"|Conditional jump|Use of uninitialised|Mismatched free|Syscall param|Source and destination"
     r"|[\d,]+ (?:\([\d,]+ direct, [\d,]+ indirect\) )?bytes in [\d,]+ blocks are"
@@ -349,8 +351,12 @@ _HTTP_5XX = re.compile(
 # (``  No SOURCES given to target: app``) is a fact too (kind ``error_detail``), and so is
 # the message line under a Rust panic's ``thread 'main' panicked at src/x.rs:60:23:``
 # (``index out of bounds: the len is 3 but the index is 7``, ``called `Result::unwrap()`
-# on an `Err` value: ...``): the headline ends in a colon and the message is the next line.
-_PANIC_WITH_MESSAGE_BELOW = re.compile(r"^thread '[^'\n]{0,200}'(?: \(\d+\))? panicked at \S+:$")
+# on an `Err` value: ...``): the headline ends in a colon and the message is the next line;
+# as is C++'s ``  what():  map::at`` under ``terminate called after throwing an instance of``.
+_PANIC_WITH_MESSAGE_BELOW = re.compile(
+    r"^thread '[^'\n]{0,200}'(?: \(\d+\))? panicked at \S+:$"
+    r"|^terminate called after throwing an instance of "  # C++: ``  what():  ...`` below
+)
 # After a crash headline (Go panic or race, sanitizer, valgrind, a Java or
 # JavaScript exception), the first frame in user code is a fact too (kind
 # ``stack_frame``).
