@@ -278,6 +278,10 @@ LINE_PARTS = st.sampled_from(
         "All files |      61 |       50 |   53.12 |   68.08 |", "TOTAL     412     37    91%",
         "ok  \texample.com/shop/pkga\t(cached)\tcoverage: 100.0% of statements",
         "terminate called after throwing an instance of 'std::out_of_range'", "  what():  map::at",
+        "main.stage(0x9, 0xdaccc700070, 0x0?)", "fatal error: all goroutines are asleep - deadlock!",
+        "goroutine 12 [chan send]:", "    at Test.runInAsyncScope (node:async_hooks:206:9)",
+        "ℹ tests 41", "ℹ pass 37", "ℹ fail 4", "ℹ todo 0", "ℹ duration_ms 406.9", " Test Files  5 passed (5)",
+        "      Tests  48 passed (48)", "Tests  3 failed | 45 passed (48)",
         "WARNING: ThreadSanitizer: data race (pid=9502)", "    #0 work /tmp/race.c:4 (race+0x11e9)",
         "    #0 pthread_create ../../src/libsanitizer/tsan/x.cpp:1001 (libtsan.so.2+0x5e686)",
     ]

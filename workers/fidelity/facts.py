@@ -282,7 +282,11 @@ _SUMMARY_LINE = re.compile(
     r"|^\d+ (?:passing|failing|pending)\b"  # mocha
     r"|^\d+ examples?, \d+ failures?"  # rspec
     r"|^Tests: \d+, Assertions: \d+|^(?:FAILURES|ERRORS)!$"  # phpunit
-    r"|^# (?:tests|suites|pass|fail|cancelled|skipped|todo) \d+$",  # TAP (node --test)
+    r"|^# (?:tests|suites|pass|fail|cancelled|skipped|todo) \d+$"  # TAP (node --test)
+    # node --test's spec reporter: its totals that count something (a zero, ``ℹ todo 0``,
+    # tells nothing that ``ℹ tests 17`` and ``ℹ pass 17`` do not)
+    r"|^ℹ (?:tests|pass|fail|cancelled|skipped|todo) [1-9]\d*$"
+    r"|^(?:Test Files|Tests)  +\d+ (?:passed|failed|skipped|todo)\b",  # vitest
     re.M,
 )
 _DIFF_HEADER = re.compile(
@@ -391,7 +395,7 @@ JVM_LIBRARY_FRAME = (
     r"|intellij|squareup)|software\.amazon|worker\.org\.gradle)[.$/]"
 )
 _NOT_USER_FRAME = re.compile(
-    r"/usr/|\(/lib|^\s*/lib|/go/src/|/rustc/|/\.cargo/registry/|/pkg/mod/|node:internal|"
+    r"/usr/|\(/lib|^\s*/lib|/go/src/|/rustc/|/\.cargo/registry/|/pkg/mod/|\bnode:[\w/]+:\d|"
     r"/lib/python\d|site-packages/|<frozen |"
     r"node_modules|\(internal/|" + JVM_LIBRARY_FRAME + "|"
     r"sanitizer|asan_|libc[.-]|compiler-rt|/csu/|/sysdeps/"
@@ -469,7 +473,7 @@ def command_family(command: str | None) -> str | None:
 # can start with: one set lookup spares most lines five regex calls.
 _DIFF_FIRST = frozenset("d@+-rn")
 _FRAME_FIRST = frozenset("Fa")
-_SUMMARY_FIRST = frozenset("=TFoPtROSaAIUurcBE#")
+_SUMMARY_FIRST = frozenset("=TFoPtROSaAIUurcBE#ℹ")
 # surefire's result of one test class that passed (``Time elapsed`` names a class, the
 # totals line has none): a passing test, counted by the marker, not a failure word
 _SUREFIRE_PASS = re.compile(

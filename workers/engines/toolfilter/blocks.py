@@ -162,7 +162,7 @@ _FRAME = re.compile(
 )
 _LIB_FRAME = re.compile(
     r"/rustc/|/\.cargo/registry/|\brust_begin_unwind\b|^\s+\d+: (?:core|std|alloc|test)::"
-    r"|^\s+\d+: <\S+ as core::|node:internal|node_modules|\(internal/|/usr/lib/|/go/src/"
+    r"|^\s+\d+: <\S+ as core::|\bnode:[\w/]+:\d|node_modules|\(internal/|/usr/lib/|/go/src/"
     r"|site-packages/|/lib/python\d|" + JVM_LIBRARY_FRAME + "|"
     r"\bat process\.processImmediate\b|__rustc::"
     r"|^\s+\d+:\s+0x[0-9a-f]+ - (?:core|std|alloc|test|__rustc)\b|^\s+\d+:\s+0x[0-9a-f]+ - "
