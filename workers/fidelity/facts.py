@@ -293,7 +293,10 @@ _DIFF_HEADER = re.compile(
     r"^(?:diff --git .*|@@ .* @@.*|\+\+\+ \S.*|--- (?:a/|b/|/dev/null).*|rename (?:from|to) .*|new file mode .*|deleted file mode .*)$",
     re.M,
 )
-_FINDING = re.compile(r"^\s*[\w./\\@+-]{1,400}\.[A-Za-z0-9]{1,12}[:(]\d+(?:[:,]\d+)?\)?:?.*$", re.M)
+# (not a Go frame's function line, ``main.stage(0x9, 0xc000070, ...)``: its arguments are hex)
+_FINDING = re.compile(
+    r"^\s*[\w./\\@+-]{1,400}\.[A-Za-z0-9]{1,12}(?::|\((?!0x))\d+(?:[:,]\d+)?\)?:?.*$", re.M
+)
 _GIT_STATUS = re.compile(
     r"^\s*(?:modified|new file|deleted|renamed|copied|typechange|both modified|both added|both deleted|added by us|added by them|deleted by us|deleted by them):\s+\S.*$"
     r"|^\s*[MADRCU?!][MADRCU? ]? \S.*$",
@@ -365,7 +368,7 @@ _PANIC_WITH_MESSAGE_BELOW = re.compile(
 # JavaScript exception), the first frame in user code is a fact too (kind
 # ``stack_frame``).
 _FRAME_HEAD = re.compile(
-    r"^(?:panic: |WARNING: DATA RACE|WARNING: ThreadSanitizer: "
+    r"^(?:panic: |fatal error: |WARNING: DATA RACE|WARNING: ThreadSanitizer: "
     r"|==\d+==(?:ERROR: |\s*(?:Invalid|Conditional|Use of"
     r"|Mismatched|Syscall|Source and|[\d,]+ .*lost))|(?:Direct|Indirect) leak of "
     r"|Exception in thread |Caused by: |thread '[^'\n]{0,200}'(?: \(\d+\))? panicked at "
