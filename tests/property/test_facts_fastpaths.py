@@ -60,10 +60,14 @@ def reference_tool_lines(text: str, family: str | None) -> Iterator[tuple[str, s
     in_expected = False
     expected_indent = 0
     in_cmake_error = False
+    want_panic_message = False
     path_header: str | None = None
     grep_files: set[str] = set()
     has_ansi = "\x1b" in text
-    all_lines = text.splitlines()
+    written = all_lines = text.splitlines()
+    events = facts._output_events(all_lines)  # go test -json: each event's printed line
+    if events is not None:
+        all_lines = [events.get(i, "") for i in range(len(all_lines))]
     quiet = passing_test_logs(all_lines)  # a passing go test's log lines are no facts
     for index, raw_line in enumerate(all_lines):
         if index in quiet:
@@ -71,9 +75,9 @@ def reference_tool_lines(text: str, family: str | None) -> Iterator[tuple[str, s
         raw = facts._ANSI.sub("", raw_line) if has_ansi else raw_line
         line = raw.strip()
         # The token that must stay visible is the line as written (colours included).
-        token = raw_line.strip()[:600]
+        token = (raw_line if events is None else written[index]).strip()[:600]
         if not line:
-            in_status_untracked = in_cmake_error = False
+            in_status_untracked = in_cmake_error = want_panic_message = False
             path_header = None
             last_frame = last_user_frame = None  # a blank line ends a stack
             continue
@@ -134,6 +138,10 @@ def reference_tool_lines(text: str, family: str | None) -> Iterator[tuple[str, s
             in_cmake_error = False
             if raw[0].isspace():
                 yield "error_detail", token
+        if want_panic_message:
+            want_panic_message = False
+            if line != "stack backtrace:" and not line.startswith("note: "):
+                yield "error_detail", token
         if family == "git-status" and facts._SHORT_STATUS.match(raw):
             yield "git_status_path", token
         elif facts._SUMMARY_LINE.match(line):
@@ -185,6 +193,8 @@ def reference_tool_lines(text: str, family: str | None) -> Iterator[tuple[str, s
             yield "git_status_path", token
         if line.startswith("CMake Error"):
             in_cmake_error = True
+        if facts._PANIC_WITH_MESSAGE_BELOW.match(line):
+            want_panic_message = True
         elif line.startswith("Traceback (most recent call last)"):
             in_traceback = True
             last_frame = last_user_frame = None
@@ -260,6 +270,20 @@ LINE_PARTS = st.sampled_from(
         "[ERROR] Tests run: 8, Failures: 4, Errors: 0, Skipped: 0, Time elapsed: 0.1 s <<< FAILURE!",
         "\tat org.springframework.web.servlet.DispatcherServlet.doDispatch(DispatcherServlet.java:9)",
         "\tat com.example.shop.Cart.total(Cart.java:12)", "\tat sbt.Execute.work(Execute.scala:244)",
+        "index out of bounds: the len is 3 but the index is 7", "note: run with `RUST_BACKTRACE=1`",
+        '{"Action":"output","Test":"TestX/case_5","Output":"--- FAIL: TestX/case_5 (0.00s)\\n"}',
+        '{"Action":"output","Test":"TestX","Output":"    x_test.go:18: got 1\\n"}',
+        '{"Action":"output","Output":"FAIL\\texample.com/shop\\t0.01s\\n"}', '{"Action":"pass"}',
+        '{"Action":"output","Output":"panic: boom\\n"}', '{"Output":3}', '{"Output":"x',
+        "All files |      61 |       50 |   53.12 |   68.08 |", "TOTAL     412     37    91%",
+        "ok  \texample.com/shop/pkga\t(cached)\tcoverage: 100.0% of statements",
+        "terminate called after throwing an instance of 'std::out_of_range'", "  what():  map::at",
+        "main.stage(0x9, 0xdaccc700070, 0x0?)", "fatal error: all goroutines are asleep - deadlock!",
+        "goroutine 12 [chan send]:", "    at Test.runInAsyncScope (node:async_hooks:206:9)",
+        "ℹ tests 41", "ℹ pass 37", "ℹ fail 4", "ℹ todo 0", "ℹ duration_ms 406.9", " Test Files  5 passed (5)",
+        "      Tests  48 passed (48)", "Tests  3 failed | 45 passed (48)",
+        "WARNING: ThreadSanitizer: data race (pid=9502)", "    #0 work /tmp/race.c:4 (race+0x11e9)",
+        "    #0 pthread_create ../../src/libsanitizer/tsan/x.cpp:1001 (libtsan.so.2+0x5e686)",
     ]
 )  # fmt: skip
 MULTILINE = st.lists(LINE_PARTS, max_size=25).map("\n".join)

@@ -12,8 +12,10 @@ Two families, both named by kind in gate violations and dead letters:
   diff) and their first frame in user code, the test summary, diff file and
   hunk headers, compiler/linter findings, git status paths, a traceback's
   exception line (whatever its name), its innermost frame and its innermost
-  frame in user code, constraint and negation lines of prose): each must
-  still be readable in the message itself.
+  frame in user code, a Rust panic's message line, the first user frame under a
+  crash headline (Go, sanitizers, valgrind, JVM, JavaScript), constraint and
+  negation lines of prose): each must still be readable in the message itself.
+  A test runner's JSON events (``go test -json``) are read by the line each prints.
 
 Extraction is cached per text, because the text an engine receives is the
 text the previous engine produced.
@@ -21,6 +23,7 @@ text the previous engine produced.
 
 from __future__ import annotations
 
+import json
 import re
 from collections.abc import Iterable
 from functools import lru_cache
@@ -262,7 +265,9 @@ def is_error_line(line: str) -> bool:
 _SUMMARY_LINE = re.compile(
     r"^=+ .*\b(?:passed|failed|error|errors|skipped|xfailed|deselected)\b.* =+$"
     r"|^(?:Tests?|Test Suites):\s+.*\b(?:passed|failed|total)\b"
-    r"|^(?:FAIL|ok|PASS)\s+\S+\s+[\d.]+s$"
+    r"|^(?:FAIL|ok|PASS)\s+\S+\s+(?:[\d.]+s|\(cached\))(?:\s+coverage: [\d.]+% of statements)?$"
+    r"|^All files\s*\|"  # istanbul's coverage table (jest, vitest, nyc): its total row
+    r"|^TOTAL\s+\d+\s+\d+(?:\s+\d+\s+\d+)?\s+\d+(?:\.\d+)?%$"  # coverage.py's report
     r"|^test result: "
     r"|^Ran \d+ tests? in "
     r"|^(?:OK|FAILED)(?: \(.*\))?$"
@@ -277,14 +282,21 @@ _SUMMARY_LINE = re.compile(
     r"|^\d+ (?:passing|failing|pending)\b"  # mocha
     r"|^\d+ examples?, \d+ failures?"  # rspec
     r"|^Tests: \d+, Assertions: \d+|^(?:FAILURES|ERRORS)!$"  # phpunit
-    r"|^# (?:tests|suites|pass|fail|cancelled|skipped|todo) \d+$",  # TAP (node --test)
+    r"|^# (?:tests|suites|pass|fail|cancelled|skipped|todo) \d+$"  # TAP (node --test)
+    # node --test's spec reporter: its totals that count something (a zero, ``ℹ todo 0``,
+    # tells nothing that ``ℹ tests 17`` and ``ℹ pass 17`` do not)
+    r"|^ℹ (?:tests|pass|fail|cancelled|skipped|todo) [1-9]\d*$"
+    r"|^(?:Test Files|Tests)  +\d+ (?:passed|failed|skipped|todo)\b",  # vitest
     re.M,
 )
 _DIFF_HEADER = re.compile(
     r"^(?:diff --git .*|@@ .* @@.*|\+\+\+ \S.*|--- (?:a/|b/|/dev/null).*|rename (?:from|to) .*|new file mode .*|deleted file mode .*)$",
     re.M,
 )
-_FINDING = re.compile(r"^\s*[\w./\\@+-]{1,400}\.[A-Za-z0-9]{1,12}[:(]\d+(?:[:,]\d+)?\)?:?.*$", re.M)
+# (not a Go frame's function line, ``main.stage(0x9, 0xc000070, ...)``: its arguments are hex)
+_FINDING = re.compile(
+    r"^\s*[\w./\\@+-]{1,400}\.[A-Za-z0-9]{1,12}(?::|\((?!0x))\d+(?:[:,]\d+)?\)?:?.*$", re.M
+)
 _GIT_STATUS = re.compile(
     r"^\s*(?:modified|new file|deleted|renamed|copied|typechange|both modified|both added|both deleted|added by us|added by them|deleted by us|deleted by them):\s+\S.*$"
     r"|^\s*[MADRCU?!][MADRCU? ]? \S.*$",
@@ -328,10 +340,12 @@ _PATH_HEADER = re.compile(r"^(?:[A-Za-z]:)?[\w.@~+-]*(?:[/\\][\w.@~+-]+)+\.\w{1,
 _GO_FAIL = re.compile(r"^\s*--- FAIL: \S")
 # Crash and report headlines without an error word (kind ``error_line``):
 # sanitizer summaries and leak reports, valgrind's findings and leak summary,
-# make's ``*** ...`` lines, Rust panics, HTTP 5xx access-log lines.
+# make's ``*** ...`` lines, Rust panics, C++'s ``terminate called after throwing an
+# instance of 'std::out_of_range'``, HTTP 5xx access-log lines.
 _CRASH_HEAD = re.compile(
     r"^(?:SUMMARY: \w*Sanitizer: |(?:Direct|Indirect) leak of |make(?:\[\d+\])?: \*\*\* "
     r"|thread '[^']*' panicked at "
+    r"|terminate called (?:after throwing an instance of |without an active exception)"
     r"|==\d+==\s*(?:definitely lost:|possibly lost:|Invalid (?:read|write|free)"
     r"|Conditional jump|Use of uninitialised|Mismatched free|Syscall param|Source and destination"
     r"|[\d,]+ (?:\([\d,]+ direct, [\d,]+ indirect\) )?bytes in [\d,]+ blocks are"
@@ -341,12 +355,21 @@ _HTTP_5XX = re.compile(
     r'"(?:GET|POST|PUT|PATCH|DELETE|HEAD|OPTIONS|CONNECT|TRACE) \S+ HTTP/[\d.]+"\s+5\d\d\b'
 )
 # The indented line under ``CMake Error at CMakeLists.txt:12 (add_executable):``
-# (``  No SOURCES given to target: app``) is a fact too (kind ``error_detail``).
+# (``  No SOURCES given to target: app``) is a fact too (kind ``error_detail``), and so is
+# the message line under a Rust panic's ``thread 'main' panicked at src/x.rs:60:23:``
+# (``index out of bounds: the len is 3 but the index is 7``, ``called `Result::unwrap()`
+# on an `Err` value: ...``): the headline ends in a colon and the message is the next line;
+# as is C++'s ``  what():  map::at`` under ``terminate called after throwing an instance of``.
+_PANIC_WITH_MESSAGE_BELOW = re.compile(
+    r"^thread '[^'\n]{0,200}'(?: \(\d+\))? panicked at \S+:$"
+    r"|^terminate called after throwing an instance of "  # C++: ``  what():  ...`` below
+)
 # After a crash headline (Go panic or race, sanitizer, valgrind, a Java or
 # JavaScript exception), the first frame in user code is a fact too (kind
 # ``stack_frame``).
 _FRAME_HEAD = re.compile(
-    r"^(?:panic: |WARNING: DATA RACE|==\d+==(?:ERROR: |\s*(?:Invalid|Conditional|Use of"
+    r"^(?:panic: |fatal error: |WARNING: DATA RACE|WARNING: ThreadSanitizer: "
+    r"|==\d+==(?:ERROR: |\s*(?:Invalid|Conditional|Use of"
     r"|Mismatched|Syscall|Source and|[\d,]+ .*lost))|(?:Direct|Indirect) leak of "
     r"|Exception in thread |Caused by: |thread '[^'\n]{0,200}'(?: \(\d+\))? panicked at "
     r"|(?:Uncaught )?(?:[A-Za-z_$][\w.$]*)?(?:Exception|Error)(?: \[[\w-]+\])?(?::|$))"
@@ -354,6 +377,7 @@ _FRAME_HEAD = re.compile(
 _NATIVE_FRAME = re.compile(
     r"^\s+/\S+\.go:\d+(?: \+0x[0-9a-f]+)?$"
     r"|^\s*#\d+ 0x[0-9a-f]+ in \S+ \S+:\d+"
+    r"|^\s*#\d+ \S+ \S+:\d+(?::\d+)? \([^()\s]+\+0x[0-9a-f]+\)$"  # ThreadSanitizer's
     r"|^==\d+==\s+(?:at|by) 0x[0-9A-Fa-f]+: .*\(\S+:\d+\)$"
     r"|^\s+at [\w$.<>]+\(.*:\d+\)|^\s+at .+ \(.+:\d+:\d+\)$"
     r"|^\s+at \S+:\d+:\d+$"  # a Rust backtrace frame's location (under its function)
@@ -374,7 +398,7 @@ JVM_LIBRARY_FRAME = (
     r"|intellij|squareup)|software\.amazon|worker\.org\.gradle)[.$/]"
 )
 _NOT_USER_FRAME = re.compile(
-    r"/usr/|\(/lib|^\s*/lib|/go/src/|/rustc/|/\.cargo/registry/|/pkg/mod/|node:internal|"
+    r"/usr/|\(/lib|^\s*/lib|/go/src/|/rustc/|/\.cargo/registry/|/pkg/mod/|\bnode:[\w/]+:\d|"
     r"/lib/python\d|site-packages/|<frozen |"
     r"node_modules|\(internal/|" + JVM_LIBRARY_FRAME + "|"
     r"sanitizer|asan_|libc[.-]|compiler-rt|/csu/|/sysdeps/"
@@ -452,7 +476,7 @@ def command_family(command: str | None) -> str | None:
 # can start with: one set lookup spares most lines five regex calls.
 _DIFF_FIRST = frozenset("d@+-rn")
 _FRAME_FIRST = frozenset("Fa")
-_SUMMARY_FIRST = frozenset("=TFoPtROSaAIUurcBE#")
+_SUMMARY_FIRST = frozenset("=TFoPtROSaAIUurcBE#ℹ")
 # surefire's result of one test class that passed (``Time elapsed`` names a class, the
 # totals line has none): a passing test, counted by the marker, not a failure word
 _SUREFIRE_PASS = re.compile(
@@ -479,10 +503,18 @@ def _tool_lines(text: str, family: str | None) -> Iterable[tuple[str, str]]:
     in_expected = False  # inside a failing test's ``- Expected`` / ``+ Received`` diff
     expected_indent = 0  # the diff header's indentation: a line left of it ends the diff
     in_cmake_error = False  # the previous line was ``CMake Error ...``
+    want_panic_message = False  # the previous line was a Rust panic's headline (its message next)
     path_header: str | None = None  # the previous line, when it is a bare file path
     grep_files: set[str] = set()
     has_ansi = "\x1b" in text
     all_lines = text.splitlines()
+    # a test runner's JSON event stream (``go test -json``): each event's ``Output`` is
+    # the line the runner prints, read by the rules below; the event, as written, is the
+    # line that must stay visible
+    events = _output_events(all_lines) if _EVENT_OUTPUT in text else None
+    text_lines = all_lines
+    if events is not None:
+        all_lines = [events.get(i, "") for i in range(len(all_lines))]
     # what a go test printed before it passed is not a finding (:mod:`.testlogs`)
     quiet = passing_test_logs(all_lines) if has_go_runs(text) else ()
     for index, raw_line in enumerate(all_lines):
@@ -491,7 +523,7 @@ def _tool_lines(text: str, family: str | None) -> Iterable[tuple[str, str]]:
         raw = _ANSI.sub("", raw_line) if has_ansi else raw_line
         line = raw.strip()
         if not line:
-            in_status_untracked = in_cmake_error = False
+            in_status_untracked = in_cmake_error = want_panic_message = False
             path_header = None
             # a blank line ends a stack: a frame above it is not the frame of an error
             # below (node prints its frames under the error, the next one after a blank)
@@ -499,6 +531,8 @@ def _tool_lines(text: str, family: str | None) -> Iterable[tuple[str, str]]:
             continue
         # The token that must stay visible is the line as written (colours included).
         token = raw_line.strip()[:600] if has_ansi else line[:600]
+        if events is not None:
+            token = text_lines[index].strip()[:600]
         if len(line) > 600:
             line = line[:600]
         if in_expected:
@@ -569,6 +603,10 @@ def _tool_lines(text: str, family: str | None) -> Iterable[tuple[str, str]]:
             in_cmake_error = False
             if raw[0].isspace():
                 yield "error_detail", token
+        if want_panic_message:
+            want_panic_message = False
+            if line != "stack backtrace:" and not line.startswith("note: "):
+                yield "error_detail", token
         if family == "git-status" and _SHORT_STATUS.match(raw):
             yield "git_status_path", token
         elif (first in _SUMMARY_FIRST or first.isdecimal()) and _SUMMARY_LINE.match(line):
@@ -627,6 +665,8 @@ def _tool_lines(text: str, family: str | None) -> Iterable[tuple[str, str]]:
             yield "git_status_path", token
         if first == "C" and line.startswith("CMake Error"):
             in_cmake_error = True
+        elif first == "t" and _PANIC_WITH_MESSAGE_BELOW.match(line):
+            want_panic_message = True
         elif first == "T" and line.startswith("Traceback (most recent call last)"):
             in_traceback = True
             last_frame = last_user_frame = None
@@ -637,6 +677,26 @@ def _tool_lines(text: str, family: str | None) -> Iterable[tuple[str, str]]:
         path_header = (
             token if not raw[0].isspace() and "." in line and _PATH_HEADER.match(line) else None
         )
+
+
+_EVENT_OUTPUT = '"Output":"'
+
+
+def _output_events(lines: list[str]) -> dict[int, str] | None:
+    """The printed line of each JSON event with an ``Output`` string (``go test -json``:
+    ``{"Time":...,"Action":"output","Test":"TestX/case_5","Output":"--- FAIL: ..."}``), by
+    line index, when at least half of the text's lines are such events; else ``None``."""
+    printed: dict[int, str] = {}
+    for i, line in enumerate(lines):
+        if line.startswith("{") and _EVENT_OUTPUT in line:
+            try:
+                event = json.loads(line)
+            except ValueError:
+                continue
+            output = event.get("Output") if isinstance(event, dict) else None
+            if isinstance(output, str):
+                printed[i] = output.rstrip("\r\n")
+    return printed if 2 * len(printed) >= len(lines) else None
 
 
 def _indent(raw: str) -> int:

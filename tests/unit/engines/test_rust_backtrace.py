@@ -71,3 +71,55 @@ def test_library_frames_go_and_user_frames_stay(program: Path, backtrace: str) -
     assert "panicked at main.rs:3:22:" in out and "unknown currency" in out
     assert lines[user[0]] in out
     assert saved > 0.4  # 0 % (RUST_BACKTRACE=1) and 46 % (full) before
+
+
+_PASSING = "\n".join(
+    f"    #[test] fn price_{i}() {{ assert_eq!(price({i % 3}), {10 * (i % 3 + 1)}); }}"
+    for i in range(30)
+)
+TESTS = (
+    """\
+fn price(qty: usize) -> usize { [10, 20, 30][qty] }
+fn parse(s: &str) -> i64 { s.parse::<i64>().unwrap() }
+#[cfg(test)]
+mod tests {
+    use super::*;
+"""
+    + _PASSING
+    + """
+    #[test] fn price_of_seven() { assert_eq!(price(7), 70); }
+    #[test] fn parse_word() { assert_eq!(parse("seven"), 7); }
+    #[test] fn total_overflow() { let v: Vec<u8> = vec![200, 100]; assert!(v.iter().sum::<u8>() > 0); }
+}
+"""
+)
+
+
+def test_panic_messages_under_the_headline_are_facts(tmp_path: Path) -> None:
+    """A panic's message is the line under ``thread '...' panicked at src:line:col:``;
+    aggressive mode (aging keeps the critical lines of a long report) stashed the ones
+    without an error word (``index out of bounds: ...``)."""
+    rustc = shutil.which("rustc")
+    if rustc is None:
+        pytest.skip("no rustc on this machine")
+    (tmp_path / "lib.rs").write_text(TESTS)
+    subprocess.run(
+        [rustc, "--test", "-g", "lib.rs", "-o", "t"], cwd=tmp_path, check=True, timeout=300
+    )
+    env = {**os.environ, "RUST_BACKTRACE": "1"}
+    run = subprocess.run(["./t"], cwd=tmp_path, capture_output=True, text=True, timeout=60, env=env)
+    assert run.returncode != 0
+    text = run.stdout + run.stderr
+    messages = [
+        "index out of bounds: the len is 3 but the index is 7",
+        "called `Result::unwrap()` on an `Err` value: ParseIntError { kind: InvalidDigit }",
+        "attempt to add with overflow",
+    ]
+    facts = critical_lines(text, "tool_result", "cargo test")
+    for message in messages:
+        assert ("error_detail", message) in facts
+    for mode in ("standard", "aggressive"):
+        out, saved = compress_soundly(tool_output(text, "cargo test"), mode)
+        for message in messages:
+            assert message in out, (mode, message)
+        assert saved > 0.4

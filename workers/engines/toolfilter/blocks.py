@@ -162,7 +162,7 @@ _FRAME = re.compile(
 )
 _LIB_FRAME = re.compile(
     r"/rustc/|/\.cargo/registry/|\brust_begin_unwind\b|^\s+\d+: (?:core|std|alloc|test)::"
-    r"|^\s+\d+: <\S+ as core::|node:internal|node_modules|\(internal/|/usr/lib/|/go/src/"
+    r"|^\s+\d+: <\S+ as core::|\bnode:[\w/]+:\d|node_modules|\(internal/|/usr/lib/|/go/src/"
     r"|site-packages/|/lib/python\d|" + JVM_LIBRARY_FRAME + "|"
     r"\bat process\.processImmediate\b|__rustc::"
     r"|^\s+\d+:\s+0x[0-9a-f]+ - (?:core|std|alloc|test|__rustc)\b|^\s+\d+:\s+0x[0-9a-f]+ - "
@@ -213,8 +213,42 @@ _VALGRIND_BANNER = re.compile(
 _VALGRIND_EMPTY = re.compile(r"^==\d+==\s*$")
 
 
+# a Go goroutine dump: ``goroutine 12 [chan send]:`` and its stack, up to a blank line; the
+# function lines' arguments (hex) and the frames' ``+0x7a`` offsets vary between goroutines
+# that stand at the same place
+_GOROUTINE = re.compile(r"^goroutine \d+ \[[^\]\n]*\]:$")
+_GO_VOLATILE = re.compile(
+    r"\((?:0x[0-9a-f]+\??|\{[^{}]*\}|\.\.\.)(?:, (?:0x[0-9a-f]+\??|\{[^{}]*\}|\.\.\.))*\)$"
+    r"| \+0x[0-9a-f]+$|(?<= in goroutine )\d+$|(?<=^goroutine )\d+"
+)
+
+
+def _repeated_goroutines(lines: list[str], drop: dict[int, str]) -> None:
+    """Drop each goroutine whose stack (its state, functions and places) a goroutine above
+    showed; its blank line goes with it, so a run of them is one marker."""
+    n = len(lines)
+    seen: set[tuple[str, ...]] = set()
+    i = 0
+    while i < n:
+        if not _GOROUTINE.match(lines[i]):
+            i += 1
+            continue
+        j = i + 1
+        while j < n and lines[j].strip():
+            j += 1
+        stack = tuple(_GO_VOLATILE.sub("#", line) for line in lines[i:j])
+        if stack in seen:
+            drop[i] = STACKS
+            for k in range(i + 1, min(j + 1, n)):
+                drop[k] = STACK_LINES
+        seen.add(stack)
+        i = j
+
+
 def _crash(lines: list[str], keep: set[int], drop: dict[int, str]) -> None:
     n = len(lines)
+    if any(line.startswith("goroutine ") for line in lines):
+        _repeated_goroutines(lines, drop)
     i = 0
     while i < n:
         m = lines[i]
@@ -320,7 +354,8 @@ _ANY = re.compile(
 # runs the cheap crash checks per line, not the report and diagnostic ones)
 _ANY_CRASH = re.compile(
     r"\n(?:==\d+==[^\n]*\n==\d+==[ \t]+(?:at|by) 0x|[ \t]*#\d+ 0x[0-9a-f]+ in "
-    r"|panic: |WARNING: DATA RACE|Traceback \(most recent call last\):\n[ \t]+File "
+    r"|panic: |fatal error: [^\n]*\n\ngoroutine \d+ |WARNING: DATA RACE"
+    r"|Traceback \(most recent call last\):\n[ \t]+File "
     r"|thread '[^'\n]{0,200}'(?: \(\d+\))? panicked at [^\n]*\n(?:[^\n]*\n){0,4}?stack backtrace:"
     r"|[ \t]*(?:Exception in thread |Caused by: |[A-Za-z_$][\w.$]*(?:Exception|Error)\b)[^\n]*\n"
     r"(?:[^\n]*\n){0,8}?[ \t]+at \S)",  # node prints its diff between error and frames
@@ -358,14 +393,16 @@ HELP = "help lines"
 LIBRARY_NOTES = "system header notes"  # a compiler's notes in headers it ships, and their code
 REPEATS = "repeated diagnostic lines"  # quiet: the note lists the repeats' kinds and locations
 SHADOW = "shadow memory lines"
+STACKS = "repeated goroutine stacks"  # a goroutine whose stack a goroutine above showed
+STACK_LINES = "repeated goroutine stack lines"  # quiet: counted by their goroutines
 BANNER = "tool banner lines"
 SEPARATORS = "empty report lines"  # quiet: valgrind's ``==12==`` lines between findings
-QUIET = frozenset({RUNNING, REPEATS, FRAME_LINES, SEPARATORS})
+QUIET = frozenset({RUNNING, REPEATS, FRAME_LINES, SEPARATORS, STACK_LINES})
 # where their lines may go when dropped (:func:`workers.engines.toolfilter.render._view`): a
 # marker where they were, always (which tests did not run is news; a repeat's note says
 # where), or the view, counted, from runs too short to keep their marker; the other labels
 # are decoration, which may go into the view from any run
-IN_PLACE = frozenset({IGNORED, REPEATS})
+IN_PLACE = frozenset({IGNORED, REPEATS, STACKS, STACK_LINES})
 COUNTED = frozenset({PASSING, RUNNING})
 
 
