@@ -56,6 +56,7 @@ _COMMANDS = {
     "budget/go-test-race": "go test -race -v ./...",
     "gcc-notes/make-k": "make -k",
     "passing-logs/go-test-v": "go test -v ./...",
+    "coverage/jest-coverage": "npx jest --coverage",
     "passing-logs/jest": "npx jest",
     "service-log/tail-200": "tail -n 200 logs/service.log",
     "toolfilter/tsc-pretty": "npx tsc --noEmit --pretty",
