@@ -23,6 +23,7 @@ from __future__ import annotations
 import re
 from collections.abc import Callable, Mapping, Sequence
 from functools import partial
+from operator import itemgetter
 
 from workers.engines._prose import CRITICAL_CAP
 from workers.engines.base import EngineContext, EngineOutput, LosslessEngine
@@ -112,6 +113,15 @@ def _blocked(lines: list[str], critical: set[str]) -> list[bool]:
 
 
 _SHORTEST = MIN_VISIBLE  # a usable prefix is at least this long: its first characters
+_HEAD = itemgetter(slice(0, _SHORTEST))
+
+
+def _may_run(lines: list[str]) -> bool:
+    """Whether some :data:`MIN_LINES` lines in a row start with the same visible characters
+    (a run needs that; one pass in C over most texts, which have none)."""
+    heads = list(map(_HEAD, lines))
+    rows = zip(*(heads[d:] for d in range(MIN_LINES)), strict=False)
+    return any(row[0] and row.count(row[0]) == MIN_LINES for row in rows)
 
 
 def _runs(lines: list[str], critical: set[str]) -> list[tuple[int, int, int]]:
@@ -129,19 +139,23 @@ def _runs(lines: list[str], critical: set[str]) -> list[tuple[int, int, int]]:
         size = len(line)
         checked = False  # line[:size] is known to be a usable prefix
         best: tuple[int, int] | None = None
+        shrunk = False  # the run ended where its prefix would become unusable
         j = i + 1
         while j < n and not blocked[j] and lines[j].startswith(head):
             common = _common(line, lines[j], size)
             if common != size or not checked:
                 k = _cut(line, common)
                 if k == 0 or not _usable(line[:k]):
+                    shrunk = True
                     break
                 size, checked = k, True
             j += 1
             if j - i >= MIN_LINES:
                 best = (j, size)
         if best is None:
-            i += 1
+            # ended by a blocked line or another start: no line before it starts a run
+            # that reaches past it, so none starts one long enough
+            i = i + 1 if shrunk else j
             continue
         out.append((i, best[0], best[1]))
         i = best[0]
@@ -164,6 +178,8 @@ def factor(
     if len(text) > MAX_TEXT or "\n" not in text:
         return text
     lines = text.split("\n")
+    if not _may_run(lines):
+        return text
     runs = _runs(lines, set())
     if runs and critical is not None:
         runs = _runs(lines, critical())
