@@ -16,28 +16,19 @@ Examples per test: 200 by default (``CTXPRESS_FUZZ_EXAMPLES``).
 from __future__ import annotations
 
 import json
-import os
 
-from hypothesis import HealthCheck, given, settings
+from hypothesis import given
 from hypothesis import strategies as st
 
-from workers.core.jsonl import BadLine, decode_line
+from tests.support.roundtrip import SETTINGS, round_trip, valid
 from workers.core.settings import Settings
 from workers.core.tokens import TokenCounter
 from workers.engines.align import AlignEngine, squeeze
 from workers.engines.base import EngineContext
 from workers.markers import align, marker_tokens
 from workers.messages.model import Unit
-from workers.pipeline.batch import compress_lines
-from workers.pipeline.expand import expand_line
 from workers.pipeline.runner import Pipeline
 
-EXAMPLES = int(os.environ.get("CTXPRESS_FUZZ_EXAMPLES", "200"))
-SETTINGS = settings(
-    max_examples=EXAMPLES,
-    deadline=None,
-    suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large],
-)
 PIPELINE = Pipeline(Settings(mode="lossless"))
 TOKENS = TokenCounter("cl100k_base")
 
@@ -124,11 +115,6 @@ def test_the_engine_output_decodes_back_and_never_joins_a_marker(text: str) -> N
     assert TOKENS.count(after) < TOKENS.count(text)
 
 
-def _valid(text: str) -> str:
-    """``text`` with lone surrogates as ``?`` (a line holding one is a dead letter)."""
-    return text.encode("utf-8", "replace").decode("utf-8")
-
-
 @given(
     st.one_of(texts(), tables()),
     st.booleans(),
@@ -143,13 +129,8 @@ def test_a_tool_output_comes_back_byte_for_byte_through_the_pipeline(
         "id": "t1",
         "kind": "tool_output",
         "command": "git log --stat",
-        "content": _valid(text),
+        "content": valid(text),
     }
     record = {k: fields[k] for k in order}
     line = json.dumps(record, ensure_ascii=ascii_only, indent=indent).replace("\n", "").encode()
-    (result,) = list(compress_lines([line], PIPELINE))
-    assert result.outcome is not None, result.dead_letter
-    written = result.encoded().strip()
-    value = decode_line(written, 1, 1 << 62)
-    assert not isinstance(value, BadLine), value
-    assert expand_line(written, value) == line
+    assert round_trip(line, PIPELINE) == line

@@ -18,13 +18,12 @@ Examples per test: 200 by default (``CTXPRESS_FUZZ_EXAMPLES``).
 from __future__ import annotations
 
 import json
-import os
 import re
 
-from hypothesis import HealthCheck, given, settings
+from hypothesis import given
 from hypothesis import strategies as st
 
-from workers.core.jsonl import BadLine, decode_line
+from tests.support.roundtrip import SETTINGS, round_trip, valid
 from workers.core.settings import Settings
 from workers.core.tokens import TokenCounter
 from workers.engines.ansi import AnsiEngine
@@ -32,15 +31,8 @@ from workers.engines.base import EngineContext
 from workers.markers import align, ansi, has_marker, marker_tokens
 from workers.messages.model import Unit
 from workers.pipeline.batch import compress_lines
-from workers.pipeline.expand import expand_line
 from workers.pipeline.runner import Pipeline
 
-EXAMPLES = int(os.environ.get("CTXPRESS_FUZZ_EXAMPLES", "200"))
-SETTINGS = settings(
-    max_examples=EXAMPLES,
-    deadline=None,
-    suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large],
-)
 PIPELINES = {mode: Pipeline(Settings(mode=mode)) for mode in ("lossless", "aggressive")}
 TOKENS = TokenCounter("cl100k_base")
 
@@ -155,23 +147,9 @@ def test_the_engine_output_decodes_back_and_never_joins_a_marker(text: str) -> N
     assert ansi.SEQUENCE.search(text) is not None
 
 
-def _valid(text: str) -> str:
-    """``text`` with lone surrogates as ``?`` (a line holding one is a dead letter)."""
-    return text.encode("utf-8", "replace").decode("utf-8")
-
-
 def _line(text: str, ascii_only: bool = False) -> bytes:
     record = {"id": "t1", "kind": "tool_output", "command": "npx tsc --pretty", "content": text}
     return json.dumps(record, ensure_ascii=ascii_only).encode("utf-8")
-
-
-def _round_trip(line: bytes, mode: str) -> bytes:
-    (result,) = list(compress_lines([line], PIPELINES[mode]))
-    assert result.outcome is not None, result.dead_letter
-    written = result.encoded().strip()
-    value = decode_line(written, 1, 1 << 62)
-    assert not isinstance(value, BadLine), value
-    return expand_line(written, value)
 
 
 @given(st.one_of(texts(), forged()), st.sampled_from(["lossless", "aggressive"]), st.booleans())
@@ -179,8 +157,8 @@ def _round_trip(line: bytes, mode: str) -> bytes:
 def test_a_tool_output_comes_back_byte_for_byte_through_the_pipeline(
     text: str, mode: str, ascii_only: bool
 ) -> None:
-    line = _line(_valid(text), ascii_only)
-    assert _round_trip(line, mode) == line
+    line = _line(valid(text), ascii_only)
+    assert round_trip(line, PIPELINES[mode]) == line
 
 
 @given(st.lists(st.sampled_from(WELL_FORMED), min_size=1, max_size=3), texts())
@@ -192,7 +170,7 @@ def test_coloured_lines_lose_their_sequences_in_the_visible_text(
         f"{colours[i % len(colours)]}src/app.ts{WELL_FORMED[0]}:{i}:5 - error TS2322: no\n"
         for i in range(30)
     )
-    text = body + _valid(tail)
+    text = body + valid(tail)
     (result,) = list(compress_lines([_line(text)], PIPELINES["lossless"]))
     assert result.outcome is not None
     content = result.outcome.record["content"]

@@ -14,25 +14,19 @@ Examples per test: 200 by default (``CTXPRESS_FUZZ_EXAMPLES``).
 from __future__ import annotations
 
 import json
-import os
 import re
 from typing import Any
 
-from hypothesis import HealthCheck, given, settings
+from hypothesis import given
 from hypothesis import strategies as st
 
+from tests.support.roundtrip import SETTINGS
 from workers.core.jsonl import BadLine, decode_line
 from workers.core.settings import Settings
 from workers.pipeline.batch import compress_lines
 from workers.pipeline.expand import expand_line
 from workers.pipeline.runner import Pipeline
 
-EXAMPLES = int(os.environ.get("CTXPRESS_FUZZ_EXAMPLES", "200"))
-SETTINGS = settings(
-    max_examples=EXAMPLES,
-    deadline=None,
-    suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large],
-)
 PIPELINE = Pipeline(Settings(mode="lossless"))
 HEADER = re.compile(r"\[\[json-min:v1([^\]]*)\]\]")
 STRINGS = st.one_of(

@@ -14,12 +14,11 @@ Examples per test: 200 by default (``CTXPRESS_FUZZ_EXAMPLES``).
 from __future__ import annotations
 
 import json
-import os
 
-from hypothesis import HealthCheck, given, settings
+from hypothesis import given
 from hypothesis import strategies as st
 
-from workers.core.jsonl import BadLine, decode_line
+from tests.support.roundtrip import SETTINGS, round_trip, valid
 from workers.core.settings import Settings
 from workers.core.tokens import TokenCounter
 from workers.engines.base import EngineContext
@@ -27,16 +26,8 @@ from workers.engines.prefix import PrefixEngine, _may_run, _runs, factor
 from workers.markers import prefix as marker
 from workers.markers import unwritten_markers
 from workers.messages.model import Unit
-from workers.pipeline.batch import compress_lines
-from workers.pipeline.expand import expand_line
 from workers.pipeline.runner import Pipeline
 
-EXAMPLES = int(os.environ.get("CTXPRESS_FUZZ_EXAMPLES", "200"))
-SETTINGS = settings(
-    max_examples=EXAMPLES,
-    deadline=None,
-    suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large],
-)
 PIPELINE = Pipeline(Settings(mode="lossless"))
 TOKENS = TokenCounter("cl100k_base")
 
@@ -99,11 +90,6 @@ def test_the_engine_output_decodes_back_saves_and_never_forges_another_marker(te
         assert unwritten_markers(text, after, "align", True, ()) != []  # a block is prefix's
 
 
-def _valid(text: str) -> str:
-    """``text`` with lone surrogates as ``?`` (a line holding one is a dead letter)."""
-    return text.encode("utf-8", "replace").decode("utf-8")
-
-
 @given(
     texts(),
     st.booleans(),
@@ -114,12 +100,7 @@ def _valid(text: str) -> str:
 def test_a_tool_output_comes_back_byte_for_byte_through_the_pipeline(
     text: str, ascii_only: bool, order: list[str], indent: int | None
 ) -> None:
-    fields = {"id": "t1", "kind": "tool_output", "command": "cargo build", "content": _valid(text)}
+    fields = {"id": "t1", "kind": "tool_output", "command": "cargo build", "content": valid(text)}
     record = {k: fields[k] for k in order}
     line = json.dumps(record, ensure_ascii=ascii_only, indent=indent).replace("\n", "").encode()
-    (result,) = list(compress_lines([line], PIPELINE))
-    assert result.outcome is not None, result.dead_letter
-    written = result.encoded().strip()
-    value = decode_line(written, 1, 1 << 62)
-    assert not isinstance(value, BadLine), value
-    assert expand_line(written, value) == line
+    assert round_trip(line, PIPELINE) == line
