@@ -13,6 +13,7 @@ import pytest
 
 from tests.conftest import REPO, SAMPLE
 from workers.cli import main
+from workers.core.catalog import LOSSLESS
 from workers.pipeline.autotrigger import Thresholds
 
 COMBOS = """
@@ -51,9 +52,7 @@ def combos(tmp_path: Path) -> Path:
 def test_a_combo_file_changes_which_engines_ran(tmp_path: Path, combos: Path) -> None:
     code, plain = compress(tmp_path, "--mode", "lossless")
     assert code == 0 and plain
-    assert {tuple(e["engine"] for e in s["engines"]) for s in plain} == {
-        ("dedup", "ansi", "jsontable", "jsonminify", "align", "prefix")
-    }
+    assert {tuple(e["engine"] for e in s["engines"]) for s in plain} == {LOSSLESS}
     assert all("combo" not in s and "route" not in s for s in plain)
     code, combo = compress(tmp_path, "--combos", str(combos), "--combo", "tables")
     assert code == 0
@@ -109,10 +108,7 @@ def test_a_record_field_and_a_tenant_pick_their_combo(tmp_path: Path, combos: Pa
             )
             assert s["mode"] == "standard"
         else:
-            assert (
-                engines == ["dedup", "ansi", "jsontable", "jsonminify", "align", "prefix"]
-                and "route" not in s
-            )
+            assert engines == list(LOSSLESS) and "route" not in s
         seen.add(n % 3)
     assert seen == {0, 1, 2}
 

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import pytest
 
+from workers.core.catalog import LOSSLESS
 from workers.core.settings import Settings, SettingsError
 from workers.pipeline.autotrigger import Thresholds
 from workers.pipeline.combos import RoutedPipeline
@@ -83,14 +84,7 @@ def test_auto_as_the_default_mode_follows_the_token_count() -> None:
     middle = pipeline.run_raw(tool_output_record("m", _words(10)))
     assert 50 <= middle.stats["tokens_before"] < 400
     assert middle.stats["mode"] == "lossless"
-    assert [e["engine"] for e in middle.stats["engines"]] == [
-        "dedup",
-        "ansi",
-        "jsontable",
-        "jsonminify",
-        "align",
-        "prefix",
-    ]
+    assert [e["engine"] for e in middle.stats["engines"]] == list(LOSSLESS)
     big = pipeline.run_raw(tool_output_record("b", _words(200)))
     assert big.stats["tokens_before"] >= 400
     assert big.stats["mode"] == "standard"
