@@ -12,7 +12,8 @@ boundary (a space, tab, colon, ``]``, ``=`` or ``|``) and holds at least
 path or a URL (``./cvec/file_0.c``, ``tests/test_a.py::test_b``, ``/api/orders/12``):
 every path stays visible whole.  A run stops at a critical line (an error, a
 finding, a failing test: the gate reads those as written, whole), a blank line, a line
-holding marker-like text, and inside a JSON block another engine wrote.  A run is
+holding marker-like text, and inside a JSON block another engine wrote.  A file read is
+left whole (source code reads by its lines), unless it reads as a log.  A run is
 written only when its block counts fewer tokens than its lines, and a prefix that starts
 like a diff (``+``, ``-``; a long listing's ``-rw-r--r--`` is none), a quote (``>``) or
 leading code indentation is left alone.
@@ -25,7 +26,9 @@ from collections.abc import Callable, Mapping, Sequence
 from functools import partial
 from operator import itemgetter
 
+from workers.engines._logs import reads_a_log
 from workers.engines._prose import CRITICAL_CAP
+from workers.engines._shell import is_file_read
 from workers.engines.base import EngineContext, EngineOutput, LosslessEngine
 from workers.fidelity.facts import critical_lines
 from workers.markers import prefix as marker
@@ -219,7 +222,12 @@ class PrefixEngine(LosslessEngine):
         blocks = 0
         for unit in units:
             text = unit.text
-            if unit.frozen or not unit.is_tool_output or "\n" not in text:
+            if (
+                unit.frozen
+                or not unit.is_tool_output
+                or "\n" not in text
+                or (is_file_read(unit) and not reads_a_log(text))  # source code: read whole
+            ):
                 texts.append(text)
                 continue
             new = factor(text, partial(_critical, text, unit.command), ctx.tokens.count)
