@@ -7,9 +7,11 @@ through a pipeline and ``expand`` back.
 
 from __future__ import annotations
 
+import json
 import os
 
 from hypothesis import HealthCheck, settings
+from hypothesis import strategies as st
 
 from workers.core.jsonl import BadLine, decode_line
 from workers.pipeline.batch import compress_lines
@@ -27,6 +29,18 @@ SETTINGS = settings(
 def valid(text: str) -> str:
     """``text`` with lone surrogates as ``?`` (a line holding one is a dead letter)."""
     return text.encode("utf-8", "replace").decode("utf-8")
+
+
+@st.composite
+def spelled(draw: st.DrawFn, fields: dict[str, object]) -> bytes:
+    """``fields`` as one JSONL line as a user may write it: any key order, ASCII-escaped or
+    not, indented (then joined onto one line) or not."""
+    order = draw(st.permutations(list(fields)))
+    record = {key: fields[key] for key in order}
+    text = json.dumps(
+        record, ensure_ascii=draw(st.booleans()), indent=draw(st.sampled_from([None, 0, 2]))
+    )
+    return text.replace("\n", "").encode()
 
 
 def round_trip(line: bytes, pipeline: Pipeline) -> bytes:

@@ -481,9 +481,8 @@ def _lower(text: str) -> str:
 
 
 # Any literal of any rule, one scan each way: most texts hold none of them.
-_CASED_LITERALS = re.compile(
-    "|".join(re.escape(lit) for rule in _RULES if not rule.folded for lit in rule.literals)
-)
+_CASED = tuple(sorted({lit for rule in _RULES if not rule.folded for lit in rule.literals}))
+_CASED_LITERALS = re.compile("|".join(map(re.escape, _CASED)))
 _FOLDED_LITERALS = tuple(
     sorted({lit for rule in _RULES if rule.folded for lit in rule.literals}, key=len)
 )
@@ -531,7 +530,7 @@ def _redact(text: str, found: list[tuple[str, str]] | None, bodies: bool = True)
 # One Hyperscan pass finds every rule's literals (in the text, and ASCII-caseless for the
 # folded rules) where ``_starts`` would scan the text once per literal; the same positions,
 # about 10x faster over the corpora's texts (tests/property/test_redact_literals.py).
-_CASED_SCAN = scanner(sorted({lit for rule in _RULES if not rule.folded for lit in rule.literals}))
+_CASED_SCAN = scanner(_CASED)
 _FOLDED_SCAN = scanner(sorted(_FOLDED_LITERALS), caseless=True)
 
 

@@ -23,10 +23,11 @@ text the previous engine produced.
 
 from __future__ import annotations
 
-import json
 import re
 from collections.abc import Iterable
 from functools import lru_cache
+
+import orjson
 
 from workers.core.ansi import ANSI
 from workers.core.memo import Memo, register
@@ -503,7 +504,8 @@ def _tool_lines(text: str, family: str | None) -> Iterable[tuple[str, str]]:
     in_expected = False  # inside a failing test's ``- Expected`` / ``+ Received`` diff
     expected_indent = 0  # the diff header's indentation: a line left of it ends the diff
     in_cmake_error = False  # the previous line was ``CMake Error ...``
-    want_panic_message = False  # the previous line was a Rust panic's headline (its message next)
+    # the previous line was a Rust panic's or a C++ terminate's headline (its message next)
+    want_panic_message = False
     path_header: str | None = None  # the previous line, when it is a bare file path
     grep_files: set[str] = set()
     has_ansi = "\x1b" in text
@@ -690,8 +692,8 @@ def _output_events(lines: list[str]) -> dict[int, str] | None:
     for i, line in enumerate(lines):
         if line.startswith("{") and _EVENT_OUTPUT in line:
             try:
-                event = json.loads(line)
-            except ValueError:
+                event = orjson.loads(line)
+            except orjson.JSONDecodeError:
                 continue
             output = event.get("Output") if isinstance(event, dict) else None
             if isinstance(output, str):
