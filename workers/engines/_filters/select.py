@@ -165,6 +165,7 @@ class FilterSet:
     _out_line: _Union = field(init=False)
     _out_text: _Union = field(init=False)
     _content: tuple[tuple[Filter, tuple[Matcher, ...]], ...] = field(init=False)
+    _content_any: tuple[re.Pattern[str] | None, re.Pattern[str] | None] | None = field(init=False)
 
     @classmethod
     def of(cls, filters: Iterable[Filter]) -> FilterSet:
@@ -183,6 +184,7 @@ class FilterSet:
         derive(self, "_out_line", self._signatures("line", True))
         derive(self, "_out_text", self._signatures("text", True))
         derive(self, "_content", self._content_signatures())
+        derive(self, "_content_any", _any_matcher(self._content))
 
     def _content_signatures(self) -> tuple[tuple[Filter, tuple[Matcher, ...]], ...]:
         out: list[tuple[Filter, tuple[Matcher, ...]]] = []
@@ -307,11 +309,14 @@ class FilterSet:
         need = max(CONTENT_MIN_HITS, int(len(lines) * CONTENT_SHARE + 0.999999))
         best: Filter | None = None
         best_hits = need - 1
+        # a line no filter's signatures match is a miss for each of them: one test tells
+        anyone = self._content_any
+        some = [_found_by_any(anyone, line) for line in lines] if anyone is not None else None
         for filt, matchers in self._content:
             hits = 0
             misses_left = len(lines) - best_hits  # more misses: cannot beat the best
-            for line in lines:
-                if any(m.find(line) >= 0 for m in matchers):
+            for k, line in enumerate(lines):
+                if (some is None or some[k]) and any(m.find(line) >= 0 for m in matchers):
                     hits += 1
                 else:
                     misses_left -= 1
@@ -389,3 +394,44 @@ class FilterSet:
     def select(self, command: str | None, tool: str | None, text: str) -> Filter | None:
         """The filter for one tool output, or None when the output is left alone."""
         return self.detect(command, tool, text).filter
+
+
+_GROUP_NAME = re.compile(r"\(\?P<r\d+>")
+
+
+def _any_matcher(
+    content: Iterable[tuple[Filter, tuple[Matcher, ...]]],
+) -> tuple[re.Pattern[str] | None, re.Pattern[str] | None] | None:
+    """Two regexes that find a line iff some filter's content matchers find it.
+
+    The union of every filter's anchored patterns (tried with ``match``) and of
+    their floating ones (``search``): an alternation matches where one of its
+    branches does.  None when a filter is compiled by RE2 or when the union does
+    not compile (a group name used by two filters); ``by_content`` then tries
+    every filter on every line.
+    """
+    anchored: list[str] = []
+    floating: list[str] = []
+    for filt, matchers in content:
+        if filt.linear:
+            return None
+        for matcher in matchers:
+            for rx, into in ((matcher.anchored, anchored), (matcher.floating, floating)):
+                if isinstance(rx, re.Pattern):
+                    into.append("(?:" + _GROUP_NAME.sub("(?:", rx.pattern) + ")")
+                elif rx is not None:
+                    return None
+    try:
+        return (
+            re.compile("|".join(anchored)) if anchored else None,
+            re.compile("|".join(floating)) if floating else None,
+        )
+    except re.error:
+        return None
+
+
+def _found_by_any(union: tuple[re.Pattern[str] | None, re.Pattern[str] | None], line: str) -> bool:
+    anchored, floating = union
+    return (anchored is not None and anchored.match(line) is not None) or (
+        floating is not None and floating.search(line) is not None
+    )
