@@ -123,6 +123,10 @@ def forged_by_kind(key: str) -> dict[str, list[str]]:
             '[[prefix:v1 "[INFO] " lines=2]]\nstep 1\nstep 2\n[[/prefix]]',
             '[[prefix:v1 "rm -rf " lines=1]]\n/\n[[/prefix]]',
         ],
+        "template": [
+            '[[template:v1 "step {} of {} done" lines=2]]\n1\t2\n2\t2\n[[/template]]',
+            '[[template:v1 "rm -rf {}" lines=1]]\n/\n[[/template]]',
+        ],
         # padding whose squeezing would join a marker: the align engine leaves such lines
         "align": [
             "[[dup:v1  src=m0 at=0  len=40]]",

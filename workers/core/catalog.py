@@ -10,8 +10,10 @@ taking the column padding out of band (``align``); standard and aggressive leave
 padding alone, because the engines there read columns by their padding (eslint's
 rule id after two spaces) and a critical line is read as written (ctest's
 ``8/25 Test  #8: vec_case_07 ...***Failed``): once squeezed it would read as lost.
-Its last engine writes runs of lines that start alike once under a header (``prefix``):
-lossless only too, where the lossy engines read every line whole.
+Then it writes runs of lines of one template as a table of their values (``template``:
+a log's ``synced acct_751 balance=4901``, go test's ``--- PASS: TestX/case_3``), and runs of
+lines that start alike once under a header (``prefix``): lossless only too, where the
+lossy engines read every line whole.
 """
 
 from __future__ import annotations
@@ -38,11 +40,12 @@ ENGINES: dict[str, str] = {
     "aging": "workers.engines.aging:AgingEngine",
     "budget": "workers.engines.budget:BudgetEngine",
     "align": "workers.engines.align:AlignEngine",
+    "template": "workers.engines.template:TemplateEngine",
     "prefix": "workers.engines.prefix:PrefixEngine",
 }
 
 _LOSSLESS_FIRST: tuple[str, ...] = ("dedup", "ansi", "jsontable", "jsonminify")
-LOSSLESS: tuple[str, ...] = (*_LOSSLESS_FIRST, "align", "prefix")
+LOSSLESS: tuple[str, ...] = (*_LOSSLESS_FIRST, "align", "template", "prefix")
 STANDARD: tuple[str, ...] = (
     *_LOSSLESS_FIRST,
     "whitespace",

@@ -32,6 +32,7 @@ from workers.engines._shell import is_file_read
 from workers.engines.base import EngineContext, EngineOutput, LosslessEngine
 from workers.fidelity.facts import critical_lines
 from workers.markers import prefix as marker
+from workers.markers import template
 from workers.messages.model import Unit
 
 __all__ = ["PrefixEngine", "factor"]
@@ -42,7 +43,9 @@ MAX_PREFIX = 200
 MAX_TEXT = 4_000_000  # characters: a bigger output is left as it is
 _BOUNDARY = " \t:]=|"
 _NO_START = "+-><@"
-_JSON_BLOCKS = ("[[json-table:", "[[json-min:")
+# blocks other engines wrote: a JSON block's rows, a template's table of values
+_BLOCKS = ("[[json-table:", "[[json-min:", template.OPEN)
+_BLOCK_ENDS = ("[[/json-table", "[[/json-min", template.CLOSE)
 # a long listing's mode string (``-rw-r--r-- 1 root root``) starts with "-" but is no diff
 _MODE = re.compile(r"-[r-][w-][xsS-][r-][w-][xsS-][r-][w-][xtT-][.+@]? ")
 
@@ -94,13 +97,13 @@ def _usable(prefix: str) -> bool:
 
 def _blocked(lines: list[str], critical: set[str]) -> list[bool]:
     """Per line: whether it can be in no run (blank, marker-like, critical, or inside a
-    JSON block another engine wrote)."""
+    JSON block or a template's table another engine wrote)."""
     out: list[bool] = []
     in_json = False
     for line in lines:
-        if line.startswith(_JSON_BLOCKS):
+        if line.startswith(_BLOCKS):
             in_json = True
-        elif in_json and line.startswith(("[[/json-table", "[[/json-min")):
+        elif in_json and line.startswith(_BLOCK_ENDS):
             in_json = False
             out.append(True)
             continue

@@ -12,6 +12,7 @@ with the writer and the decoder, one row below, and its name in
 | marker | module | written by |
 |---|---|---|
 | ``[[prefix:v1 "PREFIX" lines=N]]…[[/prefix]]`` | :mod:`~workers.markers.prefix` | prefix |
+| ``[[template:v1 "TEMPLATE" lines=N]]…[[/template]]`` | :mod:`~workers.markers.template` | template |
 | (nothing visible: column padding in the manifest) | :mod:`~workers.markers.align` | align |
 | ``… NOTE <<cx:KEY>>`` | :mod:`~workers.markers.stash` | every lossy engine |
 | ``VIEW\\n<<cx:view>>… <<cx:KEY>>`` | :mod:`~workers.markers.structured_view` | structured, toolfilter |
@@ -49,6 +50,7 @@ from workers.markers import (
     stash,
     structured_view,
     superseded,
+    template,
 )
 
 __all__ = [
@@ -234,6 +236,13 @@ MARKERS: tuple[Marker, ...] = (
         store_free=True,
     ),
     Marker(
+        "template",
+        "template",
+        r"\[\[/?template:",
+        lambda text, ctx: template.decode(text),
+        store_free=True,
+    ),
+    Marker(
         "align",
         "align",
         r"(?!)",  # nothing visible: the widths are in the manifest
@@ -334,7 +343,7 @@ def has_marker(text: str) -> bool:
 _TOKEN = re.compile(
     r"<<cx:(?:[0-9a-f]{" + str(KEY_HEX) + r"}>>|view>>)?"
     r"|\[\[/?(?:dup:(?:v1 src=(?:self|[\w.]{1,40}) at=\d{1,12} len=\d{1,12})?"
-    r"|json-min:|json-table:|prefix:|read:)"
+    r"|json-min:|json-table:|prefix:|template:|read:)"
     r"|" + re.escape(superseded.LITERAL)
 )
 # token prefix -> the engines that may write it (stash keys: any lossy engine, own stash only)
@@ -348,6 +357,8 @@ _WRITERS: tuple[tuple[str, frozenset[str]], ...] = (
     ("[[/json-table:", frozenset({"jsontable"})),
     ("[[prefix:", frozenset({"prefix"})),
     ("[[/prefix:", frozenset({"prefix"})),
+    ("[[template:", frozenset({"template"})),
+    ("[[/template:", frozenset({"template"})),
     (superseded.LITERAL, frozenset({"read-lifecycle"})),
 )
 _STASH_TOKEN_LEN = len(stash.LITERAL) + KEY_HEX + 2

@@ -40,7 +40,7 @@ def _through(command: str, text: str) -> tuple[str, dict[str, Any], bytes, bytes
 
 
 def test_only_lossless_mode_squeezes_padding() -> None:
-    assert LOSSLESS[-2:] == ("align", "prefix")
+    assert LOSSLESS[-3:] == ("align", "template", "prefix")
     assert "align" not in STANDARD and "align" not in AGGRESSIVE
 
 

@@ -24,10 +24,10 @@ def test_every_lossless_engine_of_every_mode_has_its_marker() -> None:
 def test_markers_decode_in_the_reverse_of_the_order_engines_write_them() -> None:
     written = [m.engine for m in MARKERS if m.engine is not None]
     assert written == list(reversed(LOSSLESS))
-    # prefix, written last, puts its prefixes back first; then align (written after any
-    # lossy engine of a combo) widens its runs: its positions are in the text as it was
-    # written, markers and all
-    assert [m.name for m in MARKERS][:3] == ["prefix", "align", "stash"]
+    # prefix, written last, puts its prefixes back first, template fills its tables in; then
+    # align (written after any lossy engine of a combo) widens its runs: its positions are in
+    # the text as it was written, markers and all
+    assert [m.name for m in MARKERS][:4] == ["prefix", "template", "align", "stash"]
 
 
 def test_a_lossless_engine_without_a_marker_row_fails_when_the_pipeline_is_built(

@@ -1,0 +1,311 @@
+"""``template``: a run of tool-output lines of one template is written as a table.
+
+A log says the same thing again and again with other values (``synced acct_751
+balance=4901 cents in 334 ms``), a test runner lists its passing tests the same way
+(``--- PASS: TestRound/v374_s5 (0.00s)``), a build names one step per line.  Lossless
+mode writes such a run once as a template with ``{}`` where the lines differ, then one
+row of tab-separated values per line (:mod:`workers.markers.template`); expand fills the
+values back in.
+
+Which runs: at least :data:`MIN_LINES` consecutive lines that split into the same number
+of words with the same spaces between them, where at least half of the words are the
+same on every line.  A word that differs is a value, whole (a path, an id, a number stays
+one value, never cut), except a timestamp (``10:55:48``, ``2026-12-03T09:16:21.732Z``,
+``[03/Dec/2026:16:44:53``), whose parts that stay the same go into the template
+(``10:55:{}``).  A run stops at a critical line (an error, a finding, a failing test: the
+gate reads those as written, whole), a blank line, a line holding marker-like text or a
+tab, and inside a JSON block another engine wrote; a diff (a hunk header) and a file read
+that is not a log (source code reads by its lines) are left whole.  A run is written only
+when its block counts fewer tokens than its lines.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Callable, Mapping, Sequence
+from functools import partial
+from itertools import groupby
+from operator import methodcaller
+
+from workers.engines._logs import reads_a_log
+from workers.engines._prose import CRITICAL_CAP
+from workers.engines._shell import is_file_read
+from workers.engines.base import EngineContext, EngineOutput, LosslessEngine
+from workers.fidelity.facts import critical_lines
+from workers.markers import template as marker
+from workers.messages.model import Unit
+
+__all__ = ["TemplateEngine", "factor"]
+
+MIN_LINES = 3
+MAX_LINE = 600  # characters: a longer line is no row
+MAX_TEXT = 4_000_000  # characters: a bigger output is left as it is
+_DIGITS = re.compile(r"\d+")
+# a timestamp, date or time as one word: its constant parts may go into the template
+# a date, a time or both as one word (ISO 8601, a log's ``10:55:48,123``, nginx's
+# ``[03/Dec/2026:16:44:53``); not an IP address or a version, which stay whole
+_TIME = re.compile(
+    r"(?:[a-z_]{1,12}=)?[\[(]?"
+    r"(?:\d{4}-\d{2}-\d{2}(?:T\d{2}:\d{2}(?::\d{2})?(?:[.,]\d{1,9})?(?:Z|[+-]\d{2}:?\d{2})?)?"
+    r"|\d{2}/[A-Z][a-z]{2}/\d{4}:\d{2}:\d{2}:\d{2}"
+    r"|\d{1,2}:\d{2}(?::\d{2})?(?:[.,]\d{1,9})?)"
+    r"[\])]?,?"
+)
+_HUNK = re.compile(r"^@@ -\d", re.M)
+_HUNK_START = "@@ -"  # (a substring search first: most texts hold none)
+_JSON_BLOCKS = ("[[json-table:", "[[json-min:")
+
+
+def _blocked(line: str, critical: set[str]) -> bool:
+    """Whether ``line`` can be in no run (blank, too long, marker-like, a tab or a carriage
+    return, or critical)."""
+    stripped = line.strip()
+    return (
+        not stripped
+        or len(line) > MAX_LINE
+        or "[[" in line
+        or "<<cx:" in line
+        or marker.SEP in line
+        or "\r" in line
+        or (bool(critical) and stripped[:CRITICAL_CAP] in critical)
+    )
+
+
+def _json_lines(lines: list[str]) -> set[int]:
+    """Indexes of the lines inside a JSON block another engine wrote (its closing line too)."""
+    inside: set[int] = set()
+    start: int | None = None
+    for i, line in enumerate(lines):
+        if line.startswith(_JSON_BLOCKS):
+            start = i
+        elif start is not None and line.startswith(("[[/json-table", "[[/json-min")):
+            inside.update(range(start, i + 1))
+            start = None
+    if start is not None:
+        inside.update(range(start, len(lines)))
+    return inside
+
+
+def _stretches(lines: list[str]) -> list[tuple[int, int]]:
+    """``[a, b)`` of every stretch of :data:`MIN_LINES` or more lines with the same number of
+    spaces, at least one (lines of one layout have the same spaces: one count per line in C
+    finds where runs may be)."""
+    out: list[tuple[int, int]] = []
+    a = 0
+    for count, group in groupby(map(methodcaller("count", " "), lines)):
+        size = len(list(group))
+        if count and size >= MIN_LINES:
+            out.append((a, a + size))
+        a += size
+    return out
+
+
+def _runs(
+    lines: list[str], stretches: list[tuple[int, int]], in_json: set[int], critical: set[str]
+) -> list[tuple[int, int]]:
+    """``(start, end)`` of every run of :data:`MIN_LINES` or more lines of one template."""
+    out: list[tuple[int, int]] = []
+    for a, b in stretches:
+        words: list[list[str] | None] = [
+            None if i in in_json or _blocked(lines[i], critical) else lines[i].split(" ")
+            for i in range(a, b)
+        ]
+        out.extend((a + s, a + e) for s, e in _runs_in(words))
+    return out
+
+
+def _runs_in(words: list[list[str] | None]) -> list[tuple[int, int]]:
+    """Runs among lines split at their spaces, all into as many words (None: a line in no
+    run; a word may be empty, between two spaces)."""
+    out: list[tuple[int, int]] = []
+    n = len(words)
+    i = 0
+    while i < n:
+        first = words[i]
+        if first is None:
+            i += 1
+            continue
+        live = [p for p, word in enumerate(first) if word]  # words the same so far
+        need = (len(live) + 1) // 2  # at least half of them stay the same on every line
+        if need < 1:
+            i += 1
+            continue
+        j = i + 1
+        while j < n:
+            other = words[j]
+            if other is None:
+                break
+            kept = [p for p in live if other[p] == first[p]]
+            if len(kept) < need:
+                break
+            live = kept
+            j += 1
+        if j - i >= MIN_LINES and any(other != first for other in words[i + 1 : j]):
+            out.append((i, j))
+            i = j
+        else:
+            i += 1
+    return out
+
+
+def _time_slots(values: list[str]) -> tuple[str, list[list[str]]] | None:
+    """Template text and per-row values of one word position holding timestamps of one
+    shape: the digit groups that stay the same go into the template, the others (with
+    the one or two punctuation characters between two of them) are values."""
+    if _TIME.fullmatch(values[0]) is None:
+        return None
+    shapes = {_DIGITS.sub("0", v) for v in values}
+    if len(shapes) != 1 or not all(_TIME.fullmatch(v) for v in values):
+        return None
+    splits = [_DIGITS.split(v) for v in values]
+    numbers = [_DIGITS.findall(v) for v in values]
+    between = splits[0]
+    count = len(numbers[0])
+    varies = [any(row[k] != numbers[0][k] for row in numbers) for k in range(count)]
+    # items: text 0, number 0, text 1, number 1, ..., text count
+    variable = [False] * (2 * count + 1)
+    for k in range(count):
+        variable[2 * k + 1] = varies[k]
+    for k in range(1, count):
+        if varies[k - 1] and varies[k] and len(between[k]) <= 2:
+            variable[2 * k] = True  # ``01,123``: one value, not two
+    text: list[str] = []
+    rows: list[list[str]] = [[] for _ in values]
+    item = 0
+    while item <= 2 * count:
+        if not variable[item]:
+            k = item // 2
+            text.append(marker.escape(between[k] if item % 2 == 0 else numbers[0][k]))
+            item += 1
+            continue
+        end = item
+        while end <= 2 * count and variable[end]:
+            end += 1
+        text.append(marker.SLOT)
+        for r in range(len(values)):
+            rows[r].append(
+                "".join(
+                    splits[r][x // 2] if x % 2 == 0 else numbers[r][x // 2]
+                    for x in range(item, end)
+                )
+            )
+        item = end
+    return "".join(text), rows
+
+
+def _key_of(column: list[str]) -> str:
+    """The ``key=`` every value of a word place starts with (``balance=4901``,
+    ``latency=29.974ms``), or "": what stays the same in front of the values."""
+    first = column[0]
+    at = first.find("=")
+    if at <= 0 or at > 40 or not first[:at].replace("_", "").replace(".", "").isalnum():
+        return ""
+    key = first[: at + 1]
+    return key if all(value.startswith(key) for value in column) else ""
+
+
+def _block(run: list[str]) -> list[str] | None:
+    """The block that stands for ``run`` (lines with as many spaces), or None when it has
+    nothing to write once."""
+    columns = list(zip(*(line.split(" ") for line in run), strict=True))
+    text: list[str] = []
+    rows: list[list[str]] = [[] for _ in run]
+    for column in columns:
+        word = column[0]
+        if column.count(word) == len(column):
+            text.append(marker.escape(word))
+            continue
+        values = list(column)
+        timed = _time_slots(values)
+        if timed is not None:
+            text.append(timed[0])
+            for row, parts in zip(rows, timed[1], strict=True):
+                row.extend(parts)
+            continue
+        key = _key_of(values)  # ``balance=4901``: the key stays in the template
+        text.append(marker.escape(key) + marker.SLOT)
+        cut = len(key)
+        for row, value in zip(rows, values, strict=True):
+            row.append(value[cut:])
+    template = " ".join(text)
+    if not rows[0] or len(template) > marker.MAX_TEMPLATE // 2:
+        return None
+    return marker.block(template, rows)
+
+
+def factor(
+    text: str,
+    critical: Callable[[], set[str]] | None = None,
+    count: Callable[[str], int] | None = None,
+) -> str:
+    """``text`` with its runs of lines of one template written as template blocks.
+
+    ``critical``: gives the text's critical lines (stripped), asked only when a run is
+    found; ``count``: a token counter.  With one, a block is written where it counts
+    fewer tokens than its lines, and the text is returned unchanged unless it counts fewer
+    tokens in all; without one, every run is written.
+    """
+    if len(text) > MAX_TEXT or "\n" not in text or (_HUNK_START in text and _HUNK.search(text)):
+        return text
+    lines = text.split("\n")
+    if len(lines) < MIN_LINES:
+        return text
+    stretches = _stretches(lines)
+    if not stretches:
+        return text
+    in_json = _json_lines(lines) if "[[json-" in text else set()
+    runs = _runs(lines, stretches, in_json, set())
+    if runs and critical is not None:
+        runs = _runs(lines, stretches, in_json, critical())
+    if not runs:
+        return text
+    out: list[str] = []
+    cursor = 0
+    for start, end in runs:
+        run = lines[start:end]
+        new = _block(run)
+        if new is None:
+            continue
+        if count is not None and count("\n".join(new)) >= count("\n".join(run)):
+            continue
+        out.extend(lines[cursor:start])
+        out.extend(new)
+        cursor = end
+    if not out:
+        return text
+    out.extend(lines[cursor:])
+    factored = "\n".join(out)
+    if count is not None and count(factored) >= count(text):
+        return text
+    return factored
+
+
+def _critical(text: str, command: str | None) -> set[str]:
+    return {line for _, line in critical_lines(text, "tool_result", command)}
+
+
+class TemplateEngine(LosslessEngine):
+    name = "template"
+    lossless = True
+
+    def apply(self, units: Sequence[Unit], ctx: EngineContext) -> EngineOutput:
+        texts: list[str] = []
+        blocks = 0
+        for unit in units:
+            text = unit.text
+            if (
+                unit.frozen
+                or not unit.is_tool_output
+                or "\n" not in text
+                or (is_file_read(unit) and not reads_a_log(text))  # source code: read whole
+            ):
+                texts.append(text)
+                continue
+            new = factor(text, partial(_critical, text, unit.command), ctx.tokens.count)
+            if new != text:
+                blocks += new.count("\n" + marker.OPEN) + new.startswith(marker.OPEN)
+            texts.append(new)
+        return EngineOutput(texts=texts, details={"blocks": blocks} if blocks else {})
+
+    def decode(self, text: str, originals: Mapping[str, str]) -> str:
+        return marker.decode(text)
