@@ -1,6 +1,7 @@
 """Template blocks: any text comes back byte for byte.
 
-Texts are runs of lines drawn to share a layout (one template with other values: ids,
+Texts are JSON log lines (objects whose first keys are alike, any values, compact or not)
+and runs of lines drawn to share a layout (one template with other values: ids,
 numbers, timestamps, ``key=value`` words, braces, quotes, backslashes) mixed with any
 unicode (astral characters, lone surrogates, CR, tabs, controls), blank lines, runs of
 spaces and marker literals.  For each: :func:`factor` and the marker's decoder give the
@@ -13,6 +14,8 @@ Examples per test: 200 by default (``CTXPRESS_FUZZ_EXAMPLES``).
 """
 
 from __future__ import annotations
+
+import json
 
 from hypothesis import given
 from hypothesis import strategies as st
@@ -51,9 +54,32 @@ VALUE = st.one_of(
 )
 
 
+JSON_VALUES = st.one_of(
+    st.integers(min_value=-(10**30), max_value=10**30),
+    st.sampled_from([1.5, "1.50", True, None, [], {}, {"a": [1, {"b": "c"}]}, 'é\\"', "\t"]),
+    st.text(max_size=6),
+)
+
+
+def _json_line(draw: st.DrawFn, keys: list[str], style: dict[str, object]) -> str:
+    extra = draw(st.dictionaries(st.sampled_from(["x", "y", "msg"]), JSON_VALUES, max_size=2))
+    obj = {key: draw(JSON_VALUES) for key in keys} | extra
+    return json.dumps(obj, **style)  # type: ignore[arg-type]
+
+
 @st.composite
 def texts(draw: st.DrawFn) -> str:
     lines: list[str] = []
+    if draw(st.booleans()):  # a JSON log: objects whose first keys are alike
+        keys = draw(
+            st.lists(st.sampled_from(["level", "time", "pid", "x"]), max_size=4, unique=True)
+        )
+        style = draw(
+            st.sampled_from(
+                [{"separators": (",", ":")}, {"ensure_ascii": False}, {"separators": (", ", ":")}]
+            )
+        )
+        lines += [_json_line(draw, keys, style) for _ in range(draw(st.integers(0, 8)))]
     for _ in range(draw(st.integers(min_value=0, max_value=6))):
         shape = draw(st.lists(st.booleans(), min_size=1, max_size=7))  # True: a value
         words = [draw(CONSTANT) for _ in shape]

@@ -7,6 +7,12 @@ mode writes such a run once as a template with ``{}`` where the lines differ, th
 row of tab-separated values per line (:mod:`workers.markers.template`); expand fills the
 values back in.
 
+A JSON log (pino, bunyan, structlog, slog's JSON handler) is read by its keys instead:
+consecutive one-line JSON objects whose first :data:`MIN_JSON_KEYS` or more keys are
+written alike make a run; each of those keys' values and the rest of the line are the
+columns (:mod:`workers.engines._jsonline` cuts a line as written), and a value that is
+the same on every line (the host, the pid) goes into the template.
+
 Which runs: at least :data:`MIN_LINES` consecutive lines that split into the same number
 of words with the same spaces between them, where at least half of the words are the
 same on every line.  A word that differs is a value, whole (a path, an id, a number stays
@@ -27,6 +33,7 @@ from functools import partial
 from itertools import groupby
 from operator import methodcaller
 
+from workers.engines._jsonline import members
 from workers.engines._logs import reads_a_log
 from workers.engines._prose import CRITICAL_CAP
 from workers.engines._shell import is_file_read
@@ -38,6 +45,7 @@ from workers.messages.model import Unit
 __all__ = ["TemplateEngine", "factor"]
 
 MIN_LINES = 3
+MIN_JSON_KEYS = 2  # leading keys the JSON lines of a run share at least
 MAX_LINE = 600  # characters: a longer line is no row
 MAX_TEXT = 4_000_000  # characters: a bigger output is left as it is
 _DIGITS = re.compile(r"\d+")
@@ -45,11 +53,11 @@ _DIGITS = re.compile(r"\d+")
 # a date, a time or both as one word (ISO 8601, a log's ``10:55:48,123``, nginx's
 # ``[03/Dec/2026:16:44:53``); not an IP address or a version, which stay whole
 _TIME = re.compile(
-    r"(?:[a-z_]{1,12}=)?[\[(]?"
+    r"(?:[a-z_]{1,12}=)?[\[(\"]?"
     r"(?:\d{4}-\d{2}-\d{2}(?:T\d{2}:\d{2}(?::\d{2})?(?:[.,]\d{1,9})?(?:Z|[+-]\d{2}:?\d{2})?)?"
     r"|\d{2}/[A-Z][a-z]{2}/\d{4}:\d{2}:\d{2}:\d{2}"
     r"|\d{1,2}:\d{2}(?::\d{2})?(?:[.,]\d{1,9})?)"
-    r"[\])]?,?"
+    r"[\])\"]?,?"
 )
 _HUNK = re.compile(r"^@@ -\d", re.M)
 _HUNK_START = "@@ -"  # (a substring search first: most texts hold none)
@@ -148,6 +156,45 @@ def _runs_in(words: list[list[str] | None]) -> list[tuple[int, int]]:
     return out
 
 
+def _json_runs(lines: list[str], taken: set[int], critical: set[str]) -> list[tuple[int, int, int]]:
+    """``(start, end, keys)`` of every run of :data:`MIN_LINES` or more one-line JSON objects
+    (a JSON log) whose first ``keys`` keys, at least :data:`MIN_JSON_KEYS`, are written alike."""
+    out: list[tuple[int, int, int]] = []
+    parts = [
+        members(line)
+        if line.startswith("{") and i not in taken and not _blocked(line, critical)
+        else None
+        for i, line in enumerate(lines)
+    ]
+    n = len(lines)
+    i = 0
+    while i < n:
+        first = parts[i]
+        if first is None:
+            i += 1
+            continue
+        keys = len(first) // 2
+        j = i + 1
+        while j < n:
+            other = parts[j]
+            if other is None:
+                break
+            shared = 0
+            limit = min(keys, len(other) // 2)
+            while shared < limit and other[2 * shared] == first[2 * shared]:
+                shared += 1
+            if shared < MIN_JSON_KEYS:
+                break
+            keys = shared
+            j += 1
+        if j - i >= MIN_LINES and keys >= MIN_JSON_KEYS:
+            out.append((i, j, keys))
+            i = j
+        else:
+            i += 1
+    return out
+
+
 def _time_slots(values: list[str]) -> tuple[str, list[list[str]]] | None:
     """Template text and per-row values of one word position holding timestamps of one
     shape: the digit groups that stay the same go into the template, the others (with
@@ -204,13 +251,30 @@ def _key_of(column: list[str]) -> str:
     return key if all(value.startswith(key) for value in column) else ""
 
 
-def _block(run: list[str]) -> list[str] | None:
-    """The block that stands for ``run`` (lines with as many spaces), or None when it has
-    nothing to write once."""
-    columns = list(zip(*(line.split(" ") for line in run), strict=True))
+def _json_columns(run: list[str], keys: int) -> tuple[list[str], list[tuple[str, ...]]]:
+    """The text before each of the first ``keys`` values (the same on every line) and the
+    columns: each of those values, then the rest of each line (its other members)."""
+    cut = [members(line) or [] for line in run]
+    before = [cut[0][2 * k] for k in range(keys)]
+    columns = [tuple(parts[2 * k + 1] for parts in cut) for k in range(keys)]
+    columns.append(tuple("".join(parts[2 * keys :]) for parts in cut))
+    return before, columns
+
+
+def _block(run: list[str], keys: int = 0) -> list[str] | None:
+    """The block that stands for ``run``, or None when it has nothing to write once: lines
+    with as many spaces (``keys`` 0), or JSON lines whose first ``keys`` keys are alike."""
+    if keys:
+        before, columns = _json_columns(run, keys)
+        joiner = ""
+    else:
+        before, columns = [], list(zip(*(line.split(" ") for line in run), strict=True))
+        joiner = " "
     text: list[str] = []
     rows: list[list[str]] = [[] for _ in run]
-    for column in columns:
+    for place, column in enumerate(columns):
+        if place < len(before):
+            text.append(marker.escape(before[place]))
         word = column[0]
         if column.count(word) == len(column):
             text.append(marker.escape(word))
@@ -222,15 +286,29 @@ def _block(run: list[str]) -> list[str] | None:
             for row, parts in zip(rows, timed[1], strict=True):
                 row.extend(parts)
             continue
-        key = _key_of(values)  # ``balance=4901``: the key stays in the template
+        key = "" if keys else _key_of(values)  # ``balance=4901``: the key stays in the template
         text.append(marker.escape(key) + marker.SLOT)
         cut = len(key)
         for row, value in zip(rows, values, strict=True):
             row.append(value[cut:])
-    template = " ".join(text)
+    template = joiner.join(text)
     if not rows[0] or len(template) > marker.MAX_TEMPLATE // 2:
         return None
     return marker.block(template, rows)
+
+
+def _all_runs(
+    lines: list[str], in_json: set[int], critical: set[str], json_lines: bool
+) -> list[tuple[int, int, int]]:
+    """Every run, in order: JSON log lines first (``keys`` > 0), then lines of one layout."""
+    runs = _json_runs(lines, in_json, critical) if json_lines else []
+    taken = set(in_json)
+    for start, end, _ in runs:
+        taken.update(range(start, end))
+    stretches = _stretches(lines)
+    runs += [(a, b, 0) for a, b in _runs(lines, stretches, taken, critical)]
+    runs.sort()
+    return runs
 
 
 def factor(
@@ -250,20 +328,17 @@ def factor(
     lines = text.split("\n")
     if len(lines) < MIN_LINES:
         return text
-    stretches = _stretches(lines)
-    if not stretches:
-        return text
     in_json = _json_lines(lines) if "[[json-" in text else set()
-    runs = _runs(lines, stretches, in_json, set())
+    runs = _all_runs(lines, in_json, set(), '{"' in text)
     if runs and critical is not None:
-        runs = _runs(lines, stretches, in_json, critical())
+        runs = _all_runs(lines, in_json, critical(), '{"' in text)
     if not runs:
         return text
     out: list[str] = []
     cursor = 0
-    for start, end in runs:
+    for start, end, keys in runs:
         run = lines[start:end]
-        new = _block(run)
+        new = _block(run, keys)
         if new is None:
             continue
         if count is not None and count("\n".join(new)) >= count("\n".join(run)):
