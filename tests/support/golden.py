@@ -60,6 +60,8 @@ _COMMANDS = {
     "passing-logs/jest": "npx jest",
     "service-log/tail-200": "tail -n 200 logs/service.log",
     "toolfilter/tsc-pretty": "npx tsc --noEmit --pretty",
+    "holdout-build/eslint-stylish": "npx eslint src/audit.js src/billing.js src/catalog.js",
+    "holdout-build/cargo-build-warnings": "cargo build",
 }
 
 

@@ -138,6 +138,7 @@ _QUOTED = re.compile(r"'[^'\n]{1,200}'|`[^`\n]{1,200}`|\"[^\"\n]{1,200}\"|â€˜[^â
 # (positions and quoted names), so a note repeated with its warning at another place
 # is the same fact (the tool filter lists the warning's places)
 _DIAG_NOTE = re.compile(r"^\S+?:\d+(?::\d+)?: note: ")
+_BLANKS = re.compile(r"[ \t]{2,}")
 # ... and such a note inside the system's or a toolchain's headers (g++'s ``/usr/include/c++/
 # 12/bits/basic_string.h:3432:5: note: candidate: ...``, clang's ``candidate template
 # ignored``): help text of the finding above it, as a library frame is of an exception, so
@@ -197,7 +198,9 @@ def line_shape(line: str) -> str:
         and (_ERROR_LEVEL_HINT.search(line) is None or _ERROR_LEVEL.search(line) is None)
     ):
         if note or _DIAG_WARNING.match(line):
-            line = _QUOTED.sub("'#'", line)
+            # quoted names fold, and so does the padding that aligns a linter's columns
+            # (eslint pads each message to its file's longest)
+            line = _BLANKS.sub(" ", _QUOTED.sub("'#'", line))
         if _HOT.search(line) is None:
             return line  # no number and no hex id: nothing folds
         return _SHAPE_TOKEN.sub(_warning_shape_token, line)

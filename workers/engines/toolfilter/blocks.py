@@ -593,6 +593,7 @@ class Repeat:
 
     kind: str  # ``warning -Wunused-variable``
     where: str  # ``4:33`` (or rustc's ``--> src/lib.rs:8:9``, as written)
+    file: str = ""  # the file it is in (an eslint report's file header line)
 
 
 def _kind(level: str, code: str | None, msg: str) -> str:
@@ -810,6 +811,6 @@ def _repeat_of(
         # names would fill the note and end the run at every second repeat)
         quoted = [] if header else _QUOTED.findall(msg)
         names = " ".join([q for q in quoted if q not in shown][:MAX_NAMES])
-        return Repeat(kind, f"{where} {names}" if names else where)
+        return Repeat(kind, f"{where} {names}" if names else where, file)
     seen[key] = msg
     return None
