@@ -62,6 +62,9 @@ _COMMANDS = {
     "toolfilter/tsc-pretty": "npx tsc --noEmit --pretty",
     "holdout-build/eslint-stylish": "npx eslint src/audit.js src/billing.js src/catalog.js",
     "holdout-build/cargo-build-warnings": "cargo build",
+    "holdout-build/gcc-wall": "gcc -Wall -Wextra -fsyntax-only src/pixel.c src/rotate.c src/palette.c",
+    "holdout-build/gcc-error-and-warnings": "gcc -Wall -Wextra -c queue.c",
+    "holdout-build/make-gcc-warnings": "make",
 }
 
 

@@ -35,7 +35,8 @@ lines stay (critical for the gate), the snippet art under them
 (``12 |  code``, ``|     ^^^``, rustc's suggestion lines, javac's source
 line and caret) and the help text (rustc's ``= help:``/``= note:``/``help:``,
 javac's ``symbol:``/``location:``) are dropped (``snippet lines``, ``help
-lines``); gcc's ``In function 'f':`` context stays.
+lines``); gcc's ``In function 'f':`` context stays above an error and goes with the
+help text above a warning (``function context lines``: its ``file:line:col`` says where).
 
 Repeats: a warning (or an eslint finding without a snippet) of the same kind
 in the same file as one shown above, whose headline the gate folds to the
@@ -322,6 +323,9 @@ _CONTEXT = re.compile(
     r"^\S+: (?:In (?:static )?(?:function|member function|constructor|instantiation of) .*"
     r"|At top level):$"
 )
+# ... of which the function a warning is in is decoration: the warning's own ``file:line:col``
+# says where it is (an error keeps it, and so does an instantiation's chain)
+_FUNCTION_CONTEXT = re.compile(r"^\S+: In (?:static )?(?:function|member function|constructor) ")
 # gcc/clang's ``file:line:col: note:`` under a finding: part of its block (its snippet art is
 # dropped, the note line is a fact of the gate and stays, or goes with a repeat whose
 # note is shown word for word above)
@@ -387,6 +391,7 @@ IGNORED = "ignored tests"
 FRAMES = "library frames"
 FRAME_LINES = "library frame lines"  # quiet: a frame's second line (its source or ``at``)
 SNIPPET = "snippet lines"
+CONTEXT_LINES = "function context lines"  # gcc's ``f.c: In function 'g':`` above a warning
 SOURCE = "source lines"
 SESSION = "session header lines"
 HELP = "help lines"
@@ -730,6 +735,14 @@ def _diagnostics(
         else:
             room = NOTE_ROOM
             run_kinds = set()
+            if (
+                context == i - 1
+                and context not in keep
+                and _FUNCTION_CONTEXT.match(lines[context])
+                and _warnings_only(lines, i)
+                and not (critical is not None and critical(context))
+            ):
+                drop[context] = CONTEXT_LINES  # each warning's file:line says where it is
             for k in range(i + 1, j):
                 if k in keep or k <= told or RUST_LOCATION.match(lines[k]):
                     continue
@@ -741,6 +754,25 @@ def _diagnostics(
                     continue
                 drop[k] = HELP if _HELP.match(lines[k]) else SNIPPET
         i = j
+
+
+def _warnings_only(lines: list[str], i: int) -> bool:
+    """Whether the findings from line ``i`` to the next context line (or the next line that
+    is not part of a finding) are all warnings: gcc's ``In function`` above them says nothing
+    their ``file:line:col`` does not (above an error it stays)."""
+    seen = False
+    for k in range(i, len(lines)):
+        line = lines[k]
+        found = _GCC_HEAD.match(line)
+        if found is not None:
+            if found["level"] != "warning":
+                return False
+            seen = True
+        elif _CONTEXT.match(line) or not (
+            _SNIPPET.match(line) or _HELP.match(line) or _INCLUDE_CHAIN.match(line)
+        ):
+            break
+    return seen
 
 
 def _library_notes(lines: list[str], i: int, keep: set[int], drop: dict[int, str]) -> bool:

@@ -287,6 +287,15 @@ def _view(
             runs.append(run)
         elif _gatherable(plan, a, b, 0):
             gather.append(run)
+        else:
+            # decoration mixed with lines that stay (a code frame, then make's next build
+            # step): the decoration goes, the rest stays as it was
+            spans = _silent_spans(plan, a, b, 0)
+            if spans:
+                rest = _unpaid_rest(plan, a, b, spans)
+                saved = run.saved - (tokens.count("\n".join(rest)) if rest else 0)
+                if saved > 0:
+                    runs.append(run._replace(saved=saved, rest=rest, silent=spans))
     extra: dict[str, str] = {}  # stashes of the markers that stay for a mixed run's rest
     for a, b, where, key in paid:
         if all(_silent(plan, k, paid=b - a) for k in range(a, b)):
@@ -430,18 +439,35 @@ class _ViewRun(NamedTuple):
     silent: list[tuple[int, int]]
 
 
-def _silent_spans(plan: Plan, a: int, b: int) -> list[tuple[int, int]]:
-    """The runs of decoration lines (dropped lines that may go silent) in ``[a, b)``."""
+def _silent_spans(plan: Plan, a: int, b: int, paid: int | None = None) -> list[tuple[int, int]]:
+    """The runs of decoration lines (dropped lines that may go silent) in ``[a, b)``; ``paid``
+    as :func:`_silent` takes it (by default: the run paid for its marker)."""
+    paid = b - a if paid is None else paid
     spans: list[tuple[int, int]] = []
     start = -1
     for k in range(a, b + 1):
-        silent = k < b and plan.cls[k] == DROP and _silent(plan, k, paid=b - a)
+        silent = k < b and plan.cls[k] == DROP and _silent(plan, k, paid=paid)
         if silent and start < 0:
             start = k
         elif not silent and start >= 0:
             spans.append((start, k))
             start = -1
     return spans
+
+
+def _unpaid_rest(plan: Plan, a: int, b: int, spans: list[tuple[int, int]]) -> list[str]:
+    """The lines of an unstashed run ``[a, b)`` outside its decoration ``spans``, as written
+    (blank lines at its ends aside)."""
+    rest: list[str] = []
+    cursor = a
+    for x, y in [*spans, (b, b)]:
+        rest.extend(plan.lines[cursor:x])
+        cursor = y
+    while rest and not rest[0].strip():
+        rest.pop(0)
+    while rest and not rest[-1].strip():
+        rest.pop()
+    return rest
 
 
 def _rest_of(
