@@ -65,6 +65,7 @@ _COMMANDS = {
     "holdout-build/gcc-wall": "gcc -Wall -Wextra -fsyntax-only src/pixel.c src/rotate.c src/palette.c",
     "holdout-build/gcc-error-and-warnings": "gcc -Wall -Wextra -c queue.c",
     "holdout-build/make-gcc-warnings": "make",
+    "holdout-build/vitest-run": "npx vitest run",
 }
 
 
