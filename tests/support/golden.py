@@ -66,6 +66,7 @@ _COMMANDS = {
     "holdout-build/gcc-error-and-warnings": "gcc -Wall -Wextra -c queue.c",
     "holdout-build/make-gcc-warnings": "make",
     "holdout-build/vitest-run": "npx vitest run",
+    "holdout-build/gpp-template-errors": "g++ -Wall -c shapes.cpp -o shapes.o",
 }
 
 

@@ -37,6 +37,7 @@ from workers.fidelity.testlogs import has_go_runs, passing_test_logs
 __all__ = [
     "SHAPED_KINDS",
     "SYSTEM_HEADER_NOTE",
+    "SYSTEM_HEADER_STEP",
     "command_family",
     "critical_lines",
     "is_crash_headline",
@@ -143,10 +144,19 @@ _BLANKS = re.compile(r"[ \t]{2,}")
 # 12/bits/basic_string.h:3432:5: note: candidate: ...``, clang's ``candidate template
 # ignored``): help text of the finding above it, as a library frame is of an exception, so
 # no fact; the finding, and notes in the project's own files, stay facts
-SYSTEM_HEADER_NOTE = re.compile(
+_SYSTEM_HEADER = (
     r"^(?:/usr/(?:local/)?(?:include|lib|lib64|share)/|/nix/store/|/Library/Developer/"
     r"|/Applications/Xcode[^/]*\.app/|/opt/(?:homebrew|local|rh|intel|cuda|rocm)/"
-    r"|[A-Za-z]:[\\/]Program Files(?: \(x86\))?[\\/])[^:\n]*:\d+(?::\d+)?: note: "
+    r"|[A-Za-z]:[\\/]Program Files(?: \(x86\))?[\\/])[^:\n]*"
+)
+SYSTEM_HEADER_NOTE = re.compile(_SYSTEM_HEADER + r":\d+(?::\d+)?: note: ")
+# ... and a step of a template's instantiation chain inside them (``/usr/include/c++/12/bits/
+# stl_algo.h:1809:14:   required from 'void std::__insertion_sort(...)'``, the chain's
+# ``/usr/include/c++/12/bits/predefined_ops.h: In instantiation of '...':``): a library frame of
+# the error, no fact; the step in the project's own code (``geom.cpp:17:14:   required from
+# here``) and the error line stay facts
+SYSTEM_HEADER_STEP = re.compile(
+    _SYSTEM_HEADER + r"(?::\d+(?::\d+)?:   required (?:from|by) |: In instantiation of )"
 )
 
 
@@ -567,7 +577,10 @@ def _tool_lines(text: str, family: str | None) -> Iterable[tuple[str, str]]:
         first = line[0]
         if first in "[T" and _SUREFIRE_PASS.match(line):
             continue
-        if first in "/CD" and ": note: " in line and SYSTEM_HEADER_NOTE.match(line):
+        if first in "/CD" and (
+            (": note: " in line and SYSTEM_HEADER_NOTE.match(line))
+            or ("   required " in line and SYSTEM_HEADER_STEP.match(line))
+        ):
             path_header = None
             continue
         if first in _FRAME_FIRST and _TRACE_FRAME.match(raw):

@@ -73,6 +73,7 @@ from workers.core.ansi import ANSI
 from workers.fidelity.facts import (
     JVM_LIBRARY_FRAME,
     SYSTEM_HEADER_NOTE,
+    SYSTEM_HEADER_STEP,
     is_crash_headline,
     is_user_frame,
     line_shape,
@@ -644,7 +645,7 @@ def _diagnostics(
                 and not (i + 1 < n and RUST_LOCATION.match(lines[i + 1]))
             )
         ) and not (header and _ESLINT_LINE.match(m)):
-            if _CONTEXT.match(m):
+            if _CONTEXT.match(m) and SYSTEM_HEADER_STEP.match(m) is None:
                 context = i
             elif _HELP.match(m) and not m.startswith(" ") and i not in keep:
                 drop[i] = HELP  # a loose ``help:`` or ``note:``
@@ -786,7 +787,9 @@ def _library_notes(lines: list[str], i: int, keep: set[int], drop: dict[int, str
     j = i
     while j < n and j not in keep and _INCLUDE_CHAIN.match(lines[j]):
         j += 1
-    if j >= n or j in keep or SYSTEM_HEADER_NOTE.match(lines[j]) is None:
+    if j >= n or j in keep:
+        return False
+    if SYSTEM_HEADER_NOTE.match(lines[j]) is None and SYSTEM_HEADER_STEP.match(lines[j]) is None:
         return False
     k = j + 1
     while k < n and k not in keep and _SNIPPET.match(lines[k]):
