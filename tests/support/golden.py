@@ -67,6 +67,7 @@ _COMMANDS = {
     "holdout-build/make-gcc-warnings": "make",
     "holdout-build/vitest-run": "npx vitest run",
     "holdout-build/gpp-template-errors": "g++ -Wall -c shapes.cpp -o shapes.o",
+    "holdout-build/javac-errors": "javac -Xlint:all -d out src/lib/*.java",
 }
 
 

@@ -378,6 +378,12 @@ _PANIC_WITH_MESSAGE_BELOW = re.compile(
     r"^thread '[^'\n]{0,200}'(?: \(\d+\))? panicked at \S+:$"
     r"|^terminate called after throwing an instance of "  # C++: ``  what():  ...`` below
 )
+# javac's ``symbol:`` line under ``File.java:6: error: cannot find symbol`` (after the source
+# line and its caret; ``required:``/``found:`` under an older ``incompatible types``): what the
+# error is about, a fact as a panic's message is (``location:`` is help text)
+_JAVAC_HEADLINE = re.compile(r"^\S+\.java:\d+: error: ")
+_JAVAC_DETAIL = re.compile(r"^\s+(?:symbol|required|found):\s+\S")
+_JAVAC_DETAIL_WINDOW = 4  # lines under the headline where it may stand
 # After a crash headline (Go panic or race, sanitizer, valgrind, a Java or
 # JavaScript exception), the first frame in user code is a fact too (kind
 # ``stack_frame``).
@@ -519,6 +525,7 @@ def _tool_lines(text: str, family: str | None) -> Iterable[tuple[str, str]]:
     in_cmake_error = False  # the previous line was ``CMake Error ...``
     # the previous line was a Rust panic's or a C++ terminate's headline (its message next)
     want_panic_message = False
+    javac_detail = 0  # lines left under a javac error headline where its symbol may stand
     path_header: str | None = None  # the previous line, when it is a bare file path
     grep_files: set[str] = set()
     has_ansi = "\x1b" in text
@@ -621,6 +628,13 @@ def _tool_lines(text: str, family: str | None) -> Iterable[tuple[str, str]]:
             in_cmake_error = False
             if raw[0].isspace():
                 yield "error_detail", token
+        if javac_detail:
+            javac_detail -= 1
+            if raw[0].isspace() and _JAVAC_DETAIL.match(raw):
+                yield "error_detail", token
+                continue
+        if first != " " and ".java:" in line and _JAVAC_HEADLINE.match(line):
+            javac_detail = _JAVAC_DETAIL_WINDOW
         if want_panic_message:
             want_panic_message = False
             if line != "stack backtrace:" and not line.startswith("note: "):
