@@ -68,6 +68,7 @@ _COMMANDS = {
     "holdout-build/vitest-run": "npx vitest run",
     "holdout-build/gpp-template-errors": "g++ -Wall -c shapes.cpp -o shapes.o",
     "holdout-build/javac-errors": "javac -Xlint:all -d out src/lib/*.java",
+    "holdout-build/cargo-build-errors": "cargo build",
 }
 
 

@@ -384,6 +384,12 @@ _PANIC_WITH_MESSAGE_BELOW = re.compile(
 _JAVAC_HEADLINE = re.compile(r"^\S+\.java:\d+: error: ")
 _JAVAC_DETAIL = re.compile(r"^\s+(?:symbol|required|found):\s+\S")
 _JAVAC_DETAIL_WINDOW = 4  # lines under the headline where it may stand
+# rustc's primary label under an error whose headline names nothing (``error[E0308]: mismatched
+# types``, then ``   |            ^^^^^^^^^^^^^ expected `u32`, found `usize```): what the error
+# is, as the symbol is of javac's; the first one of the block is a fact (a headline that quotes
+# a name, ``missing field `weight```, says it already; a warning's labels stay help text)
+_RUST_ERROR = re.compile(r"^error(?:\[E\d{4}\])?: ")
+_RUST_LABEL = re.compile(r"^\s*\|[^\n]*?\^+[ \t]+[^\s^|]")
 # After a crash headline (Go panic or race, sanitizer, valgrind, a Java or
 # JavaScript exception), the first frame in user code is a fact too (kind
 # ``stack_frame``).
@@ -526,6 +532,7 @@ def _tool_lines(text: str, family: str | None) -> Iterable[tuple[str, str]]:
     # the previous line was a Rust panic's or a C++ terminate's headline (its message next)
     want_panic_message = False
     javac_detail = 0  # lines left under a javac error headline where its symbol may stand
+    rust_label = False  # inside a rustc error's block, before its first primary label
     path_header: str | None = None  # the previous line, when it is a bare file path
     grep_files: set[str] = set()
     has_ansi = "\x1b" in text
@@ -545,7 +552,7 @@ def _tool_lines(text: str, family: str | None) -> Iterable[tuple[str, str]]:
         raw = _ANSI.sub("", raw_line) if has_ansi else raw_line
         line = raw.strip()
         if not line:
-            in_status_untracked = in_cmake_error = want_panic_message = False
+            in_status_untracked = in_cmake_error = want_panic_message = rust_label = False
             path_header = None
             # a blank line ends a stack: a frame above it is not the frame of an error
             # below (node prints its frames under the error, the next one after a blank)
@@ -635,6 +642,14 @@ def _tool_lines(text: str, family: str | None) -> Iterable[tuple[str, str]]:
                 continue
         if first != " " and ".java:" in line and _JAVAC_HEADLINE.match(line):
             javac_detail = _JAVAC_DETAIL_WINDOW
+        if rust_label and first == "|" and "^" in line and _RUST_LABEL.match(raw):
+            rust_label = False
+            yield "error_detail", token
+            continue
+        if first == "e" and _RUST_ERROR.match(raw):
+            rust_label = "`" not in raw
+        elif rust_label and raw[0].isalpha():
+            rust_label = False  # a line of words at the margin ends the block
         if want_panic_message:
             want_panic_message = False
             if line != "stack backtrace:" and not line.startswith("note: "):
