@@ -69,6 +69,7 @@ _COMMANDS = {
     "holdout-build/gpp-template-errors": "g++ -Wall -c shapes.cpp -o shapes.o",
     "holdout-build/javac-errors": "javac -Xlint:all -d out src/lib/*.java",
     "holdout-build/cargo-build-errors": "cargo build",
+    "holdout-build/tsc-elaborated": "npx tsc --noEmit -p tsconfig2.json",
 }
 
 

@@ -338,6 +338,7 @@ _INCLUDE_CHAIN = re.compile(r"^(?:In file included from |\s+from )\S+:\d+(?::\d+
 _NOTE_FIRST = frozenset("/.~_-abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789")
 _TSC_PRETTY = re.compile(r"^\S+:\d+:\d+ - (?:error|warning) TS\d+: ")
 _TSC_CODE = re.compile(r"^\s*\d+ ")
+_POSITION = re.compile(r"^\S+?(?:\(\d+,\d+\)|:\d+:\d+)")  # a tsc headline's file and place
 _TSC_RELATED = re.compile(r"^\s+\S+:\d+:\d+ - \S")  # related information, under a finding
 _JAVAC_HEAD = re.compile(r"^\S+\.java:\d+: (?:error|warning): ")
 
@@ -392,6 +393,7 @@ IGNORED = "ignored tests"
 FRAMES = "library frames"
 FRAME_LINES = "library frame lines"  # quiet: a frame's second line (its source or ``at``)
 SNIPPET = "snippet lines"
+ELABORATIONS = "repeated elaboration lines"  # tsc's, under a message shown with them above
 CONTEXT_LINES = "function context lines"  # gcc's ``f.c: In function 'g':`` above a warning
 SOURCE = "source lines"
 SESSION = "session header lines"
@@ -625,6 +627,7 @@ def _diagnostics(
     run_kinds: set[str] = set()  # the kinds that note names already
     context = -1  # the last gcc context line
     shown_notes: set[str] = set()  # gcc note lines left visible in a shown block
+    elaborated: set[tuple[str, str]] = set()  # (tsc message, elaboration line) shown
     i = 0
     while i < n:
         m = lines[i]
@@ -677,6 +680,7 @@ def _diagnostics(
         location = ""
         javac = _JAVAC_HEAD.match(m) is not None
         pretty = _TSC_PRETTY.match(m) is not None
+        plain = not pretty and m[0] not in " \t" and _TSC_HEAD.match(m) is not None
         told = i  # the headline and (tsc) the lines of its message under it
         while j < n:
             line = lines[j]
@@ -694,7 +698,7 @@ def _diagnostics(
             if pretty and _TSC_CODE.match(line):
                 j += 1
                 continue
-            if pretty and j == told + 1 and line[0].isspace():
+            if (pretty or plain) and j == told + 1 and line[0].isspace():
                 told = j  # ``  Type 'undefined' is not assignable ...``: the message goes on
                 j += 1
                 continue
@@ -736,6 +740,15 @@ def _diagnostics(
         else:
             room = NOTE_ROOM
             run_kinds = set()
+            if told > i:
+                # tsc's elaboration under a message shown above with it, word for word
+                # (another place of ``TS2339: Property 'x' does not exist on type 'A | B'.``)
+                said = _POSITION.sub("", m, count=1)
+                for k in range(i + 1, told + 1):
+                    key = (said, lines[k].strip())
+                    if key in elaborated and k not in keep and not (critical and critical(k)):
+                        drop[k] = ELABORATIONS
+                    elaborated.add(key)
             if (
                 context == i - 1
                 and context not in keep
