@@ -70,6 +70,7 @@ _COMMANDS = {
     "holdout-build/javac-errors": "javac -Xlint:all -d out src/lib/*.java",
     "holdout-build/cargo-build-errors": "cargo build",
     "holdout-build/tsc-elaborated": "npx tsc --noEmit -p tsconfig2.json",
+    "holdout-build/jest-console": "npx jest --verbose",
 }
 
 

@@ -15,8 +15,10 @@ vitest, mocha, node --test/TAP, maven surefire, gradle, ctest):
   surefire ``Tests run: 4, Failures: 0`` ...) are dropped, the marker counts
   the tests (``… 30 passing tests omitted <<cx:KEY>>``); so are the log lines
   a go test printed before it passed (:mod:`workers.fidelity.testlogs`) and
-  jest's ``● Console`` blocks of ``console.log``/``info``/``debug`` calls
-  (``console.warn`` and ``console.error`` blocks go by the other rules);
+  jest's ``● Console`` blocks of ``console.log``/``info``/``debug`` calls, and
+  jest 29's blocks of such calls without that header (``  console.log``, the
+  message, its ``at`` line) (``console.warn`` and ``console.error`` blocks go by
+  the other rules);
 - a failing test's id, its assertion and diff lines (``Expected:``,
   ``left:``, ``- expected``/``+ actual`` ...) and the frames in user code
   stay; frames in the runtime, the standard library or dependencies are
@@ -134,6 +136,7 @@ _CTEST_SUMMARY = re.compile(r"\d+ tests failed out of \d+")
 # (``console.warn``/``console.error`` blocks stay to the other rules)
 _CONSOLE_CALL = re.compile(r"^\s+console\.(\w+)$")
 _QUIET_CALLS = frozenset({"log", "info", "debug", "trace", "dir", "table"})
+_CONSOLE_AT = re.compile(r"^ {6}at \S+ \(\S+:\d+:\d+\)$")  # where the call was
 # pytest's failure sections: the source context and argument lines are stashed,
 # the ``>`` line, the ``E`` lines and ``file.py:12:`` locations stay
 _PY_SECTION = re.compile(r"^_{3,} .+ _{3,}$")
@@ -520,6 +523,14 @@ def _report(lines: list[str], keep: set[int], drop: dict[int, str]) -> None:
             drop[i] = CONSOLE
             i += 1
             continue
+        if not in_console and m.startswith("  console."):
+            end = _console_block(lines, i)
+            if end > i:
+                # jest 29 prints each call on its own, above the file's result line
+                for k in range(i, end):
+                    drop[k] = CONSOLE
+                i = end
+                continue
         if _PY_SECTION.match(m):
             in_failure = True
         elif in_failure and _PY_SECTION_END.match(m):
@@ -552,6 +563,22 @@ def _report(lines: list[str], keep: set[int], drop: dict[int, str]) -> None:
         elif _FRAME.match(m):
             i = _frame(lines, i, keep, drop)
         i += 1
+
+
+def _console_block(lines: list[str], i: int) -> int:
+    """The end of jest's block of a ``console.log``/``info``/``debug`` call at line ``i``
+    (``  console.log``, its message lines indented under it, then its ``at`` line), or ``i``
+    when the line heads no such block (``console.warn`` and ``console.error`` blocks stay)."""
+    call = _CONSOLE_CALL.match(lines[i])
+    if call is None or call.group(1) not in _QUIET_CALLS:
+        return i
+    n = len(lines)
+    j = i + 1
+    while j < n and (not lines[j].strip() or lines[j].startswith("    ")):
+        if _CONSOLE_AT.match(lines[j]):
+            return j + 1
+        j += 1
+    return i
 
 
 def _frame(lines: list[str], i: int, keep: set[int], drop: dict[int, str]) -> int:
