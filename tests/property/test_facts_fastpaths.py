@@ -368,7 +368,7 @@ def reference_line_shape(line: str) -> str:
         facts._WARNING_WORD.search(line) is not None and facts._ERROR_LEVEL.search(line) is None
     ):
         if note or facts._DIAG_WARNING.match(line):
-            line = facts._QUOTED.sub("'#'", line)
+            line = facts._BLANKS.sub(" ", facts._QUOTED.sub("'#'", line))
         return PLAIN_SHAPE_TOKEN.sub(plain_warning_shape_token, line)
     if facts._ASSERTION_WORDS.search(line) is not None:
         return PLAIN_SHAPE_TOKEN.sub(facts._time_token, line)

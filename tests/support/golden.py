@@ -60,6 +60,17 @@ _COMMANDS = {
     "passing-logs/jest": "npx jest",
     "service-log/tail-200": "tail -n 200 logs/service.log",
     "toolfilter/tsc-pretty": "npx tsc --noEmit --pretty",
+    "holdout-build/eslint-stylish": "npx eslint src/audit.js src/billing.js src/catalog.js",
+    "holdout-build/cargo-build-warnings": "cargo build",
+    "holdout-build/gcc-wall": "gcc -Wall -Wextra -fsyntax-only src/pixel.c src/rotate.c src/palette.c",
+    "holdout-build/gcc-error-and-warnings": "gcc -Wall -Wextra -c queue.c",
+    "holdout-build/make-gcc-warnings": "make",
+    "holdout-build/vitest-run": "npx vitest run",
+    "holdout-build/gpp-template-errors": "g++ -Wall -c shapes.cpp -o shapes.o",
+    "holdout-build/javac-errors": "javac -Xlint:all -d out src/lib/*.java",
+    "holdout-build/cargo-build-errors": "cargo build",
+    "holdout-build/tsc-elaborated": "npx tsc --noEmit -p tsconfig2.json",
+    "holdout-build/jest-console": "npx jest --verbose",
 }
 
 

@@ -37,6 +37,7 @@ from workers.fidelity.testlogs import has_go_runs, passing_test_logs
 __all__ = [
     "SHAPED_KINDS",
     "SYSTEM_HEADER_NOTE",
+    "SYSTEM_HEADER_STEP",
     "command_family",
     "critical_lines",
     "is_crash_headline",
@@ -138,14 +139,24 @@ _QUOTED = re.compile(r"'[^'\n]{1,200}'|`[^`\n]{1,200}`|\"[^\"\n]{1,200}\"|â€˜[^â
 # (positions and quoted names), so a note repeated with its warning at another place
 # is the same fact (the tool filter lists the warning's places)
 _DIAG_NOTE = re.compile(r"^\S+?:\d+(?::\d+)?: note: ")
+_BLANKS = re.compile(r"[ \t]{2,}")
 # ... and such a note inside the system's or a toolchain's headers (g++'s ``/usr/include/c++/
 # 12/bits/basic_string.h:3432:5: note: candidate: ...``, clang's ``candidate template
 # ignored``): help text of the finding above it, as a library frame is of an exception, so
 # no fact; the finding, and notes in the project's own files, stay facts
-SYSTEM_HEADER_NOTE = re.compile(
+_SYSTEM_HEADER = (
     r"^(?:/usr/(?:local/)?(?:include|lib|lib64|share)/|/nix/store/|/Library/Developer/"
     r"|/Applications/Xcode[^/]*\.app/|/opt/(?:homebrew|local|rh|intel|cuda|rocm)/"
-    r"|[A-Za-z]:[\\/]Program Files(?: \(x86\))?[\\/])[^:\n]*:\d+(?::\d+)?: note: "
+    r"|[A-Za-z]:[\\/]Program Files(?: \(x86\))?[\\/])[^:\n]*"
+)
+SYSTEM_HEADER_NOTE = re.compile(_SYSTEM_HEADER + r":\d+(?::\d+)?: note: ")
+# ... and a step of a template's instantiation chain inside them (``/usr/include/c++/12/bits/
+# stl_algo.h:1809:14:   required from 'void std::__insertion_sort(...)'``, the chain's
+# ``/usr/include/c++/12/bits/predefined_ops.h: In instantiation of '...':``): a library frame of
+# the error, no fact; the step in the project's own code (``geom.cpp:17:14:   required from
+# here``) and the error line stay facts
+SYSTEM_HEADER_STEP = re.compile(
+    _SYSTEM_HEADER + r"(?::\d+(?::\d+)?:   required (?:from|by) |: In instantiation of )"
 )
 
 
@@ -197,7 +208,9 @@ def line_shape(line: str) -> str:
         and (_ERROR_LEVEL_HINT.search(line) is None or _ERROR_LEVEL.search(line) is None)
     ):
         if note or _DIAG_WARNING.match(line):
-            line = _QUOTED.sub("'#'", line)
+            # quoted names fold, and so does the padding that aligns a linter's columns
+            # (eslint pads each message to its file's longest)
+            line = _BLANKS.sub(" ", _QUOTED.sub("'#'", line))
         if _HOT.search(line) is None:
             return line  # no number and no hex id: nothing folds
         return _SHAPE_TOKEN.sub(_warning_shape_token, line)
@@ -365,6 +378,18 @@ _PANIC_WITH_MESSAGE_BELOW = re.compile(
     r"^thread '[^'\n]{0,200}'(?: \(\d+\))? panicked at \S+:$"
     r"|^terminate called after throwing an instance of "  # C++: ``  what():  ...`` below
 )
+# javac's ``symbol:`` line under ``File.java:6: error: cannot find symbol`` (after the source
+# line and its caret; ``required:``/``found:`` under an older ``incompatible types``): what the
+# error is about, a fact as a panic's message is (``location:`` is help text)
+_JAVAC_HEADLINE = re.compile(r"^\S+\.java:\d+: error: ")
+_JAVAC_DETAIL = re.compile(r"^\s+(?:symbol|required|found):\s+\S")
+_JAVAC_DETAIL_WINDOW = 4  # lines under the headline where it may stand
+# rustc's primary label under an error whose headline names nothing (``error[E0308]: mismatched
+# types``, then ``   |            ^^^^^^^^^^^^^ expected `u32`, found `usize```): what the error
+# is, as the symbol is of javac's; the first one of the block is a fact (a headline that quotes
+# a name, ``missing field `weight```, says it already; a warning's labels stay help text)
+_RUST_ERROR = re.compile(r"^error(?:\[E\d{4}\])?: ")
+_RUST_LABEL = re.compile(r"^\s*\|[^\n]*?\^+[ \t]+[^\s^|]")
 # After a crash headline (Go panic or race, sanitizer, valgrind, a Java or
 # JavaScript exception), the first frame in user code is a fact too (kind
 # ``stack_frame``).
@@ -506,6 +531,8 @@ def _tool_lines(text: str, family: str | None) -> Iterable[tuple[str, str]]:
     in_cmake_error = False  # the previous line was ``CMake Error ...``
     # the previous line was a Rust panic's or a C++ terminate's headline (its message next)
     want_panic_message = False
+    javac_detail = 0  # lines left under a javac error headline where its symbol may stand
+    rust_label = False  # inside a rustc error's block, before its first primary label
     path_header: str | None = None  # the previous line, when it is a bare file path
     grep_files: set[str] = set()
     has_ansi = "\x1b" in text
@@ -525,7 +552,7 @@ def _tool_lines(text: str, family: str | None) -> Iterable[tuple[str, str]]:
         raw = _ANSI.sub("", raw_line) if has_ansi else raw_line
         line = raw.strip()
         if not line:
-            in_status_untracked = in_cmake_error = want_panic_message = False
+            in_status_untracked = in_cmake_error = want_panic_message = rust_label = False
             path_header = None
             # a blank line ends a stack: a frame above it is not the frame of an error
             # below (node prints its frames under the error, the next one after a blank)
@@ -564,7 +591,10 @@ def _tool_lines(text: str, family: str | None) -> Iterable[tuple[str, str]]:
         first = line[0]
         if first in "[T" and _SUREFIRE_PASS.match(line):
             continue
-        if first in "/CD" and ": note: " in line and SYSTEM_HEADER_NOTE.match(line):
+        if first in "/CD" and (
+            (": note: " in line and SYSTEM_HEADER_NOTE.match(line))
+            or ("   required " in line and SYSTEM_HEADER_STEP.match(line))
+        ):
             path_header = None
             continue
         if first in _FRAME_FIRST and _TRACE_FRAME.match(raw):
@@ -605,6 +635,21 @@ def _tool_lines(text: str, family: str | None) -> Iterable[tuple[str, str]]:
             in_cmake_error = False
             if raw[0].isspace():
                 yield "error_detail", token
+        if javac_detail:
+            javac_detail -= 1
+            if raw[0].isspace() and _JAVAC_DETAIL.match(raw):
+                yield "error_detail", token
+                continue
+        if first != " " and ".java:" in line and _JAVAC_HEADLINE.match(line):
+            javac_detail = _JAVAC_DETAIL_WINDOW
+        if rust_label and first == "|" and "^" in line and _RUST_LABEL.match(raw):
+            rust_label = False
+            yield "error_detail", token
+            continue
+        if first == "e" and _RUST_ERROR.match(raw):
+            rust_label = "`" not in raw
+        elif rust_label and raw[0].isalpha():
+            rust_label = False  # a line of words at the margin ends the block
         if want_panic_message:
             want_panic_message = False
             if line != "stack backtrace:" and not line.startswith("note: "):

@@ -3,6 +3,11 @@ block: each note stays, the code and carets under it are snippet art and go to t
 
 from __future__ import annotations
 
+from pathlib import Path
+
+import pytest
+
+from tests.support.sound import compress_soundly, tool_output
 from workers.engines.toolfilter.blocks import LIBRARY_NOTES, SNIPPET, analyse
 from workers.fidelity.facts import critical_lines
 
@@ -164,3 +169,34 @@ def test_a_repeat_lists_the_names_its_headline_quotes_that_the_first_did_not() -
         "src/deque.c:28:9 'scratch3'",
         "src/deque.c:41:23",  # the same types as the shown one: nothing to add
     ]
+
+
+TEMPLATE = (
+    Path(__file__).resolve().parents[2] / "data" / "holdout-build" / "gpp-template-errors.txt"
+).read_text(encoding="utf-8")
+
+
+@pytest.mark.parametrize("mode", ["standard", "aggressive"])
+def test_instantiation_chains_in_system_headers_are_library_frames(mode: str) -> None:
+    # ``g++ -Wall -c shapes.cpp`` (g++ 12) of a file written for this test on this machine:
+    # std::accumulate and std::sort over a struct without operator+ and operator<; each
+    # error comes with its instantiation chain through the standard library's headers
+    # (``In instantiation of ...``, ``required from ...``, 21 steps of up to 300 characters)
+    record = tool_output(TEMPLATE, "g++ -Wall -c shapes.cpp -o shapes.o")
+    text, saved = compress_soundly(record, mode)
+    steps = [line for line in TEMPLATE.splitlines() if line.startswith("/usr/include/")]
+    assert any(": In instantiation of " in line for line in steps)
+    assert any(":   required from ‘" in line for line in steps)
+    for line in steps:
+        if ": error: " in line:
+            assert line in text
+        else:
+            assert line not in text
+    # the steps in the project's own code stay: where the call is
+    assert "shapes.cpp:6:27:   required from here" in text
+    assert "shapes.cpp:9:14:   required from here" in text
+    assert critical_lines(TEMPLATE, "tool_result") == critical_lines(
+        "\n".join(line for line in TEMPLATE.splitlines() if "   required from ‘" not in line),
+        "tool_result",
+    )
+    assert saved > 0.85  # 0.52 before

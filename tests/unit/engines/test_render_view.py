@@ -183,3 +183,27 @@ def test_decoration_inside_a_run_with_other_lines_goes_into_the_view() -> None:
     for k in range(4):
         assert f"\tat com.example.shop.Cart{k}Test.total{k}(Cart{k}Test.java:{19 + k})" in text
         assert f"expected: <{70 + k}.00> but was: <100.00>" in text
+
+
+ELABORATED = (
+    Path(__file__).resolve().parents[2] / "data" / "holdout-build" / "tsc-elaborated.txt"
+).read_text(encoding="utf-8")
+
+
+@pytest.mark.parametrize("mode", ["standard", "aggressive"])
+def test_tsc_elaborations_repeated_under_the_same_message_go_into_the_view(mode: str) -> None:
+    # ``npx tsc --noEmit -p tsconfig2.json`` (TypeScript 5) over a file written for this test
+    # on this machine: 40 errors, TS2322 and TS2339 with an indented elaboration under them,
+    # the same words under the same message at every place
+    text, saved = compress_soundly(tool_output(ELABORATED, "npx tsc --noEmit -p ."), mode)
+    elaboration = "  Property 'toUpperCase' does not exist on type 'number'."
+    assert ELABORATED.count(elaboration) > 3
+    assert text.count(elaboration) == 1  # under the first headline of its message
+    lines = text.splitlines()
+    first = "ts2/app.ts(4,59): error TS2339: Property 'toUpperCase' does not exist on type "
+    assert lines[lines.index(first + "'string | number'.") + 1] == elaboration
+    for line in ELABORATED.splitlines():
+        if ": error TS" in line:
+            assert line in text
+    assert "repeated elaboration lines" in text
+    assert saved > 0.08  # 0 before

@@ -320,3 +320,23 @@ def test_short_paid_runs_of_passing_tests_go_into_the_view_a_skip_stays() -> Non
     for t in range(6):
         assert f"    --- FAIL: TestDiscountTable{t}/case_2 (0.00s)" in view
     assert "--- SKIP: TestWindowsPaths (0.00s)" in view or "skipped test" in view
+
+
+VITEST_RUN = (
+    Path(__file__).resolve().parents[2] / "data" / "holdout-build" / "vitest-run.txt"
+).read_text(encoding="utf-8")
+
+
+@pytest.mark.parametrize("mode", ["standard", "aggressive"])
+def test_vitest_separators_between_failures_are_decoration(mode: str) -> None:
+    # ``npx vitest run`` (vitest 2.1, default reporter) over six test files written for this
+    # test on this machine, four failing tests: each failure ends in a ``⎯⎯⎯[1/4]⎯`` rule
+    # of 80 tokens, a third of the report once its passing files are gone
+    text, saved = compress_soundly(tool_output(VITEST_RUN, "npx vitest run"), mode)
+    assert "[1/4]" not in text and "[4/4]" not in text
+    assert "separator line" in text  # the view's note counts them
+    assert "⎯⎯⎯⎯⎯⎯⎯ Failed Tests 4 ⎯⎯⎯⎯⎯⎯⎯" in text
+    for line in VITEST_RUN.splitlines():
+        if line.startswith((" FAIL ", "AssertionError")) or line.lstrip().startswith("❯ vt/"):
+            assert line.strip() in text
+    assert saved > 0.45  # 0.25 with them

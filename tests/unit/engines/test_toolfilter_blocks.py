@@ -12,11 +12,13 @@ share measured when this test was written (a few points of slack).
 from __future__ import annotations
 
 import re
+from pathlib import Path
 from typing import Any
 
 import pytest
 
 from tests.support.runner_samples import load
+from tests.support.sound import compress_soundly, tool_output
 from tests.unit.fidelity.test_facts_families import conversation
 from tests.unit.fidelity.test_facts_families import run as run_conversation
 from workers.core.offload import MemoryStore
@@ -360,3 +362,27 @@ def test_cargo_should_panic_and_doc_test_lines_are_results() -> None:
     assert found.drop.get(1) == "passing tests" and found.drop.get(3) == "passing tests"
     assert found.drop.get(5) == "ignored tests"
     assert 2 not in found.drop and 4 not in found.drop  # the failures stay
+
+
+def test_jest_29_console_log_calls_without_a_console_section_are_dropped() -> None:
+    # ``npx jest --verbose`` (jest 29) over six test files written for this test on this
+    # machine: every ninth test calls console.log; jest 29 prints each call as its own block
+    # (``  console.log``, the message, its ``at`` line) above the file's result line, with no
+    # ``● Console`` header
+    path = Path(__file__).resolve().parents[2] / "data" / "holdout-build" / "jest-console.txt"
+    text = path.read_text(encoding="utf-8")
+    lines = text.split("\n")
+    found = analyse(lines)
+    calls = [i for i, line in enumerate(lines) if line == "  console.log"]
+    assert len(calls) == 21
+    for i in calls:
+        assert found.drop.get(i) == "console output lines"
+        assert found.drop.get(i + 1) == "console output lines"  # ``    progress 9 of 40``
+        assert found.drop.get(i + 3) == "console output lines"  # its ``at`` line
+    # the failures and their frames in user code are not touched
+    for i, line in enumerate(lines):
+        if line.lstrip().startswith(("● ", "✕ ", "SyntaxError", "TypeError")):
+            assert i not in found.drop, line
+    compressed, saved = compress_soundly(tool_output(text, "npx jest --verbose"), "standard")
+    assert "progress 9 of 40" not in compressed
+    assert saved > 0.7  # 0.55 with them

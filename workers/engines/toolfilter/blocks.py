@@ -15,8 +15,10 @@ vitest, mocha, node --test/TAP, maven surefire, gradle, ctest):
   surefire ``Tests run: 4, Failures: 0`` ...) are dropped, the marker counts
   the tests (``… 30 passing tests omitted <<cx:KEY>>``); so are the log lines
   a go test printed before it passed (:mod:`workers.fidelity.testlogs`) and
-  jest's ``● Console`` blocks of ``console.log``/``info``/``debug`` calls
-  (``console.warn`` and ``console.error`` blocks go by the other rules);
+  jest's ``● Console`` blocks of ``console.log``/``info``/``debug`` calls, and
+  jest 29's blocks of such calls without that header (``  console.log``, the
+  message, its ``at`` line) (``console.warn`` and ``console.error`` blocks go by
+  the other rules);
 - a failing test's id, its assertion and diff lines (``Expected:``,
   ``left:``, ``- expected``/``+ actual`` ...) and the frames in user code
   stay; frames in the runtime, the standard library or dependencies are
@@ -35,7 +37,8 @@ lines stay (critical for the gate), the snippet art under them
 (``12 |  code``, ``|     ^^^``, rustc's suggestion lines, javac's source
 line and caret) and the help text (rustc's ``= help:``/``= note:``/``help:``,
 javac's ``symbol:``/``location:``) are dropped (``snippet lines``, ``help
-lines``); gcc's ``In function 'f':`` context stays.
+lines``); gcc's ``In function 'f':`` context stays above an error and goes with the
+help text above a warning (``function context lines``: its ``file:line:col`` says where).
 
 Repeats: a warning (or an eslint finding without a snippet) of the same kind
 in the same file as one shown above, whose headline the gate folds to the
@@ -72,6 +75,7 @@ from workers.core.ansi import ANSI
 from workers.fidelity.facts import (
     JVM_LIBRARY_FRAME,
     SYSTEM_HEADER_NOTE,
+    SYSTEM_HEADER_STEP,
     is_crash_headline,
     is_user_frame,
     line_shape,
@@ -132,6 +136,7 @@ _CTEST_SUMMARY = re.compile(r"\d+ tests failed out of \d+")
 # (``console.warn``/``console.error`` blocks stay to the other rules)
 _CONSOLE_CALL = re.compile(r"^\s+console\.(\w+)$")
 _QUIET_CALLS = frozenset({"log", "info", "debug", "trace", "dir", "table"})
+_CONSOLE_AT = re.compile(r"^ {6}at \S+ \(\S+:\d+:\d+\)$")  # where the call was
 # pytest's failure sections: the source context and argument lines are stashed,
 # the ``>`` line, the ``E`` lines and ``file.py:12:`` locations stay
 _PY_SECTION = re.compile(r"^_{3,} .+ _{3,}$")
@@ -322,6 +327,9 @@ _CONTEXT = re.compile(
     r"^\S+: (?:In (?:static )?(?:function|member function|constructor|instantiation of) .*"
     r"|At top level):$"
 )
+# ... of which the function a warning is in is decoration: the warning's own ``file:line:col``
+# says where it is (an error keeps it, and so does an instantiation's chain)
+_FUNCTION_CONTEXT = re.compile(r"^\S+: In (?:static )?(?:function|member function|constructor) ")
 # gcc/clang's ``file:line:col: note:`` under a finding: part of its block (its snippet art is
 # dropped, the note line is a fact of the gate and stays, or goes with a repeat whose
 # note is shown word for word above)
@@ -333,6 +341,7 @@ _INCLUDE_CHAIN = re.compile(r"^(?:In file included from |\s+from )\S+:\d+(?::\d+
 _NOTE_FIRST = frozenset("/.~_-abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789")
 _TSC_PRETTY = re.compile(r"^\S+:\d+:\d+ - (?:error|warning) TS\d+: ")
 _TSC_CODE = re.compile(r"^\s*\d+ ")
+_POSITION = re.compile(r"^\S+?(?:\(\d+,\d+\)|:\d+:\d+)")  # a tsc headline's file and place
 _TSC_RELATED = re.compile(r"^\s+\S+:\d+:\d+ - \S")  # related information, under a finding
 _JAVAC_HEAD = re.compile(r"^\S+\.java:\d+: (?:error|warning): ")
 
@@ -387,6 +396,8 @@ IGNORED = "ignored tests"
 FRAMES = "library frames"
 FRAME_LINES = "library frame lines"  # quiet: a frame's second line (its source or ``at``)
 SNIPPET = "snippet lines"
+ELABORATIONS = "repeated elaboration lines"  # tsc's, under a message shown with them above
+CONTEXT_LINES = "function context lines"  # gcc's ``f.c: In function 'g':`` above a warning
 SOURCE = "source lines"
 SESSION = "session header lines"
 HELP = "help lines"
@@ -512,6 +523,14 @@ def _report(lines: list[str], keep: set[int], drop: dict[int, str]) -> None:
             drop[i] = CONSOLE
             i += 1
             continue
+        if not in_console and m.startswith("  console."):
+            end = _console_block(lines, i)
+            if end > i:
+                # jest 29 prints each call on its own, above the file's result line
+                for k in range(i, end):
+                    drop[k] = CONSOLE
+                i = end
+                continue
         if _PY_SECTION.match(m):
             in_failure = True
         elif in_failure and _PY_SECTION_END.match(m):
@@ -544,6 +563,22 @@ def _report(lines: list[str], keep: set[int], drop: dict[int, str]) -> None:
         elif _FRAME.match(m):
             i = _frame(lines, i, keep, drop)
         i += 1
+
+
+def _console_block(lines: list[str], i: int) -> int:
+    """The end of jest's block of a ``console.log``/``info``/``debug`` call at line ``i``
+    (``  console.log``, its message lines indented under it, then its ``at`` line), or ``i``
+    when the line heads no such block (``console.warn`` and ``console.error`` blocks stay)."""
+    call = _CONSOLE_CALL.match(lines[i])
+    if call is None or call.group(1) not in _QUIET_CALLS:
+        return i
+    n = len(lines)
+    j = i + 1
+    while j < n and (not lines[j].strip() or lines[j].startswith("    ")):
+        if _CONSOLE_AT.match(lines[j]):
+            return j + 1
+        j += 1
+    return i
 
 
 def _frame(lines: list[str], i: int, keep: set[int], drop: dict[int, str]) -> int:
@@ -593,6 +628,7 @@ class Repeat:
 
     kind: str  # ``warning -Wunused-variable``
     where: str  # ``4:33`` (or rustc's ``--> src/lib.rs:8:9``, as written)
+    file: str = ""  # the file it is in (an eslint report's file header line)
 
 
 def _kind(level: str, code: str | None, msg: str) -> str:
@@ -618,6 +654,7 @@ def _diagnostics(
     run_kinds: set[str] = set()  # the kinds that note names already
     context = -1  # the last gcc context line
     shown_notes: set[str] = set()  # gcc note lines left visible in a shown block
+    elaborated: set[tuple[str, str]] = set()  # (tsc message, elaboration line) shown
     i = 0
     while i < n:
         m = lines[i]
@@ -638,7 +675,7 @@ def _diagnostics(
                 and not (i + 1 < n and RUST_LOCATION.match(lines[i + 1]))
             )
         ) and not (header and _ESLINT_LINE.match(m)):
-            if _CONTEXT.match(m):
+            if _CONTEXT.match(m) and SYSTEM_HEADER_STEP.match(m) is None:
                 context = i
             elif _HELP.match(m) and not m.startswith(" ") and i not in keep:
                 drop[i] = HELP  # a loose ``help:`` or ``note:``
@@ -670,6 +707,7 @@ def _diagnostics(
         location = ""
         javac = _JAVAC_HEAD.match(m) is not None
         pretty = _TSC_PRETTY.match(m) is not None
+        plain = not pretty and m[0] not in " \t" and _TSC_HEAD.match(m) is not None
         told = i  # the headline and (tsc) the lines of its message under it
         while j < n:
             line = lines[j]
@@ -687,7 +725,7 @@ def _diagnostics(
             if pretty and _TSC_CODE.match(line):
                 j += 1
                 continue
-            if pretty and j == told + 1 and line[0].isspace():
+            if (pretty or plain) and j == told + 1 and line[0].isspace():
                 told = j  # ``  Type 'undefined' is not assignable ...``: the message goes on
                 j += 1
                 continue
@@ -729,6 +767,23 @@ def _diagnostics(
         else:
             room = NOTE_ROOM
             run_kinds = set()
+            if told > i:
+                # tsc's elaboration under a message shown above with it, word for word
+                # (another place of ``TS2339: Property 'x' does not exist on type 'A | B'.``)
+                said = _POSITION.sub("", m, count=1)
+                for k in range(i + 1, told + 1):
+                    key = (said, lines[k].strip())
+                    if key in elaborated and k not in keep and not (critical and critical(k)):
+                        drop[k] = ELABORATIONS
+                    elaborated.add(key)
+            if (
+                context == i - 1
+                and context not in keep
+                and _FUNCTION_CONTEXT.match(lines[context])
+                and _warnings_only(lines, i)
+                and not (critical is not None and critical(context))
+            ):
+                drop[context] = CONTEXT_LINES  # each warning's file:line says where it is
             for k in range(i + 1, j):
                 if k in keep or k <= told or RUST_LOCATION.match(lines[k]):
                     continue
@@ -742,6 +797,25 @@ def _diagnostics(
         i = j
 
 
+def _warnings_only(lines: list[str], i: int) -> bool:
+    """Whether the findings from line ``i`` to the next context line (or the next line that
+    is not part of a finding) are all warnings: gcc's ``In function`` above them says nothing
+    their ``file:line:col`` does not (above an error it stays)."""
+    seen = False
+    for k in range(i, len(lines)):
+        line = lines[k]
+        found = _GCC_HEAD.match(line)
+        if found is not None:
+            if found["level"] != "warning":
+                return False
+            seen = True
+        elif _CONTEXT.match(line) or not (
+            _SNIPPET.match(line) or _HELP.match(line) or _INCLUDE_CHAIN.match(line)
+        ):
+            break
+    return seen
+
+
 def _library_notes(lines: list[str], i: int, keep: set[int], drop: dict[int, str]) -> bool:
     """Drop line ``i`` when it heads a note in a system header (after its include chain).
 
@@ -753,7 +827,9 @@ def _library_notes(lines: list[str], i: int, keep: set[int], drop: dict[int, str
     j = i
     while j < n and j not in keep and _INCLUDE_CHAIN.match(lines[j]):
         j += 1
-    if j >= n or j in keep or SYSTEM_HEADER_NOTE.match(lines[j]) is None:
+    if j >= n or j in keep:
+        return False
+    if SYSTEM_HEADER_NOTE.match(lines[j]) is None and SYSTEM_HEADER_STEP.match(lines[j]) is None:
         return False
     k = j + 1
     while k < n and k not in keep and _SNIPPET.match(lines[k]):
@@ -810,6 +886,6 @@ def _repeat_of(
         # names would fill the note and end the run at every second repeat)
         quoted = [] if header else _QUOTED.findall(msg)
         names = " ".join([q for q in quoted if q not in shown][:MAX_NAMES])
-        return Repeat(kind, f"{where} {names}" if names else where)
+        return Repeat(kind, f"{where} {names}" if names else where, file)
     seen[key] = msg
     return None

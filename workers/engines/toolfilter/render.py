@@ -17,6 +17,7 @@ from workers.core.offload import KEY_HEX, stash_key
 from workers.core.tokens import TokenCounter
 from workers.engines._filters import ANSI, LINE_CAP, Filter
 from workers.engines._prose import make_marker
+from workers.engines.toolfilter.blocks import REPEATS
 from workers.engines.toolfilter.plan import (
     BLANK,
     DROP,
@@ -275,15 +276,33 @@ def _view(
     marked ``counted`` (a long run of those keeps its marker in place): lines whose absence
     changes no other line's meaning.
     """
-    runs = [
-        _ViewRun(a, b, where, b - a, tokens.count("\n".join(plan.lines[a:b])), "", [], [(a, b)])
-        for a, b, where in unpaid
-        if all(_silent(plan, k) for k in range(a, b))
-    ]
+    runs: list[_ViewRun] = []
+    # runs of repeats (and decoration): their locations go into one note per file
+    gather: list[_ViewRun] = []
+    for a, b, where in unpaid:
+        run = _ViewRun(
+            a, b, where, b - a, tokens.count("\n".join(plan.lines[a:b])), "", [], [(a, b)]
+        )
+        if all(_silent(plan, k) for k in range(a, b)):
+            runs.append(run)
+        elif _gatherable(plan, a, b, 0):
+            gather.append(run)
+        else:
+            # decoration mixed with lines that stay (a code frame, then make's next build
+            # step): the decoration goes, the rest stays as it was
+            spans = _silent_spans(plan, a, b, 0)
+            if spans:
+                rest = _unpaid_rest(plan, a, b, spans)
+                saved = run.saved - (tokens.count("\n".join(rest)) if rest else 0)
+                if saved > 0:
+                    runs.append(run._replace(saved=saved, rest=rest, silent=spans))
     extra: dict[str, str] = {}  # stashes of the markers that stay for a mixed run's rest
     for a, b, where, key in paid:
         if all(_silent(plan, k, paid=b - a) for k in range(a, b)):
             runs.append(_ViewRun(a, b, where, 1, tokens.count(out[where]), key, [], [(a, b)]))
+            continue
+        if _gatherable(plan, a, b, b - a):
+            gather.append(_ViewRun(a, b, where, 1, tokens.count(out[where]), key, [], [(a, b)]))
             continue
         spans = _silent_spans(plan, a, b)
         if not spans:
@@ -293,6 +312,8 @@ def _view(
         saved = tokens.count(out[where]) - (tokens.count("\n".join(rest)) if rest else 0)
         if saved > 0:
             runs.append(_ViewRun(a, b, where, 1, saved, key, rest, spans))
+    if gather:
+        runs.extend(_gathered(plan, gather, tokens))
     if not runs:
         return None
     saved = sum(run.saved for run in runs)
@@ -332,6 +353,77 @@ def _view(
     return new, key, shown_only, gone, {k: v for k, v in extra.items() if f"{LITERAL}{k}>>" in new}
 
 
+GATHER_NOTE_CAP = 400  # characters of one note line gathering the repeats of one file
+
+
+def _gatherable(plan: Plan, a: int, b: int, paid: int) -> bool:
+    """Whether the dropped run ``[a, b)`` holds repeats of a diagnostic (and decoration) only:
+    it may go into the view when a note there lists every repeat's kind and location."""
+    found = plan.structure.repeats
+    if not found:
+        return False
+    heads = 0
+    for k in range(a, b):
+        if plan.cls[k] != DROP:
+            continue
+        label = plan.labels[k]
+        if label is not None and label.text == REPEATS:
+            heads += k in found
+        elif not _silent(plan, k, paid):
+            return False
+    return heads > 0
+
+
+def _gathered(plan: Plan, gather: list[_ViewRun], tokens: TokenCounter) -> list[_ViewRun]:
+    """The runs of repeats of ``gather`` as view runs: the first run of a file's repeats holds
+    one note line listing every repeat of that file below it by kind and location
+    (``… warning no-unused-vars 4 more times at 22:7 24:10 36:7 38:7``; a note that would pass
+    :data:`GATHER_NOTE_CAP` characters goes on in a new one at the run it reached), the others
+    go without a trace of their own.  A file whose note costs more than its runs is left out."""
+    found = plan.structure.repeats
+    groups: dict[str, list[tuple[_ViewRun, dict[str, list[str]]]]] = {}
+    for run in sorted(gather, key=lambda run: run.first):
+        kinds: dict[str, list[str]] = {}
+        file = ""
+        for k in range(run.first, run.end):
+            repeat = found.get(k)
+            if repeat is not None and plan.cls[k] == DROP:
+                kinds.setdefault(repeat.kind, []).append(repeat.where)
+                file = file or repeat.file
+        groups.setdefault(file, []).append((run, kinds))
+    out: list[_ViewRun] = []
+    for members in groups.values():
+        notes: list[tuple[int, dict[str, list[str]]]] = []  # (member index, kinds) per line
+        for index, (_, kinds) in enumerate(members):
+            if notes:
+                merged = {kind: list(w) for kind, w in notes[-1][1].items()}
+                for kind, w in kinds.items():
+                    merged.setdefault(kind, []).extend(w)
+                if len(_gathered_note(merged)) <= GATHER_NOTE_CAP:
+                    notes[-1] = (notes[-1][0], merged)
+                    continue
+            notes.append((index, kinds))
+        lines = {index: _gathered_note(kinds) for index, kinds in notes}
+        saved = sum(run.saved for run, _ in members) - sum(
+            tokens.count(line) for line in lines.values()
+        )
+        if saved <= 0:
+            continue
+        for index, (run, _) in enumerate(members):
+            note = lines.get(index)
+            cost = tokens.count(note) if note is not None else 0
+            out.append(run._replace(saved=run.saved - cost, rest=[note] if note else []))
+    return out
+
+
+def _gathered_note(kinds: dict[str, list[str]]) -> str:
+    """``… warning no-unused-vars 2 more times at 22:7 24:10; error no-empty 1 more time at 15:34``."""
+    return "… " + "; ".join(
+        f"{kind} {len(w)} more time{'s' if len(w) > 1 else ''} at {' '.join(w)}"
+        for kind, w in kinds.items()
+    )
+
+
 class _ViewRun(NamedTuple):
     """A run of dropped lines the view takes: ``[first, end)`` of the input, at ``where`` in
     the output (``width`` lines there: the run, or its marker), the tokens it gives up there,
@@ -347,18 +439,35 @@ class _ViewRun(NamedTuple):
     silent: list[tuple[int, int]]
 
 
-def _silent_spans(plan: Plan, a: int, b: int) -> list[tuple[int, int]]:
-    """The runs of decoration lines (dropped lines that may go silent) in ``[a, b)``."""
+def _silent_spans(plan: Plan, a: int, b: int, paid: int | None = None) -> list[tuple[int, int]]:
+    """The runs of decoration lines (dropped lines that may go silent) in ``[a, b)``; ``paid``
+    as :func:`_silent` takes it (by default: the run paid for its marker)."""
+    paid = b - a if paid is None else paid
     spans: list[tuple[int, int]] = []
     start = -1
     for k in range(a, b + 1):
-        silent = k < b and plan.cls[k] == DROP and _silent(plan, k, paid=b - a)
+        silent = k < b and plan.cls[k] == DROP and _silent(plan, k, paid=paid)
         if silent and start < 0:
             start = k
         elif not silent and start >= 0:
             spans.append((start, k))
             start = -1
     return spans
+
+
+def _unpaid_rest(plan: Plan, a: int, b: int, spans: list[tuple[int, int]]) -> list[str]:
+    """The lines of an unstashed run ``[a, b)`` outside its decoration ``spans``, as written
+    (blank lines at its ends aside)."""
+    rest: list[str] = []
+    cursor = a
+    for x, y in [*spans, (b, b)]:
+        rest.extend(plan.lines[cursor:x])
+        cursor = y
+    while rest and not rest[0].strip():
+        rest.pop(0)
+    while rest and not rest[-1].strip():
+        rest.pop()
+    return rest
 
 
 def _rest_of(
