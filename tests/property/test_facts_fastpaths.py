@@ -21,7 +21,7 @@ WORDS = st.sampled_from(
         "fatal", "FATAL", "Fatal", "panic", "Exception", "Traceback", "CRITICAL", "critical",
         "Warning", "WARNING", "warning", "WARN", "denied", "refused", "KeyError", "IOException",
         "terror", "Errors", "xErrorx", "_error", "error_", "WARNED", "panicked", " ", "\t", ":",
-        "failure", "failures", "Failure", "Failures", "FAILURES", "failuresx", "panicky",
+        "Out of memory", "oom-killer", "oom-kill", "segfault", "segfaults", "failure", "failures", "Failure", "Failures", "FAILURES", "failuresx", "panicky",
         "a", "Z9", "é", "-", "\n", "  ", "ok",
     ]
 )  # fmt: skip
@@ -130,10 +130,11 @@ def reference_tool_lines(text: str, family: str | None) -> Iterator[tuple[str, s
             in_traceback = False
         if family == "grep":
             match = facts._GREP_MATCH.match(raw)
-            if match and match.group(1) not in grep_files:
-                grep_files.add(match.group(1))
-                yield "grep_file", match.group(1)
-            continue
+            if match and facts._GREP_FILE.fullmatch(match.group(1)):
+                if match.group(1) not in grep_files:
+                    grep_files.add(match.group(1))
+                    yield "grep_file", match.group(1)
+                continue
         if in_cmake_error:
             in_cmake_error = False
             if raw[0].isspace():

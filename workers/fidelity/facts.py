@@ -248,13 +248,16 @@ def _iter_spans(text: str) -> Iterable[tuple[str, str]]:
 _ERROR_LINE = re.compile(
     r"\b(?:error|errors|ERROR|Error|FAILED|FAIL|FAILURE|FAILURES|failed|Failed|failure|failures|"
     r"Failure|Failures|fatal|FATAL|Fatal|panic|panicked|Exception|Traceback|CRITICAL|critical|"
-    r"Warning|WARNING|warning|WARN|denied|refused|[A-Z]\w*(?:Error|Exception))\b"
+    r"Warning|WARNING|warning|WARN|denied|refused|[A-Z]\w*(?:Error|Exception)"
+    # the kernel's OOM killer and crash reports (``kernel: Out of memory: Killed process
+    # 4242 (postgres)``, ``invoked oom-killer``, ``segfault at 0 ip ...``): no error word
+    r"|Out of memory|oom-kill(?:er)?|segfault)\b"
 )
 # Every match of _ERROR_LINE contains one of these substrings; searching for
 # them first halves the cost on lines without any (most lines).
 _ERROR_HINT = re.compile(
     r"rror|RROR|ailed|ailure|FAIL|atal|FATAL|anic|xception|Traceback|RITICAL|ritical|arning|WARN|"
-    r"denied|refused"
+    r"denied|refused|of memory|oom-kill|segfault"
 )
 
 
@@ -451,6 +454,10 @@ _EXPECTED_END = re.compile(
 # A Ruby frame in the project (``# ./spec/cart_spec.rb:41:in `block ...'``, rspec).
 _RUBY_FRAME = re.compile(r"^\s*# \./\S+:\d+:in ")
 _GREP_MATCH = re.compile(r"^([^\s:][^:\n]{0,400}?):(?:\d+[:-])?")
+# what a file name before a match looks like: no blank, quote, bracket or ``=``, not a line
+# number alone (``grep -n``) and not a date (a log line's ``2026-12-03T09:14:02``, syslog's
+# ``Dec  3 02:11:09``, slog's ``time=...``, a JSON line's ``{"level":50`` are no file names)
+_GREP_FILE = re.compile(r"(?!\d+$)(?!\d{4}-\d\d)[^\s\"'{}\[\]<>=]+")
 _SHORT_STATUS = re.compile(r"^(?:[MADRCU?! ][MADRCU?! ]|\?\?) \S")
 _GREP_COMMANDS = frozenset({"grep", "egrep", "fgrep", "rg", "ag", "ack", "git-grep"})
 
@@ -597,10 +604,13 @@ def _tool_lines(text: str, family: str | None) -> Iterable[tuple[str, str]]:
             in_traceback = False
         if family == "grep":
             match = _GREP_MATCH.match(raw)
-            if match and match.group(1) not in grep_files:
-                grep_files.add(match.group(1))
-                yield "grep_file", match.group(1)
-            continue
+            if match is not None and _GREP_FILE.fullmatch(match.group(1)):
+                if match.group(1) not in grep_files:
+                    grep_files.add(match.group(1))
+                    yield "grep_file", match.group(1)
+                continue
+            # no file name before it (one file searched: ``grep -v DEBUG /var/log/syslog``
+            # prints the log's own lines): the line reads as any other
         if in_cmake_error:
             in_cmake_error = False
             if raw[0].isspace():
