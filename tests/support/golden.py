@@ -60,6 +60,7 @@ _COMMANDS = {
     "passing-logs/jest": "npx jest",
     "service-log/tail-200": "tail -n 200 logs/service.log",
     "toolfilter/tsc-pretty": "npx tsc --noEmit --pretty",
+    "holdout-logs/pino-levels": "docker logs orders-api --tail 61",
     "holdout-logs/python-retries": "cat logs/billing-sync.log",
     "holdout-logs/syslog-oom": "tail -n 60 /var/log/syslog",
 }

@@ -252,12 +252,14 @@ _ERROR_LINE = re.compile(
     # the kernel's OOM killer and crash reports (``kernel: Out of memory: Killed process
     # 4242 (postgres)``, ``invoked oom-killer``, ``segfault at 0 ip ...``): no error word
     r"|Out of memory|oom-kill(?:er)?|segfault)\b"
+    # pino's and bunyan's JSON lines say warn, error and fatal as numbers (40, 50, 60)
+    r'|"level":\s?[456]0(?![\d.])'
 )
 # Every match of _ERROR_LINE contains one of these substrings; searching for
 # them first halves the cost on lines without any (most lines).
 _ERROR_HINT = re.compile(
     r"rror|RROR|ailed|ailure|FAIL|atal|FATAL|anic|xception|Traceback|RITICAL|ritical|arning|WARN|"
-    r"denied|refused|of memory|oom-kill|segfault"
+    r'denied|refused|of memory|oom-kill|segfault|"level":'
 )
 
 
