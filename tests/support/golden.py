@@ -60,9 +60,12 @@ _COMMANDS = {
     "passing-logs/jest": "npx jest",
     "service-log/tail-200": "tail -n 200 logs/service.log",
     "toolfilter/tsc-pretty": "npx tsc --noEmit --pretty",
+    "holdout-logs/jul-feed": "tail -n 61 logs/feed-import.log",
+    "holdout-logs/klog-controller": "kubectl logs -n shop deploy/order-controller",
     "holdout-logs/pino-levels": "docker logs orders-api --tail 61",
     "holdout-logs/python-retries": "cat logs/billing-sync.log",
     "holdout-logs/syslog-oom": "tail -n 60 /var/log/syslog",
+    "holdout-logs/zap-json-controller": "kubectl logs -n shop deploy/order-controller",
 }
 
 

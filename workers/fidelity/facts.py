@@ -251,15 +251,22 @@ _ERROR_LINE = re.compile(
     r"Warning|WARNING|warning|WARN|denied|refused|[A-Z]\w*(?:Error|Exception)"
     # the kernel's OOM killer and crash reports (``kernel: Out of memory: Killed process
     # 4242 (postgres)``, ``invoked oom-killer``, ``segfault at 0 ip ...``): no error word
-    r"|Out of memory|oom-kill(?:er)?|segfault)\b"
+    r"|Out of memory|oom-kill(?:er)?|segfault|SEVERE)\b"
     # pino's and bunyan's JSON lines say warn, error and fatal as numbers (40, 50, 60)
     r'|"level":\s?[456]0(?![\d.])'
+    # levels written in lower case: nginx's error log and winston (``[warn]``, ``[crit]``,
+    # ``[alert]``, ``[emerg]``), zap's and winston's JSON (``"level":"warn"``)
+    r"|\[(?:warn|crit|alert|emerg)\]"
+    r'|"(?:level|severity|lvl)":\s?"(?:warn|crit|alert|emerg|dpanic)"'
+    # klog (Kubernetes components): the level is the letter of ``E1203 16:41:11.123456``
+    r"|^[EWF]\d{4} \d\d:\d\d:\d\d\.\d{6}\s"
 )
 # Every match of _ERROR_LINE contains one of these substrings; searching for
 # them first halves the cost on lines without any (most lines).
 _ERROR_HINT = re.compile(
     r"rror|RROR|ailed|ailure|FAIL|atal|FATAL|anic|xception|Traceback|RITICAL|ritical|arning|WARN|"
-    r'denied|refused|of memory|oom-kill|segfault|"level":'
+    r'denied|refused|of memory|oom-kill|segfault|SEVERE|"level":|warn\]|crit\]|alert\]|emerg\]'
+    r'|warn"|crit"|alert"|emerg"|dpanic"|^[EWF]\d{4} '
 )
 
 
