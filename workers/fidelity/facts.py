@@ -751,8 +751,35 @@ def _spans_of(text: str) -> frozenset[tuple[str, str]]:
     return frozenset(_iter_spans(text))
 
 
+# ``git status --short`` (or ``--porcelain``, ``-sb``) read from its lines, whatever ran it: every
+# line a status and a path (a rename ``old -> new``), the branch line ``## main...origin/main``
+_STATUS_ENTRY = re.compile(
+    r"(?:[MADRCUT?! ][MADRCUT?! ]|\?\?) (?:\S+|\"[^\"\n]+\")(?: -> (?:\S+|\"[^\"\n]+\"))?|## \S.*"
+)
+_STATUS_FIRST = frozenset("MADRCUT?! #")
+
+
+def _is_short_status(text: str) -> bool:
+    """Whether every line of ``text`` (two at least) is a short-format git status line."""
+    if not text or text[0] not in _STATUS_FIRST:
+        return False
+    entries = 0
+    for line in text.splitlines():
+        if not line.strip():
+            continue
+        if _STATUS_ENTRY.fullmatch(line) is None:
+            return False
+        if not line.startswith("## "):
+            if not line[:2].strip():
+                return False
+            entries += 1
+    return entries >= 2
+
+
 def _lines_of(key: tuple[str, str | None, str]) -> frozenset[tuple[str, str]]:
     kind, family, text = key
+    if family is None and kind == "tool_result" and _is_short_status(text):
+        family = "git-status"
     return frozenset(_tool_lines(text, family) if kind == "tool_result" else _prose_lines(text))
 
 
@@ -772,7 +799,8 @@ def critical_lines(text: str, kind: str, command: str | None = None) -> frozense
 
     ``command`` (the shell command of a tool result, when known) changes what
     counts: for grep-like commands each matched file must stay visible, not
-    every match line; for ``git status`` the short format's lines count.
+    every match line; for ``git status`` the short format's lines count (they do in
+    any output whose every line is such a line, whatever the command).
     """
     family = command_family(command) if kind == "tool_result" else None
     return _LINES((kind, family, text))
