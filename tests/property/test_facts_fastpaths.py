@@ -21,7 +21,9 @@ WORDS = st.sampled_from(
         "fatal", "FATAL", "Fatal", "panic", "Exception", "Traceback", "CRITICAL", "critical",
         "Warning", "WARNING", "warning", "WARN", "denied", "refused", "KeyError", "IOException",
         "terror", "Errors", "xErrorx", "_error", "error_", "WARNED", "panicked", " ", "\t", ":",
-        "failure", "failures", "Failure", "Failures", "FAILURES", "failuresx", "panicky",
+        "Out of memory", "SEVERE", "SEVEREx", "[warn]", "[crit]", "[alert]", "[emerg]", "[warn",
+        '"level":"warn"', '"severity": "crit"', '"lvl":"dpanic"', '"level":"warning"', "E1203 16:41:11.123456 ",
+        "W0101 00:00:00.000000\t", "I1203 16:41:11.123456 ", '"level":50', '"level": 40', '"level":30', '"level":500', "oom-killer", "oom-kill", "segfault", "segfaults", "failure", "failures", "Failure", "Failures", "FAILURES", "failuresx", "panicky",
         "a", "Z9", "é", "-", "\n", "  ", "ok",
     ]
 )  # fmt: skip
@@ -130,10 +132,11 @@ def reference_tool_lines(text: str, family: str | None) -> Iterator[tuple[str, s
             in_traceback = False
         if family == "grep":
             match = facts._GREP_MATCH.match(raw)
-            if match and match.group(1) not in grep_files:
-                grep_files.add(match.group(1))
-                yield "grep_file", match.group(1)
-            continue
+            if match and facts._GREP_FILE.fullmatch(match.group(1)):
+                if match.group(1) not in grep_files:
+                    grep_files.add(match.group(1))
+                    yield "grep_file", match.group(1)
+                continue
         if in_cmake_error:
             in_cmake_error = False
             if raw[0].isspace():

@@ -71,6 +71,13 @@ _COMMANDS = {
     "holdout-build/cargo-build-errors": "cargo build",
     "holdout-build/tsc-elaborated": "npx tsc --noEmit -p tsconfig2.json",
     "holdout-build/jest-console": "npx jest --verbose",
+    "holdout-logs/git-status-short": "./scripts/st.sh",
+    "holdout-logs/jul-feed": "tail -n 61 logs/feed-import.log",
+    "holdout-logs/klog-controller": "kubectl logs -n shop deploy/order-controller",
+    "holdout-logs/pino-levels": "docker logs orders-api --tail 61",
+    "holdout-logs/python-retries": "cat logs/billing-sync.log",
+    "holdout-logs/syslog-oom": "tail -n 60 /var/log/syslog",
+    "holdout-logs/zap-json-controller": "kubectl logs -n shop deploy/order-controller",
 }
 
 

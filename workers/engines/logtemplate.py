@@ -9,8 +9,12 @@ between become one marker line::
 
     … 107 more lines like this (timestamps 10:00:02–10:04:58, attempt 2–108) <<cx:KEY>>
 
-stashed under ``KEY`` so that expanding gives the input back exactly.  What
-the summary may say:
+stashed under ``KEY`` so that expanding gives the input back exactly.  A later
+run of a template that a visible line above already shows (the next retry cycle
+after other lines; an error line: its shape too) needs no first line of its own:
+from ``LEAD_RUN`` lines on, everything but its last line folds into one marker
+above that line (``… 3 lines like the next (attempt 1/5–3/5; ...) <<cx:KEY>>``).
+What the summary may say:
 
 - *measures* (timestamps, durations, pids, attempt counters, sizes,
   addresses) are summarised as a range;
@@ -64,6 +68,7 @@ __all__ = ["FoldResult", "LogTemplateEngine", "fold_log"]
 
 MIN_CHARS = 400  # outputs shorter than this are left alone
 MIN_RUN = 4  # first + at least two folded lines + last
+LEAD_RUN = 3  # a run whose template a line above shows: at least two folded lines + last
 MAX_DISTINCT = 20  # distinct values of one identifying field listed in a summary
 NOTE_MAX = 290  # the stash marker grammar allows 300 characters of note
 NOTE_BASE = 30  # "N more lines like this (...)"
@@ -250,10 +255,14 @@ class _Folder:
 
     # -- the summary ---------------------------------------------------------------
 
-    def note(self, run: _Run) -> str | None:
-        """``N more lines like this (identifiers listed; measures as ranges)``, or None."""
+    def note(self, run: _Run, lead: bool = False) -> str | None:
+        """``N more lines like this (identifiers listed; measures as ranges)``, or None.
+
+        ``lead``: the run's first line goes too (a line above already shows its template),
+        so the marker stands above the last line: ``N lines like the next (...)``.
+        """
         members = run.members
-        dropped = members[1:-1]
+        dropped = members[:-1] if lead else members[1:-1]
         first = run.first
         listed: list[str] = []
         ranges: list[str] = []
@@ -270,7 +279,12 @@ class _Folder:
             if t is None:
                 listed.append(f"words {', '.join(dict.fromkeys(m.tokens[p] for m in dropped))}")
         count = len(dropped)
-        head = f"{count} more {'line' if count == 1 else 'lines'} like this ("
+        lines_word = "line" if count == 1 else "lines"
+        head = (
+            f"{count} {lines_word} like the next ("
+            if lead
+            else f"{count} more {lines_word} like this ("
+        )
         parts = listed
         if not parts and not ranges:
             parts = ["identical"]
@@ -347,23 +361,33 @@ def fold_log(text: str, tokens: TokenCounter, command: str | None = None) -> Fol
     out: list[str] = []
     stash: dict[str, str] = {}
     cursor = folded = count = 0
+    # what visible lines above already show: the templates (and the gate's shapes) of lines
+    # that stay; a later run of a template shown above needs no first line of its own
+    shown: set[str] = set()
     for run in runs:
-        if len(run.members) < MIN_RUN:
-            continue
-        note = folder.note(run)
+        members = run.members
+        first, last = members[0], members[-1]
+        lead = len(members) >= LEAD_RUN and _shown_above(first, shown)
+        note = folder.note(run, lead=True) if lead else None
         if note is None:
+            lead = False
+            note = folder.note(run) if len(members) >= MIN_RUN else None
+        if note is None:
+            _show(shown, *members)
             continue
-        a, b = run.members[0].index + 1, run.members[-1].index
+        a, b = first.index + (0 if lead else 1), last.index
         stashed = "\n".join(lines[a:b])
         key = stash_key(stashed)
         marker = offload_marker(note, key)
         if not folder.worth(stashed, marker):
+            _show(shown, *members)
             continue
+        _show(shown, last) if lead else _show(shown, first, last)
         out.extend(lines[cursor:a])
         out.append(marker)
         stash[key] = stashed
         cursor = b
-        folded += len(run.members) - 2 + run.passengers
+        folded += len(members) - (1 if lead else 2) + run.passengers
         count += 1
     if not count:
         return None
@@ -376,6 +400,23 @@ def fold_log(text: str, tokens: TokenCounter, command: str | None = None) -> Fol
     if next(iter(hidden_critical(critical, [new])), None) is not None:
         return None
     return FoldResult(new, stash, count, folded)
+
+
+def _shown_above(line: _Line, shown: set[str]) -> bool:
+    """Whether a visible line above shows ``line``'s template (an error line: its shape too,
+    the one the gate keeps in sight)."""
+    if line.masked.template not in shown:
+        return False
+    shape = line.shape()
+    return shape is None or shape in shown
+
+
+def _show(shown: set[str], *members: _Line) -> None:
+    for line in members:
+        shown.add(line.masked.template)
+        shape = line.shape()
+        if shape is not None:
+            shown.add(shape)
 
 
 def _key_chars(key: object) -> int:

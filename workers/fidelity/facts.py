@@ -261,13 +261,25 @@ def _iter_spans(text: str) -> Iterable[tuple[str, str]]:
 _ERROR_LINE = re.compile(
     r"\b(?:error|errors|ERROR|Error|FAILED|FAIL|FAILURE|FAILURES|failed|Failed|failure|failures|"
     r"Failure|Failures|fatal|FATAL|Fatal|panic|panicked|Exception|Traceback|CRITICAL|critical|"
-    r"Warning|WARNING|warning|WARN|denied|refused|[A-Z]\w*(?:Error|Exception))\b"
+    r"Warning|WARNING|warning|WARN|denied|refused|[A-Z]\w*(?:Error|Exception)"
+    # the kernel's OOM killer and crash reports (``kernel: Out of memory: Killed process
+    # 4242 (postgres)``, ``invoked oom-killer``, ``segfault at 0 ip ...``): no error word
+    r"|Out of memory|oom-kill(?:er)?|segfault|SEVERE)\b"
+    # pino's and bunyan's JSON lines say warn, error and fatal as numbers (40, 50, 60)
+    r'|"level":\s?[456]0(?![\d.])'
+    # levels written in lower case: nginx's error log and winston (``[warn]``, ``[crit]``,
+    # ``[alert]``, ``[emerg]``), zap's and winston's JSON (``"level":"warn"``)
+    r"|\[(?:warn|crit|alert|emerg)\]"
+    r'|"(?:level|severity|lvl)":\s?"(?:warn|crit|alert|emerg|dpanic)"'
+    # klog (Kubernetes components): the level is the letter of ``E1203 16:41:11.123456``
+    r"|^[EWF]\d{4} \d\d:\d\d:\d\d\.\d{6}\s"
 )
 # Every match of _ERROR_LINE contains one of these substrings; searching for
 # them first halves the cost on lines without any (most lines).
 _ERROR_HINT = re.compile(
     r"rror|RROR|ailed|ailure|FAIL|atal|FATAL|anic|xception|Traceback|RITICAL|ritical|arning|WARN|"
-    r"denied|refused"
+    r'denied|refused|of memory|oom-kill|segfault|SEVERE|"level":|warn\]|crit\]|alert\]|emerg\]'
+    r'|warn"|crit"|alert"|emerg"|dpanic"|^[EWF]\d{4} '
 )
 
 
@@ -476,6 +488,10 @@ _EXPECTED_END = re.compile(
 # A Ruby frame in the project (``# ./spec/cart_spec.rb:41:in `block ...'``, rspec).
 _RUBY_FRAME = re.compile(r"^\s*# \./\S+:\d+:in ")
 _GREP_MATCH = re.compile(r"^([^\s:][^:\n]{0,400}?):(?:\d+[:-])?")
+# what a file name before a match looks like: no blank, quote, bracket or ``=``, not a line
+# number alone (``grep -n``) and not a date (a log line's ``2026-12-03T09:14:02``, syslog's
+# ``Dec  3 02:11:09``, slog's ``time=...``, a JSON line's ``{"level":50`` are no file names)
+_GREP_FILE = re.compile(r"(?!\d+$)(?!\d{4}-\d\d)[^\s\"'{}\[\]<>=]+")
 _SHORT_STATUS = re.compile(r"^(?:[MADRCU?! ][MADRCU?! ]|\?\?) \S")
 _GREP_COMMANDS = frozenset({"grep", "egrep", "fgrep", "rg", "ag", "ack", "git-grep"})
 
@@ -627,10 +643,13 @@ def _tool_lines(text: str, family: str | None) -> Iterable[tuple[str, str]]:
             in_traceback = False
         if family == "grep":
             match = _GREP_MATCH.match(raw)
-            if match and match.group(1) not in grep_files:
-                grep_files.add(match.group(1))
-                yield "grep_file", match.group(1)
-            continue
+            if match is not None and _GREP_FILE.fullmatch(match.group(1)):
+                if match.group(1) not in grep_files:
+                    grep_files.add(match.group(1))
+                    yield "grep_file", match.group(1)
+                continue
+            # no file name before it (one file searched: ``grep -v DEBUG /var/log/syslog``
+            # prints the log's own lines): the line reads as any other
         if in_cmake_error:
             in_cmake_error = False
             if raw[0].isspace():
@@ -777,8 +796,35 @@ def _spans_of(text: str) -> frozenset[tuple[str, str]]:
     return frozenset(_iter_spans(text))
 
 
+# ``git status --short`` (or ``--porcelain``, ``-sb``) read from its lines, whatever ran it: every
+# line a status and a path (a rename ``old -> new``), the branch line ``## main...origin/main``
+_STATUS_ENTRY = re.compile(
+    r"(?:[MADRCUT?! ][MADRCUT?! ]|\?\?) (?:\S+|\"[^\"\n]+\")(?: -> (?:\S+|\"[^\"\n]+\"))?|## \S.*"
+)
+_STATUS_FIRST = frozenset("MADRCUT?! #")
+
+
+def _is_short_status(text: str) -> bool:
+    """Whether every line of ``text`` (two at least) is a short-format git status line."""
+    if not text or text[0] not in _STATUS_FIRST:
+        return False
+    entries = 0
+    for line in text.splitlines():
+        if not line.strip():
+            continue
+        if _STATUS_ENTRY.fullmatch(line) is None:
+            return False
+        if not line.startswith("## "):
+            if not line[:2].strip():
+                return False
+            entries += 1
+    return entries >= 2
+
+
 def _lines_of(key: tuple[str, str | None, str]) -> frozenset[tuple[str, str]]:
     kind, family, text = key
+    if family is None and kind == "tool_result" and _is_short_status(text):
+        family = "git-status"
     return frozenset(_tool_lines(text, family) if kind == "tool_result" else _prose_lines(text))
 
 
@@ -798,7 +844,8 @@ def critical_lines(text: str, kind: str, command: str | None = None) -> frozense
 
     ``command`` (the shell command of a tool result, when known) changes what
     counts: for grep-like commands each matched file must stay visible, not
-    every match line; for ``git status`` the short format's lines count.
+    every match line; for ``git status`` the short format's lines count (they do in
+    any output whose every line is such a line, whatever the command).
     """
     family = command_family(command) if kind == "tool_result" else None
     return _LINES((kind, family, text))

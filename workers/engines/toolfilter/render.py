@@ -66,11 +66,26 @@ def _count_labels(plan: Plan, a: int, b: int, labels: Counter[Label]) -> None:
 
 
 def _parts(labels: Counter[Label]) -> list[str]:
-    """``3 snippet lines``, ``2 other lines``: the three most common labels, counted."""
+    """``3 snippet lines``, ``2 progress bars``: the three most common labels that say what
+    the lines are, counted.  Lines no label names (``other lines``), lines like a visible one
+    (``similar``, ``repeated``) say nothing a note should pay for when other kinds are named:
+    the count of lines says how many there are; when they are most of the lines, the
+    count alone is the note."""
+    named = [(label, count) for label, count in labels.items() if not _unnamed(label)]
+    if 2 * sum(count for _, count in named) < sum(labels.values()):
+        return []  # most of the lines are of no named kind: the count says it all
     return [
         _counted(count, label.text or ("rows" if label.rows else "other lines"))
-        for label, count in labels.most_common(3)
+        for label, count in sorted(named, key=lambda lc: -lc[1])[:3]
     ]
+
+
+_UNNAMED = frozenset({REPEAT, SIMILAR})
+
+
+def _unnamed(label: Label) -> bool:
+    """Lines no label names, or lines like a visible one (repeats, similar lines)."""
+    return label in _UNNAMED or (not label.text and not label.rows)
 
 
 def _note(plan: Plan, a: int, b: int) -> str:
@@ -107,7 +122,9 @@ def _note(plan: Plan, a: int, b: int) -> str:
             return f"{_counted(n, 'similar lines')} omitted"
         return f"{lines} omitted (all {label.text})"
     parts = _parts(labels)
-    if len(labels) > 3:
+    if not parts:
+        return f"{lines} omitted"
+    if sum(1 for label in labels if not _unnamed(label)) > 3:
         parts.append("…")
     return f"{lines} omitted ({', '.join(parts)})"
 
@@ -144,15 +161,19 @@ def _structure_note(labels: Counter[Label], lines: str, repeats: list[str]) -> s
         note = "; ".join(repeats)
         more = f"{note} (and {', '.join(rest)})"
         return more if rest and len(more) <= NOTE_CAP else note
-    parts = [
-        _counted(count, label.text or ("rows" if label.rows else "other lines"))
-        for label, count in named[:3]
-    ]
-    if len(named) > 3:
-        parts.append("…")
     if all(label.item for label, _ in named):
+        parts = [_counted(count, label.text) for label, count in named[:3]]
+        if len(named) > 3:
+            parts.append("…")
         return f"{', '.join(parts)} omitted"
-    return f"{lines} omitted ({', '.join(parts)})"
+    # lines first: only the kinds that say what the lines are (see _parts)
+    shown = [(label, count) for label, count in named if not _unnamed(label)]
+    if 2 * sum(count for _, count in shown) < sum(labels.values()):
+        shown = []
+    parts = [_counted(count, label.text or "rows") for label, count in shown[:3]]
+    if len(shown) > 3:
+        parts.append("…")
+    return f"{lines} omitted ({', '.join(parts)})" if parts else f"{lines} omitted"
 
 
 def filter_text(text: str, filt: Filter, tokens: TokenCounter) -> FilterResult | None:
