@@ -148,11 +148,13 @@ def _runs_in(words: list[list[str] | None]) -> list[tuple[int, int]]:
                 break
             live = kept
             j += 1
-        if j - i >= MIN_LINES and any(other != first for other in words[i + 1 : j]):
+        if j - i < MIN_LINES:
+            i += 1
+        elif any(other != first for other in words[i + 1 : j]):
             out.append((i, j))
             i = j
         else:
-            i += 1
+            i = j  # the same line again and again (dedup's): a start inside it finds no more
     return out
 
 
