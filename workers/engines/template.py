@@ -18,27 +18,29 @@ of words with the same spaces between them, where at least half of the words are
 same on every line.  A word that differs is a value, whole (a path, an id, a number stays
 one value, never cut), except a timestamp (``10:55:48``, ``2026-12-03T09:16:21.732Z``,
 ``[03/Dec/2026:16:44:53``), whose parts that stay the same go into the template
-(``10:55:{}``).  A run stops at a critical line (an error, a finding, a failing test: the
-gate reads those as written, whole), a blank line, a line holding marker-like text or a
-tab, and inside a JSON block another engine wrote; a diff (a hunk header) and a file read
-that is not a log (source code reads by its lines) are left whole.  A run is written only
-when its block counts fewer tokens than its lines.
+(``10:55:{}``).  A run stops at a blank line, a line holding marker-like text or a tab,
+and inside a JSON block another engine wrote; a diff (a hunk header) and a file read that
+is not a log (source code reads by its lines) are left whole.  A run is written only when
+its block counts fewer tokens than its lines.
+
+Error and warning lines are table rows like any other: 109 ``WARNING ... retrying
+(attempt 2/5)`` lines of one retry loop are one template and the values that tell them
+apart, every one of them visible, and decoding needs no store (the fact oracle of
+:mod:`workers.pipeline.visibility` reads them decoded, as it reads a JSON table).  Only the
+lossy modes must show a critical line as written, and they do not run this engine.
 """
 
 from __future__ import annotations
 
 import re
 from collections.abc import Callable, Mapping, Sequence
-from functools import partial
 from itertools import groupby
 from operator import methodcaller
 
 from workers.engines._jsonline import members
 from workers.engines._logs import reads_a_log
-from workers.engines._prose import CRITICAL_CAP
 from workers.engines._shell import is_file_read
 from workers.engines.base import EngineContext, EngineOutput, LosslessEngine
-from workers.fidelity.facts import critical_lines
 from workers.markers import template as marker
 from workers.messages.model import Unit
 
@@ -64,9 +66,9 @@ _HUNK_START = "@@ -"  # (a substring search first: most texts hold none)
 _JSON_BLOCKS = ("[[json-table:", "[[json-min:")
 
 
-def _blocked(line: str, critical: set[str]) -> bool:
+def _blocked(line: str) -> bool:
     """Whether ``line`` can be in no run (blank, too long, marker-like, a tab or a carriage
-    return, or critical)."""
+    return)."""
     stripped = line.strip()
     return (
         not stripped
@@ -75,7 +77,6 @@ def _blocked(line: str, critical: set[str]) -> bool:
         or "<<cx:" in line
         or marker.SEP in line
         or "\r" in line
-        or (bool(critical) and stripped[:CRITICAL_CAP] in critical)
     )
 
 
@@ -109,14 +110,13 @@ def _stretches(lines: list[str]) -> list[tuple[int, int]]:
 
 
 def _runs(
-    lines: list[str], stretches: list[tuple[int, int]], in_json: set[int], critical: set[str]
+    lines: list[str], stretches: list[tuple[int, int]], in_json: set[int]
 ) -> list[tuple[int, int]]:
     """``(start, end)`` of every run of :data:`MIN_LINES` or more lines of one template."""
     out: list[tuple[int, int]] = []
     for a, b in stretches:
         words: list[list[str] | None] = [
-            None if i in in_json or _blocked(lines[i], critical) else lines[i].split(" ")
-            for i in range(a, b)
+            None if i in in_json or _blocked(lines[i]) else lines[i].split(" ") for i in range(a, b)
         ]
         out.extend((a + s, a + e) for s, e in _runs_in(words))
     return out
@@ -158,14 +158,12 @@ def _runs_in(words: list[list[str] | None]) -> list[tuple[int, int]]:
     return out
 
 
-def _json_runs(lines: list[str], taken: set[int], critical: set[str]) -> list[tuple[int, int, int]]:
+def _json_runs(lines: list[str], taken: set[int]) -> list[tuple[int, int, int]]:
     """``(start, end, keys)`` of every run of :data:`MIN_LINES` or more one-line JSON objects
     (a JSON log) whose first ``keys`` keys, at least :data:`MIN_JSON_KEYS`, are written alike."""
     out: list[tuple[int, int, int]] = []
     parts = [
-        members(line)
-        if line.startswith("{") and i not in taken and not _blocked(line, critical)
-        else None
+        members(line) if line.startswith("{") and i not in taken and not _blocked(line) else None
         for i, line in enumerate(lines)
     ]
     n = len(lines)
@@ -299,31 +297,24 @@ def _block(run: list[str], keys: int = 0) -> list[str] | None:
     return marker.block(template, rows)
 
 
-def _all_runs(
-    lines: list[str], in_json: set[int], critical: set[str], json_lines: bool
-) -> list[tuple[int, int, int]]:
+def _all_runs(lines: list[str], in_json: set[int], json_lines: bool) -> list[tuple[int, int, int]]:
     """Every run, in order: JSON log lines first (``keys`` > 0), then lines of one layout."""
-    runs = _json_runs(lines, in_json, critical) if json_lines else []
+    runs = _json_runs(lines, in_json) if json_lines else []
     taken = set(in_json)
     for start, end, _ in runs:
         taken.update(range(start, end))
     stretches = _stretches(lines)
-    runs += [(a, b, 0) for a, b in _runs(lines, stretches, taken, critical)]
+    runs += [(a, b, 0) for a, b in _runs(lines, stretches, taken)]
     runs.sort()
     return runs
 
 
-def factor(
-    text: str,
-    critical: Callable[[], set[str]] | None = None,
-    count: Callable[[str], int] | None = None,
-) -> str:
+def factor(text: str, count: Callable[[str], int] | None = None) -> str:
     """``text`` with its runs of lines of one template written as template blocks.
 
-    ``critical``: gives the text's critical lines (stripped), asked only when a run is
-    found; ``count``: a token counter.  With one, a block is written where it counts
-    fewer tokens than its lines, and the text is returned unchanged unless it counts fewer
-    tokens in all; without one, every run is written.
+    ``count``: a token counter.  With one, a block is written where it counts fewer tokens
+    than its lines, and the text is returned unchanged unless it counts fewer tokens in all;
+    without one, every run is written.
     """
     if len(text) > MAX_TEXT or "\n" not in text or (_HUNK_START in text and _HUNK.search(text)):
         return text
@@ -331,9 +322,7 @@ def factor(
     if len(lines) < MIN_LINES:
         return text
     in_json = _json_lines(lines) if "[[json-" in text else set()
-    runs = _all_runs(lines, in_json, set(), '{"' in text)
-    if runs and critical is not None:
-        runs = _all_runs(lines, in_json, critical(), '{"' in text)
+    runs = _all_runs(lines, in_json, '{"' in text)
     if not runs:
         return text
     out: list[str] = []
@@ -357,10 +346,6 @@ def factor(
     return factored
 
 
-def _critical(text: str, command: str | None) -> set[str]:
-    return {line for _, line in critical_lines(text, "tool_result", command)}
-
-
 class TemplateEngine(LosslessEngine):
     name = "template"
     lossless = True
@@ -378,7 +363,7 @@ class TemplateEngine(LosslessEngine):
             ):
                 texts.append(text)
                 continue
-            new = factor(text, partial(_critical, text, unit.command), ctx.tokens.count)
+            new = factor(text, ctx.tokens.count)
             if new != text:
                 blocks += new.count("\n" + marker.OPEN) + new.startswith(marker.OPEN)
             texts.append(new)
