@@ -66,7 +66,7 @@ def _unit(text: str) -> Unit:
 @SETTINGS
 def test_factor_then_decode_gives_the_text_back(text: str) -> None:
     lines = text.split("\n")
-    if _runs(lines, set()):
+    if _runs(lines):
         assert _may_run(lines)  # the quick check never turns a run away
     out = factor(text)
     assert marker.decode(out) == text

@@ -10,9 +10,11 @@ Which runs: at least :data:`MIN_LINES` consecutive lines whose common prefix end
 boundary (a space, tab, colon, ``]``, ``=`` or ``|``) and holds at least
 :data:`MIN_VISIBLE` characters that are not blank; it never cuts a word that holds a
 path or a URL (``./cvec/file_0.c``, ``tests/test_a.py::test_b``, ``/api/orders/12``):
-every path stays visible whole.  A run stops at a critical line (an error, a
-finding, a failing test: the gate reads those as written, whole), a blank line, a line
-holding marker-like text, and inside a JSON block another engine wrote.  A file read is
+every path stays visible whole.  A run stops at a blank line, a line holding
+marker-like text, and inside a JSON block or a template table another engine wrote; an
+error line is a line of the run like any other (a block decodes without a store: the
+fact oracle reads it decoded; only the lossy modes, which do not run this engine, must
+show a critical line as written).  A file read is
 left whole (source code reads by its lines), unless it reads as a log.  A run is
 written only when its block counts fewer tokens than its lines, and a prefix that starts
 like a diff (``+``, ``-``; a long listing's ``-rw-r--r--`` is none), a quote (``>``) or
@@ -23,14 +25,11 @@ from __future__ import annotations
 
 import re
 from collections.abc import Callable, Mapping, Sequence
-from functools import partial
 from operator import itemgetter
 
 from workers.engines._logs import reads_a_log
-from workers.engines._prose import CRITICAL_CAP
 from workers.engines._shell import is_file_read
 from workers.engines.base import EngineContext, EngineOutput, LosslessEngine
-from workers.fidelity.facts import critical_lines
 from workers.markers import prefix as marker
 from workers.markers import template
 from workers.messages.model import Unit
@@ -95,8 +94,8 @@ def _usable(prefix: str) -> bool:
     )
 
 
-def _blocked(lines: list[str], critical: set[str]) -> list[bool]:
-    """Per line: whether it can be in no run (blank, marker-like, critical, or inside a
+def _blocked(lines: list[str]) -> list[bool]:
+    """Per line: whether it can be in no run (blank, marker-like, or inside a
     JSON block or a template's table another engine wrote)."""
     out: list[bool] = []
     in_json = False
@@ -108,13 +107,7 @@ def _blocked(lines: list[str], critical: set[str]) -> list[bool]:
             out.append(True)
             continue
         stripped = line.strip()
-        out.append(
-            in_json
-            or not stripped
-            or "[[" in line
-            or "<<cx:" in line
-            or (bool(critical) and stripped[:CRITICAL_CAP] in critical)
-        )
+        out.append(in_json or not stripped or "[[" in line or "<<cx:" in line)
     return out
 
 
@@ -130,11 +123,11 @@ def _may_run(lines: list[str]) -> bool:
     return any(row[0] and row.count(row[0]) == MIN_LINES for row in rows)
 
 
-def _runs(lines: list[str], critical: set[str]) -> list[tuple[int, int, int]]:
+def _runs(lines: list[str]) -> list[tuple[int, int, int]]:
     """``(start, end, prefix length)`` of every run worth a block candidate, in order."""
     out: list[tuple[int, int, int]] = []
     n = len(lines)
-    blocked = _blocked(lines, critical)
+    blocked = _blocked(lines)
     i = 0
     while i < n:
         if blocked[i]:
@@ -168,27 +161,20 @@ def _runs(lines: list[str], critical: set[str]) -> list[tuple[int, int, int]]:
     return out
 
 
-def factor(
-    text: str,
-    critical: Callable[[], set[str]] | None = None,
-    count: Callable[[str], int] | None = None,
-) -> str:
+def factor(text: str, count: Callable[[str], int] | None = None) -> str:
     """``text`` with its runs of alike lines written as prefix blocks (see the module).
 
-    ``critical``: gives the text's critical lines (stripped), asked only when a run is
-    found; ``count``: a token counter.  With one, a block is written where the prefix's
-    tokens on all but one of its lines outweigh the header and the closing line, and the
-    text is returned unchanged unless it counts fewer tokens in all; without one, every
-    run is written.
+    ``count``: a token counter.  With one, a block is written where the prefix's tokens on
+    all but one of its lines outweigh the header and the closing line, and the text is
+    returned unchanged unless it counts fewer tokens in all; without one, every run is
+    written.
     """
     if len(text) > MAX_TEXT or "\n" not in text:
         return text
     lines = text.split("\n")
     if not _may_run(lines):
         return text
-    runs = _runs(lines, set())
-    if runs and critical is not None:
-        runs = _runs(lines, critical())
+    runs = _runs(lines)
     if not runs:
         return text
     out: list[str] = []
@@ -212,10 +198,6 @@ def factor(
     return factored
 
 
-def _critical(text: str, command: str | None) -> set[str]:
-    return {line for _, line in critical_lines(text, "tool_result", command)}
-
-
 class PrefixEngine(LosslessEngine):
     name = "prefix"
     lossless = True
@@ -233,7 +215,7 @@ class PrefixEngine(LosslessEngine):
             ):
                 texts.append(text)
                 continue
-            new = factor(text, partial(_critical, text, unit.command), ctx.tokens.count)
+            new = factor(text, ctx.tokens.count)
             if new != text:
                 blocks += new.count("\n" + marker.OPEN) + new.startswith(marker.OPEN)
             texts.append(new)

@@ -1,5 +1,5 @@
 """The ``prefix`` engine on real program output: lines that start alike are written once under
-a header in lossless mode, critical lines stay whole, expand gives every byte back."""
+a header in lossless mode, expand gives every byte back."""
 
 from __future__ import annotations
 
@@ -47,7 +47,8 @@ def test_a_log_burst_shares_its_timestamp_once_and_its_error_line_stays_whole(
     error = next(line for line in text.splitlines() if " ERROR " in line)
     out, saved = compress_soundly(tool_output(text, "python3 sync_job.py"), "lossless")
     assert marker.OPEN in out and marker.CLOSE in out
-    assert error in out.splitlines()  # a critical line breaks a run: it reads as written
+    # the error line is a line of the run: its message whole, its prefix in the header
+    assert any(error.endswith(line) and len(line) < len(error) for line in out.splitlines())
     header = next(line for line in out.splitlines() if line.startswith(marker.OPEN))
     assert " INFO sync_job: row " in header or header.count(":") >= 2  # the shared start
     assert saved > 0.15  # measured: 40 lines of one second, about a third of the tokens
