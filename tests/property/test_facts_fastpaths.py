@@ -63,6 +63,8 @@ def reference_tool_lines(text: str, family: str | None) -> Iterator[tuple[str, s
     expected_indent = 0
     in_cmake_error = False
     want_panic_message = False
+    javac_detail = 0
+    rust_label = False
     path_header: str | None = None
     grep_files: set[str] = set()
     has_ansi = "\x1b" in text
@@ -79,7 +81,7 @@ def reference_tool_lines(text: str, family: str | None) -> Iterator[tuple[str, s
         # The token that must stay visible is the line as written (colours included).
         token = (raw_line if events is None else written[index]).strip()[:600]
         if not line:
-            in_status_untracked = in_cmake_error = want_panic_message = False
+            in_status_untracked = in_cmake_error = want_panic_message = rust_label = False
             path_header = None
             last_frame = last_user_frame = None  # a blank line ends a stack
             continue
@@ -141,6 +143,22 @@ def reference_tool_lines(text: str, family: str | None) -> Iterator[tuple[str, s
             in_cmake_error = False
             if raw[0].isspace():
                 yield "error_detail", token
+        if javac_detail:  # a javac error's symbol/required/found under its headline
+            javac_detail -= 1
+            if raw[0].isspace() and facts._JAVAC_DETAIL.match(raw):
+                yield "error_detail", token
+                continue
+        if facts._JAVAC_HEADLINE.match(line):
+            javac_detail = facts._JAVAC_DETAIL_WINDOW
+        # rustc's first primary label under an error whose headline names nothing
+        if rust_label and facts._RUST_LABEL.match(raw):
+            rust_label = False
+            yield "error_detail", token
+            continue
+        if facts._RUST_ERROR.match(raw):
+            rust_label = "`" not in raw
+        elif rust_label and raw[0].isalpha():
+            rust_label = False
         if want_panic_message:
             want_panic_message = False
             if line != "stack backtrace:" and not line.startswith("note: "):
@@ -287,6 +305,10 @@ LINE_PARTS = st.sampled_from(
         "      Tests  48 passed (48)", "Tests  3 failed | 45 passed (48)",
         "WARNING: ThreadSanitizer: data race (pid=9502)", "    #0 work /tmp/race.c:4 (race+0x11e9)",
         "    #0 pthread_create ../../src/libsanitizer/tsan/x.cpp:1001 (libtsan.so.2+0x5e686)",
+        "error[E0308]: mismatched types", "error: missing field `weight`", "  --> src/a.rs:9:5",
+        "   |        ^^^^ expected `u32`, found `&str`", "   |   ---  ^^^ help", "warning: unused",
+        "src/lib/A.java:10: error: cannot find symbol", "  symbol:   variable size",
+        "  required: int", "  location: class A",
     ]
 )  # fmt: skip
 MULTILINE = st.lists(LINE_PARTS, max_size=25).map("\n".join)
