@@ -195,8 +195,8 @@ def _json_runs(lines: list[str], taken: set[int]) -> list[tuple[int, int, int]]:
     return out
 
 
-def _time_slots(values: list[str]) -> tuple[str, list[list[str]]] | None:
-    """Template text and per-row values of one word position holding timestamps of one
+def _time_slots(values: Sequence[str]) -> tuple[str, list[list[str]]] | None:
+    """Template text and value columns of one word position holding timestamps of one
     shape: the digit groups that stay the same go into the template, the others (with
     the one or two punctuation characters between two of them) are values."""
     if _TIME.fullmatch(values[0]) is None:
@@ -217,7 +217,7 @@ def _time_slots(values: list[str]) -> tuple[str, list[list[str]]] | None:
         if varies[k - 1] and varies[k] and len(between[k]) <= 2:
             variable[2 * k] = True  # ``01,123``: one value, not two
     text: list[str] = []
-    rows: list[list[str]] = [[] for _ in values]
+    columns: list[list[str]] = []
     item = 0
     while item <= 2 * count:
         if not variable[item]:
@@ -229,18 +229,17 @@ def _time_slots(values: list[str]) -> tuple[str, list[list[str]]] | None:
         while end <= 2 * count and variable[end]:
             end += 1
         text.append(marker.SLOT)
-        for r in range(len(values)):
-            rows[r].append(
-                "".join(
-                    splits[r][x // 2] if x % 2 == 0 else numbers[r][x // 2]
-                    for x in range(item, end)
-                )
-            )
+        columns.append(
+            [
+                "".join(split[x // 2] if x % 2 == 0 else number[x // 2] for x in range(item, end))
+                for split, number in zip(splits, numbers, strict=True)
+            ]
+        )
         item = end
-    return "".join(text), rows
+    return "".join(text), columns
 
 
-def _key_of(column: list[str]) -> str:
+def _key_of(column: Sequence[str]) -> str:
     """The ``key=`` every value of a word place starts with (``balance=4901``,
     ``latency=29.974ms``), or "": what stays the same in front of the values."""
     first = column[0]
@@ -271,7 +270,7 @@ def _block(run: list[str], keys: int = 0) -> list[str] | None:
         before, columns = [], list(zip(*(line.split(" ") for line in run), strict=True))
         joiner = " "
     text: list[str] = []
-    rows: list[list[str]] = [[] for _ in run]
+    values: list[Sequence[str]] = []  # one column of values per slot, in order
     for place, column in enumerate(columns):
         if place < len(before):
             text.append(marker.escape(before[place]))
@@ -279,22 +278,19 @@ def _block(run: list[str], keys: int = 0) -> list[str] | None:
         if column.count(word) == len(column):
             text.append(marker.escape(word))
             continue
-        values = list(column)
-        timed = _time_slots(values)
+        timed = _time_slots(column)
         if timed is not None:
             text.append(timed[0])
-            for row, parts in zip(rows, timed[1], strict=True):
-                row.extend(parts)
+            values += timed[1]
             continue
-        key = "" if keys else _key_of(values)  # ``balance=4901``: the key stays in the template
+        key = "" if keys else _key_of(column)  # ``balance=4901``: the key stays in the template
         text.append(marker.escape(key) + marker.SLOT)
         cut = len(key)
-        for row, value in zip(rows, values, strict=True):
-            row.append(value[cut:])
+        values.append([value[cut:] for value in column] if cut else column)
     template = joiner.join(text)
-    if not rows[0] or len(template) > marker.MAX_TEMPLATE // 2:
+    if not values or len(template) > marker.MAX_TEMPLATE // 2:
         return None
-    return marker.block(template, rows)
+    return marker.block(template, list(zip(*values, strict=True)))
 
 
 def _all_runs(lines: list[str], in_json: set[int], json_lines: bool) -> list[tuple[int, int, int]]:

@@ -22,6 +22,7 @@ from __future__ import annotations
 
 import json
 import re
+from collections.abc import Sequence
 
 __all__ = ["CLOSE", "OPEN", "SEP", "block", "decode", "escape", "parse"]
 
@@ -45,7 +46,7 @@ def header(template: str, count: int) -> str:
     return f"{OPEN}{json.dumps(template, ensure_ascii=False)} lines={count}]]"
 
 
-def block(template: str, rows: list[list[str]]) -> list[str]:
+def block(template: str, rows: Sequence[Sequence[str]]) -> list[str]:
     """The lines of the block: ``template`` (escaped, with slots) over ``rows`` of values."""
     return [header(template, len(rows)), *(SEP.join(values) for values in rows), CLOSE]
 
