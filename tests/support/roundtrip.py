@@ -14,6 +14,10 @@ from hypothesis import HealthCheck, settings
 from hypothesis import strategies as st
 
 from workers.core.jsonl import BadLine, decode_line
+from workers.core.tokens import TokenCounter
+from workers.engines.base import EngineContext, LosslessEngine
+from workers.markers import unwritten_markers
+from workers.messages.model import Unit
 from workers.pipeline.batch import compress_lines
 from workers.pipeline.expand import expand_line
 from workers.pipeline.runner import Pipeline
@@ -24,6 +28,9 @@ SETTINGS = settings(
     deadline=None,
     suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large],
 )
+
+
+TOKENS = TokenCounter("cl100k_base")
 
 
 def valid(text: str) -> str:
@@ -51,3 +58,16 @@ def round_trip(line: bytes, pipeline: Pipeline) -> bytes:
     value = decode_line(written, 1, 1 << 62)
     assert not isinstance(value, BadLine), value
     return expand_line(written, value)
+
+
+def check_lossless_engine(engine: LosslessEngine, text: str, other: str) -> None:
+    """One tool output through a lossless ``engine`` alone: its output decodes back to
+    ``text``; a changed output counts fewer tokens and holds no marker-like text another
+    engine (``other``) could have written, while its own blocks are not ``other``'s."""
+    unit = Unit("m1", 1, "tool", "tool_result", text, ("messages", 1, "content"))
+    (after,) = engine.apply([unit], EngineContext(tokens=TOKENS)).texts
+    assert engine.decode(after, {}) == text
+    if after != text:
+        assert TOKENS.count(after) < TOKENS.count(text)
+        assert unwritten_markers(text, after, engine.name, True, ()) == []
+        assert unwritten_markers(text, after, other, True, ()) != []

@@ -24,15 +24,15 @@ leading code indentation is left alone.
 from __future__ import annotations
 
 import re
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable
+from functools import partial
 from operator import itemgetter
+from types import ModuleType
+from typing import ClassVar
 
-from workers.engines._logs import reads_a_log
-from workers.engines._shell import is_file_read
-from workers.engines.base import EngineContext, EngineOutput, LosslessEngine
+from workers.engines._lineblocks import LineBlockEngine, splice
 from workers.markers import prefix as marker
 from workers.markers import template
-from workers.messages.model import Unit
 
 __all__ = ["PrefixEngine", "factor"]
 
@@ -177,49 +177,22 @@ def factor(text: str, count: Callable[[str], int] | None = None) -> str:
     runs = _runs(lines)
     if not runs:
         return text
-    out: list[str] = []
-    cursor = 0
-    for start, end, size in runs:
-        run = lines[start:end]
-        new = marker.block(run[0][:size], run)
-        if count is not None:
-            frame = count(new[0]) + count(new[-1]) + 1
-            if (len(run) - 1) * count(run[0][:size]) <= frame:
-                continue
-        out.extend(lines[cursor:start])
-        out.extend(new)
-        cursor = end
-    if not out:
-        return text
-    out.extend(lines[cursor:])
-    factored = "\n".join(out)
-    if count is not None and count(factored) >= count(text):
-        return text
-    return factored
+    blocks = (
+        (start, end, marker.block(lines[start][:size], lines[start:end]))
+        for start, end, size in runs
+    )
+    return splice(text, lines, blocks, count, None if count is None else partial(_worth, count))
 
 
-class PrefixEngine(LosslessEngine):
+def _worth(count: Callable[[str], int], run: list[str], block: list[str]) -> bool:
+    """Whether the prefix's tokens on all but one of the run's lines outweigh the header
+    and the closing line (the block's second line is the first one without its prefix)."""
+    prefix = run[0][: len(run[0]) - len(block[1])]
+    return (len(run) - 1) * count(prefix) > count(block[0]) + count(block[-1]) + 1
+
+
+class PrefixEngine(LineBlockEngine):
     name = "prefix"
     lossless = True
-
-    def apply(self, units: Sequence[Unit], ctx: EngineContext) -> EngineOutput:
-        texts: list[str] = []
-        blocks = 0
-        for unit in units:
-            text = unit.text
-            if (
-                unit.frozen
-                or not unit.is_tool_output
-                or "\n" not in text
-                or (is_file_read(unit) and not reads_a_log(text))  # source code: read whole
-            ):
-                texts.append(text)
-                continue
-            new = factor(text, ctx.tokens.count)
-            if new != text:
-                blocks += new.count("\n" + marker.OPEN) + new.startswith(marker.OPEN)
-            texts.append(new)
-        return EngineOutput(texts=texts, details={"blocks": blocks} if blocks else {})
-
-    def decode(self, text: str, originals: Mapping[str, str]) -> str:
-        return marker.decode(text)
+    marker: ClassVar[ModuleType] = marker
+    factor = staticmethod(factor)

@@ -33,16 +33,15 @@ lossy modes must show a critical line as written, and they do not run this engin
 from __future__ import annotations
 
 import re
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Sequence
 from itertools import groupby
 from operator import methodcaller
+from types import ModuleType
+from typing import ClassVar
 
 from workers.engines._jsonline import members
-from workers.engines._logs import reads_a_log
-from workers.engines._shell import is_file_read
-from workers.engines.base import EngineContext, EngineOutput, LosslessEngine
+from workers.engines._lineblocks import LineBlockEngine, splice
 from workers.markers import template as marker
-from workers.messages.model import Unit
 
 __all__ = ["TemplateEngine", "factor"]
 
@@ -321,49 +320,12 @@ def factor(text: str, count: Callable[[str], int] | None = None) -> str:
     runs = _all_runs(lines, in_json, '{"' in text)
     if not runs:
         return text
-    out: list[str] = []
-    cursor = 0
-    for start, end, keys in runs:
-        run = lines[start:end]
-        new = _block(run, keys)
-        if new is None:
-            continue
-        if count is not None and count("\n".join(new)) >= count("\n".join(run)):
-            continue
-        out.extend(lines[cursor:start])
-        out.extend(new)
-        cursor = end
-    if not out:
-        return text
-    out.extend(lines[cursor:])
-    factored = "\n".join(out)
-    if count is not None and count(factored) >= count(text):
-        return text
-    return factored
+    blocks = ((start, end, _block(lines[start:end], keys)) for start, end, keys in runs)
+    return splice(text, lines, blocks, count)
 
 
-class TemplateEngine(LosslessEngine):
+class TemplateEngine(LineBlockEngine):
     name = "template"
     lossless = True
-
-    def apply(self, units: Sequence[Unit], ctx: EngineContext) -> EngineOutput:
-        texts: list[str] = []
-        blocks = 0
-        for unit in units:
-            text = unit.text
-            if (
-                unit.frozen
-                or not unit.is_tool_output
-                or "\n" not in text
-                or (is_file_read(unit) and not reads_a_log(text))  # source code: read whole
-            ):
-                texts.append(text)
-                continue
-            new = factor(text, ctx.tokens.count)
-            if new != text:
-                blocks += new.count("\n" + marker.OPEN) + new.startswith(marker.OPEN)
-            texts.append(new)
-        return EngineOutput(texts=texts, details={"blocks": blocks} if blocks else {})
-
-    def decode(self, text: str, originals: Mapping[str, str]) -> str:
-        return marker.decode(text)
+    marker: ClassVar[ModuleType] = marker
+    factor = staticmethod(factor)

@@ -21,11 +21,15 @@ from __future__ import annotations
 import json
 import re
 
+from workers.markers.blocks import decode_blocks
+
 __all__ = ["CLOSE", "OPEN", "block", "decode"]
 
 OPEN = "[[prefix:v1 "
 CLOSE = "[[/prefix]]"
-_HEADER = re.compile(r'\[\[prefix:v1 ("(?:[^"\\\n]|\\.){1,400}") lines=([1-9]\d{0,6})\]\]')
+_HEADER = re.compile(
+    r'\[\[prefix:v1 (?P<prefix>"(?:[^"\\\n]|\\.){1,400}") lines=(?P<count>[1-9]\d{0,6})\]\]'
+)
 
 
 def header(prefix: str, count: int) -> str:
@@ -39,26 +43,12 @@ def block(prefix: str, lines: list[str]) -> list[str]:
 
 def decode(text: str) -> str:
     """``text`` with every well-formed prefix block written out again."""
-    if OPEN not in text:
-        return text
-    lines = text.split("\n")
-    out: list[str] = []
-    i = 0
-    n = len(lines)
-    while i < n:
-        line = lines[i]
-        match = _HEADER.fullmatch(line) if line.startswith(OPEN) else None
-        if match is not None:
-            count = int(match.group(2))
-            end = i + 1 + count
-            prefix = _prefix(match.group(1))
-            if prefix is not None and end < n and lines[end] == CLOSE:
-                out.extend(prefix + body for body in lines[i + 1 : end])
-                i = end + 1
-                continue
-        out.append(line)
-        i += 1
-    return "\n".join(out)
+    return decode_blocks(text, OPEN, CLOSE, _HEADER, _expand)
+
+
+def _expand(header: re.Match[str], body: list[str]) -> list[str] | None:
+    prefix = _prefix(header.group("prefix"))
+    return None if prefix is None else [prefix + line for line in body]
 
 
 def _prefix(literal: str) -> str | None:

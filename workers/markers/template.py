@@ -24,6 +24,8 @@ import json
 import re
 from collections.abc import Sequence
 
+from workers.markers.blocks import decode_blocks
+
 __all__ = ["CLOSE", "OPEN", "SEP", "block", "decode", "escape", "parse"]
 
 OPEN = "[[template:v1 "
@@ -32,7 +34,9 @@ SEP = "\t"
 SLOT = "{}"
 MAX_TEMPLATE = 2000  # characters of the template's JSON string
 _HEADER = re.compile(
-    r'\[\[template:v1 ("(?:[^"\\\n]|\\.){1,' + str(MAX_TEMPLATE) + r'}") lines=([1-9]\d{0,6})\]\]'
+    r'\[\[template:v1 (?P<template>"(?:[^"\\\n]|\\.){1,'
+    + str(MAX_TEMPLATE)
+    + r'}") lines=(?P<count>[1-9]\d{0,6})\]\]'
 )
 _PIECE = re.compile(r"\{\{|\}\}|\{\}|[{}]|[^{}]+")
 
@@ -81,27 +85,15 @@ def fill(pieces: list[str], row: str) -> str | None:
 
 def decode(text: str) -> str:
     """``text`` with every well-formed template block written out again."""
-    if OPEN not in text:
-        return text
-    lines = text.split("\n")
-    out: list[str] = []
-    i = 0
-    n = len(lines)
-    while i < n:
-        line = lines[i]
-        match = _HEADER.fullmatch(line) if line.startswith(OPEN) else None
-        if match is not None:
-            end = i + 1 + int(match.group(2))
-            pieces = _pieces(match.group(1))
-            if pieces is not None and end < n and lines[end] == CLOSE:
-                filled = [fill(pieces, row) for row in lines[i + 1 : end]]
-                if None not in filled:
-                    out.extend(filled)  # type: ignore[arg-type]
-                    i = end + 1
-                    continue
-        out.append(line)
-        i += 1
-    return "\n".join(out)
+    return decode_blocks(text, OPEN, CLOSE, _HEADER, _expand)
+
+
+def _expand(header: re.Match[str], rows: list[str]) -> list[str] | None:
+    pieces = _pieces(header.group("template"))
+    if pieces is None:
+        return None
+    filled = [fill(pieces, row) for row in rows]
+    return None if None in filled else filled  # type: ignore[return-value]
 
 
 def _pieces(literal: str) -> list[str] | None:

@@ -205,14 +205,6 @@ def test_only_lossless_mode_runs_it_before_prefix() -> None:
     assert "template" not in STANDARD and "template" not in AGGRESSIVE
 
 
-def test_a_source_file_read_stays_whole(tmp_path: Path) -> None:
-    code = "def test_prices():\n" + "".join(
-        f"    assert price({i}) == {10 * i}\n" for i in range(9)
-    )
-    shown, _ = compress_soundly(tool_output(code, "cat tests/test_prices.py"), "lossless")
-    assert shown == code
-
-
 # a service that logs JSON lines (as pino or structlog do): its host, pid and service name
 # are the same on every line
 JSON_JOB = """\
