@@ -61,6 +61,9 @@ def reference_tool_lines(text: str, family: str | None) -> Iterator[tuple[str, s
     expected_indent = 0
     in_cmake_error = False
     want_panic_message = False
+    javac_detail = 0
+    rust_label = False
+    said: set[str] | None = set() if "[ERROR] " in text or "[WARNING] " in text else None
     path_header: str | None = None
     grep_files: set[str] = set()
     has_ansi = "\x1b" in text
@@ -77,7 +80,7 @@ def reference_tool_lines(text: str, family: str | None) -> Iterator[tuple[str, s
         # The token that must stay visible is the line as written (colours included).
         token = (raw_line if events is None else written[index]).strip()[:600]
         if not line:
-            in_status_untracked = in_cmake_error = want_panic_message = False
+            in_status_untracked = in_cmake_error = want_panic_message = rust_label = False
             path_header = None
             last_frame = last_user_frame = None  # a blank line ends a stack
             continue
@@ -105,9 +108,14 @@ def reference_tool_lines(text: str, family: str | None) -> Iterator[tuple[str, s
             if raw[:1] in ("+", "-", " ", "\\"):
                 continue  # hunk body: trimmable, its headers carry the facts
             in_hunk = False
+        if said is not None:
+            plain = facts.RELOGGED.sub("", line, count=1).strip()
+            if facts.RELOGGED.match(line) and plain in said:
+                continue  # said above, then again behind a log level
+            said.add(plain)
         if facts._SUREFIRE_PASS.match(line):
             continue  # a test class that passed
-        if facts.SYSTEM_HEADER_NOTE.match(line):
+        if facts.SYSTEM_HEADER_NOTE.match(line) or facts.SYSTEM_HEADER_STEP.match(line):
             path_header = None
             continue  # a compiler's note in a header it ships: help text
         if facts._TRACE_FRAME.match(raw):
@@ -138,6 +146,21 @@ def reference_tool_lines(text: str, family: str | None) -> Iterator[tuple[str, s
             in_cmake_error = False
             if raw[0].isspace():
                 yield "error_detail", token
+        if javac_detail:
+            javac_detail -= 1
+            if raw[0].isspace() and facts._JAVAC_DETAIL.match(raw):
+                yield "error_detail", token
+                continue
+        if facts._JAVAC_HEADLINE.match(line):
+            javac_detail = facts._JAVAC_DETAIL_WINDOW
+        if rust_label and facts._RUST_LABEL.match(raw):
+            rust_label = False
+            yield "error_detail", token
+            continue
+        if facts._RUST_ERROR.match(raw):
+            rust_label = "`" not in raw
+        elif rust_label and raw[0].isalpha():
+            rust_label = False
         if want_panic_message:
             want_panic_message = False
             if line != "stack backtrace:" and not line.startswith("note: "):

@@ -71,6 +71,7 @@ _COMMANDS = {
     "holdout-build/cargo-build-errors": "cargo build",
     "holdout-build/tsc-elaborated": "npx tsc --noEmit -p tsconfig2.json",
     "holdout-build/jest-console": "npx jest --verbose",
+    "holdout-build/mvn-compile-errors": "mvn -B compile",
 }
 
 
