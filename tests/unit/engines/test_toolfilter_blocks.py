@@ -212,7 +212,9 @@ def test_a_report_under_the_generic_filter_is_stashed_exactly() -> None:
     assert restored == sample["output"] and missing == []
 
 
-def test_repeats_are_per_file() -> None:
+def test_rustc_repeats_fold_across_files_gcc_repeats_per_file() -> None:
+    # rustc's headline names no file: the one shown stands for its kind in every file (the
+    # note lists each ``-->`` as written); a gcc headline holds its file: b.c is a fact of its own
     block = [
         "warning: unneeded `return` statement",
         "  --> src/{f}.rs:{n}:5",
@@ -223,9 +225,17 @@ def test_repeats_are_per_file() -> None:
     ]
     lines = [line.format(f=f, n=n) for f, n in (("a", 10), ("a", 20), ("b", 30)) for line in block]
     found = analyse(lines, lambda i: False)
-    assert sorted(found.repeats) == [6]  # the second in a.rs; b.rs is a fact of its own
+    assert sorted(found.repeats) == [6, 12]
     assert found.repeats[6].where == "--> src/a.rs:20:5"
+    assert found.repeats[12].where == "--> src/b.rs:30:5"
     assert found.repeats[6].kind == "warning unneeded statement"
+    gcc = [
+        f"src/{f}.c:{n}:9: warning: unused variable 'tmp' [-Wunused-variable]"
+        for f, n in (("a", 10), ("a", 20), ("b", 30))
+    ]
+    found = analyse(gcc, lambda i: False)
+    assert sorted(found.repeats) == [1]
+    assert found.repeats[1].where == "src/a.c:20:9"
 
 
 def test_an_output_without_command_or_tool_is_filtered_when_it_is_a_report() -> None:

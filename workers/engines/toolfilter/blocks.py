@@ -41,8 +41,8 @@ lines``); gcc's ``In function 'f':`` context stays above an error and goes with 
 help text above a warning (``function context lines``: its ``file:line:col`` says where).
 
 Repeats: a warning (or an eslint finding without a snippet) of the same kind
-in the same file as one shown above, whose headline the gate folds to the
-same shape (:func:`~workers.fidelity.facts.line_shape`: positions and quoted
+in the same file as one shown above (rustc's, whose headline names no file: in
+any file), whose headline the gate folds to the same shape (:func:`~workers.fidelity.facts.line_shape`: positions and quoted
 names fold for compiler warnings), is dropped whole, context line included;
 the marker note names the kind and lists every location as written, with
 the names its headline quotes (``… warning -Wunused-variable 2 more times at
@@ -50,7 +50,9 @@ main.c:4:33 ‘b’ main.c:5:33 ‘c’``, rustc's ``--> src/lib.rs:8:9 `y``` ve
 since those lines are facts and the names identify what each repeat is about).  The
 note keeps the level word, so it is an error line for the gate and aging
 and budget keep it visible; a note that would pass ``NOTE_ROOM`` characters
-ends the run (the next repeat is shown).  Errors are never folded into
+ends the run (the next repeat is shown), and a run whose note would pass a
+marker's cap goes into the view, where one note line per file (rustc: per kind)
+lists its repeats, or stays as written (:mod:`.render`).  Errors are never folded into
 another error (two places, two facts).
 
 Crash reports (a Go panic or race, an AddressSanitizer or valgrind finding,
@@ -618,7 +620,10 @@ _PATH_HEADER = re.compile(r"^(?:[A-Za-z]:)?[\w.@~+-]*(?:[/\\][\w.@~+-]+)+\.\w{1,
 RUST_LOCATION = re.compile(r"^\s*--> (?P<file>\S+?):(?P<where>\d+:\d+)$")
 _FLAG = re.compile(r"\[(-W[\w=+-]+|[\w-]+)\]$")
 _QUOTED = re.compile(r"'[^'\n]{1,200}'|`[^`\n]{1,200}`|\"[^\"\n]{1,200}\"|‘[^’\n]{1,200}’")
-NOTE_ROOM = 170  # characters of one marker note that repeats may fill (the cap is 200)
+# characters of the note of one run of repeats: a run whose note passes the marker's cap (200)
+# gets no marker of its own (:func:`.render._stash_run`): its repeats go into the view, where
+# notes are lines of their own, or stay as written
+NOTE_ROOM = 1200
 MAX_NAMES = 3  # quoted names of one repeat's headline listed with its location
 
 
@@ -876,7 +881,9 @@ def _repeat_of(
     if not where.startswith("-->") and not header:
         where = f"{file}:{where}"  # as the compiler wrote it: ``main.c:4:33``
     kind = _kind(level, code, msg)
-    key = (kind, file, line_shape(head.strip()[:600]))
+    # rustc's headline names no file: one shown above stands for the kind in every file, the
+    # note lists each ``-->`` location as written (a gcc or tsc headline holds its file)
+    key = (kind, "" if where.startswith("-->") else file, line_shape(head.strip()[:600]))
     shown = seen.get(key)
     if shown is not None:
         # the names the headline quotes are identifiers: the note lists those the shown

@@ -384,13 +384,14 @@ def _gathered(plan: Plan, gather: list[_ViewRun], tokens: TokenCounter) -> list[
     groups: dict[str, list[tuple[_ViewRun, dict[str, list[str]]]]] = {}
     for run in sorted(gather, key=lambda run: run.first):
         kinds: dict[str, list[str]] = {}
-        file = ""
+        group = ""
         for k in range(run.first, run.end):
             repeat = found.get(k)
             if repeat is not None and plan.cls[k] == DROP:
                 kinds.setdefault(repeat.kind, []).append(repeat.where)
-                file = file or repeat.file
-        groups.setdefault(file, []).append((run, kinds))
+                # rustc's repeats name their file in each place: one note per kind
+                group = group or (repeat.kind if repeat.where.startswith("-->") else repeat.file)
+        groups.setdefault(group, []).append((run, kinds))
     out: list[_ViewRun] = []
     for members in groups.values():
         notes: list[tuple[int, dict[str, list[str]]]] = []  # (member index, kinds) per line
@@ -504,6 +505,8 @@ def _stash_run(
     stash key, or None."""
     run = "\n".join(plan.lines[a:b])
     note = _note(plan, a, b)
+    if len(note) > NOTE_CAP and plan.structure.repeats:
+        return None  # its repeats' places would not fit: they go into the view, or stay
     sure = _worth_before_key(run, offload_marker(short_note(note), _NO_KEY), tokens)
     if sure is False:
         return None  # no key needed: its secret scan and digest are the dear part
