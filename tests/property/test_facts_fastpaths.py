@@ -113,6 +113,8 @@ def reference_tool_lines(text: str, family: str | None) -> Iterator[tuple[str, s
             if facts.RELOGGED.match(line) and plain in said:
                 continue  # said above, then again behind a log level
             said.add(plain)
+            if facts.TOOL_ADVICE.match(line):
+                continue  # a build tool's advice: help text
         if facts._SUREFIRE_PASS.match(line):
             continue  # a test class that passed
         if facts.SYSTEM_HEADER_NOTE.match(line) or facts.SYSTEM_HEADER_STEP.match(line):

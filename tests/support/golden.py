@@ -72,6 +72,7 @@ _COMMANDS = {
     "holdout-build/tsc-elaborated": "npx tsc --noEmit -p tsconfig2.json",
     "holdout-build/jest-console": "npx jest --verbose",
     "holdout-build/mvn-compile-errors": "mvn -B compile",
+    "holdout-build/mvn-test": "mvn -B test",
 }
 
 

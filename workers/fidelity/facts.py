@@ -388,6 +388,17 @@ _JAVAC_DETAIL_WINDOW = 4  # lines under the headline where it may stand
 # execute goal ... Compilation failure:`` lists every compiler error a second time, each
 # line as ``[ERROR]   symbol:   variable yr``): the line above is the fact
 RELOGGED = re.compile(r"^\[(?:ERROR|WARNING|WARN)\] ")
+# A build tool's advice behind its error level, the same after every failure (maven's
+# ``[ERROR] -> [Help 1]``, ``[ERROR] Re-run Maven using the -X switch ...``, its empty
+# ``[ERROR]`` lines): help text, no fact
+TOOL_ADVICE = re.compile(
+    r"^\[(?:ERROR|WARNING)\]\s*(?:$|-> \[Help \d+\]$|\[Help \d+\] https?://\S+$"
+    r"|To see the full stack trace of the errors, re-run Maven with the -e switch\.$"
+    r"|Re-run Maven using the -X switch to enable full debug logging\.$"
+    r"|For more information about the errors and possible solutions, please read the following"
+    r" articles:$"
+    r"|See dump files \(if any exist\) )"
+)
 # rustc's primary label under an error whose headline names nothing (``error[E0308]: mismatched
 # types``, then ``   |            ^^^^^^^^^^^^^ expected `u32`, found `usize```): what the error
 # is, as the symbol is of javac's; the first one of the block is a fact (a headline that quotes
@@ -600,6 +611,8 @@ def _tool_lines(text: str, family: str | None) -> Iterable[tuple[str, str]]:
             if plain is not line and plain in said:
                 continue  # said above without its level
             said.add(plain)
+            if first == "[" and TOOL_ADVICE.match(line):
+                continue
         if first in "[T" and _SUREFIRE_PASS.match(line):
             continue
         if first in "/CD" and (

@@ -292,6 +292,15 @@ class Plan:
                 cls[i] = DROP
                 labels[i] = structure_label(stext)
                 continue
+            didx = -2  # not looked up yet
+            if not critical and drop_find is not None and keep_find is not None:
+                # a drop rule marked decoration is more particular than a keep rule:
+                # maven's ``[ERROR] -> [Help 1]`` under its ``^\[ERROR\]`` keep rule
+                didx = drop_find(m)
+                if didx >= 0 and drop_labels[didx].decoration and keep_find(m) >= 0:
+                    cls[i] = DROP
+                    labels[i] = drop_labels[didx]
+                    continue
             if critical or (keep_find is not None and keep_find(m) >= 0):
                 dkey = raw.strip()
                 if origin is not None:
@@ -322,7 +331,8 @@ class Plan:
                 self.headers += 1
                 continue
             if drop_find is not None:
-                didx = drop_find(m)
+                if didx == -2:
+                    didx = drop_find(m)
                 if didx >= 0:
                     cls[i] = DROP
                     labels[i] = drop_labels[didx]
