@@ -45,6 +45,14 @@ def test_eslint_repeats_of_a_rule_are_listed_once_per_file(mode: str) -> None:
         header = section.split("\n", 1)[0]
         notes = [line for line in shown[header].splitlines() if line.startswith("… ")]
         gathered += any("<<cx:" not in note for note in notes)
+        # a file's note comes below every finding its repeats repeat
+        part = shown[header].splitlines()
+        note_at = max(
+            k for k, line in enumerate(part) if line.startswith("… ") and "<<cx:" not in line
+        )
+        assert all(k < note_at for k, line in enumerate(part) if line.endswith("no-unused-vars")), (
+            header
+        )
         for line in section.splitlines()[1:]:
             found = _FINDING.match(line)
             if found and line.strip() not in text:
