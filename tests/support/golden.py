@@ -73,6 +73,7 @@ _COMMANDS = {
     "holdout-build/jest-console": "npx jest --verbose",
     "holdout-build/mvn-compile-errors": "mvn -B compile",
     "holdout-build/mvn-test": "mvn -B test",
+    "holdout-build/jest-verbose": "npx jest --verbose",
 }
 
 

@@ -10,6 +10,7 @@ the filter's own rules.
 Test reports (pytest, unittest, go test -v with subtests, cargo test, jest,
 vitest, mocha, node --test/TAP, maven surefire, gradle, ctest):
 
+- the name of a group of tests that all passed (jest's ``describe``) goes with them;
 - a passing test's lines (``PASSED``, ``... ok``, ``--- PASS:``, ``=== RUN``,
   ``✓ name``, ``ok 3 - name`` with its YAML block, ``Passed`` ctest lines,
   surefire ``Tests run: 4, Failures: 0`` ...) are dropped, the marker counts
@@ -392,6 +393,7 @@ _NONE = NO_STRUCTURE = Structure("", frozenset(), {})
 
 PASSING = "passing tests"
 PASSING_LOGS = "log lines of passing tests"
+GROUPS = "passing test groups"  # quiet: a describe block's name, its tests all passing
 CONSOLE = "console output lines"
 RUNNING = "test run lines"  # quiet: counted by the tests they belong to
 IGNORED = "ignored tests"
@@ -410,13 +412,13 @@ STACKS = "repeated goroutine stacks"  # a goroutine whose stack a goroutine abov
 STACK_LINES = "repeated goroutine stack lines"  # quiet: counted by their goroutines
 BANNER = "tool banner lines"
 SEPARATORS = "empty report lines"  # quiet: valgrind's ``==12==`` lines between findings
-QUIET = frozenset({RUNNING, REPEATS, FRAME_LINES, SEPARATORS, STACK_LINES})
+QUIET = frozenset({RUNNING, REPEATS, FRAME_LINES, SEPARATORS, STACK_LINES, GROUPS})
 # where their lines may go when dropped (:func:`workers.engines.toolfilter.render._view`): a
 # marker where they were, always (which tests did not run is news; a repeat's note says
 # where), or the view, counted, from runs too short to keep their marker; the other labels
 # are decoration, which may go into the view from any run
 IN_PLACE = frozenset({IGNORED, REPEATS, STACKS, STACK_LINES})
-COUNTED = frozenset({PASSING, RUNNING})
+COUNTED = frozenset({PASSING, RUNNING, GROUPS})
 
 
 def may_have_structure(text: str) -> bool:
@@ -565,6 +567,27 @@ def _report(lines: list[str], keep: set[int], drop: dict[int, str]) -> None:
         elif _FRAME.match(m):
             i = _frame(lines, i, keep, drop)
         i += 1
+    _passing_groups(lines, keep, drop)
+
+
+def _passing_groups(lines: list[str], keep: set[int], drop: dict[int, str]) -> None:
+    """Drop the header of a group of tests (jest's or vitest's ``describe`` name, mocha's
+    suite) when every line indented under it is a passing test or a passing group: the count
+    of its tests says it; a group with a failing test keeps its header above it."""
+    n = len(lines)
+    for i in range(n - 2, -1, -1):  # inner groups first
+        m = lines[i]
+        if i in drop or i in keep or not m.startswith("  ") or not m.strip():
+            continue
+        depth = len(m) - len(m.lstrip())
+        j = i + 1
+        while j < n and lines[j].strip() and len(lines[j]) - len(lines[j].lstrip()) > depth:
+            if drop.get(j) not in (PASSING, GROUPS):
+                break  # a failing test (or any other line) in the group: its name stays
+            j += 1
+        else:
+            if j > i + 1:
+                drop[i] = GROUPS
 
 
 def _console_block(lines: list[str], i: int) -> int:
