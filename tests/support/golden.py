@@ -74,6 +74,7 @@ _COMMANDS = {
     "holdout-build/mvn-compile-errors": "mvn -B compile",
     "holdout-build/mvn-test": "mvn -B test",
     "holdout-build/jest-verbose": "npx jest --verbose",
+    "holdout-build/go-test-v": "go test -vet=off -v ./...",
 }
 
 

@@ -11,6 +11,7 @@ Test reports (pytest, unittest, go test -v with subtests, cargo test, jest,
 vitest, mocha, node --test/TAP, maven surefire, gradle, ctest):
 
 - the name of a group of tests that all passed (jest's ``describe``) goes with them;
+- go test's ``=== RUN`` line stays above the message a failing test logged under it;
 - a passing test's lines (``PASSED``, ``... ok``, ``--- PASS:``, ``=== RUN``,
   ``✓ name``, ``ok 3 - name`` with its YAML block, ``Passed`` ctest lines,
   surefire ``Tests run: 4, Failures: 0`` ...) are dropped, the marker counts
@@ -133,6 +134,8 @@ _SUMMARY = re.compile(  # at the start of a line (``match``), ctest's anywhere (
     r"|=+ .*\b(?:passed|failed)\b.* =+$|(?:FAIL|ok)\s+\S+\s+[\d.]+s$"
     r"|\d+ (?:failed|passed|errors?)(?:, \d+ \w+)* in [\d.]+s$"  # pytest -q
 )
+# a line a go test logged (``    pricing_test.go:42: Round(652, 5) = 650, want 655``)
+_GO_TEST_LOG = re.compile(r"^\s+\S+\.go:\d+: ")
 _CTEST_SUMMARY = re.compile(r"\d+ tests failed out of \d+")
 # jest's console section (``  ● Console`` then ``    console.log`` blocks, each with its
 # message and its ``at`` line): log, info and debug calls are output, not results
@@ -555,7 +558,10 @@ def _report(lines: list[str], keep: set[int], drop: dict[int, str]) -> None:
                         drop[k] = RUNNING
                     i = j
         elif _RUN.match(m):
-            drop[i] = RUNNING
+            if _names_a_detached_failure(lines, i, drop):
+                keep.add(i)  # the test whose failure message follows: names it
+            else:
+                drop[i] = RUNNING
         elif _IGNORED.match(m):
             drop[i] = IGNORED
         elif _TAP_FRAME.match(m):
@@ -568,6 +574,44 @@ def _report(lines: list[str], keep: set[int], drop: dict[int, str]) -> None:
             i = _frame(lines, i, keep, drop)
         i += 1
     _passing_groups(lines, keep, drop)
+
+
+def _names_a_detached_failure(lines: list[str], i: int, drop: dict[int, str]) -> bool:
+    """Whether go test's ``=== RUN   TestX/case_5`` at ``i`` heads the message its failing test
+    logged (the lines under it are not a passing test's) and is the only line that says whose
+    message it is: the ``--- FAIL:`` lines under the messages do not name this test, or they
+    follow more than one failing test's messages (``case_1``, ``case_4`` and ``case_7`` logged,
+    then their three FAIL lines)."""
+    n = len(lines)
+    m = lines[i]
+    if not m.startswith("=== RUN") or i + 1 >= n or i + 1 in drop:
+        return False
+    j = i + 1
+    while j < n and _GO_TEST_LOG.match(lines[j]):
+        j += 1
+    if j == i + 1:
+        return False
+    name = m[len("=== RUN") :].strip()
+    tree: set[str] = set()
+    while j < n and lines[j].lstrip().startswith(("--- FAIL: ", "--- PASS: ", "--- SKIP: ")):
+        if lines[j].lstrip().startswith("--- FAIL: "):
+            tree.add(lines[j].split()[2])
+        j += 1
+    if name not in tree:
+        return True
+    # another failing test's messages between the FAIL lines above and this one
+    k = i - 1
+    while k >= 0 and not lines[k].lstrip().startswith("--- FAIL: "):
+        if (
+            k + 1 < i
+            and k not in drop
+            and lines[k].startswith("=== RUN")
+            and k + 1 not in drop
+            and _GO_TEST_LOG.match(lines[k + 1])
+        ):
+            return True
+        k -= 1
+    return False
 
 
 def _passing_groups(lines: list[str], keep: set[int], drop: dict[int, str]) -> None:
