@@ -65,6 +65,7 @@ def reference_tool_lines(text: str, family: str | None) -> Iterator[tuple[str, s
     want_panic_message = False
     javac_detail = 0
     rust_label = False
+    said: set[str] | None = set() if "[ERROR] " in text or "[WARNING] " in text else None
     path_header: str | None = None
     grep_files: set[str] = set()
     has_ansi = "\x1b" in text
@@ -109,9 +110,16 @@ def reference_tool_lines(text: str, family: str | None) -> Iterator[tuple[str, s
             if raw[:1] in ("+", "-", " ", "\\"):
                 continue  # hunk body: trimmable, its headers carry the facts
             in_hunk = False
+        if said is not None:
+            plain = facts.RELOGGED.sub("", line, count=1).strip()
+            if facts.RELOGGED.match(line) and plain in said:
+                continue  # said above, then again behind a log level
+            said.add(plain)
+            if facts.TOOL_ADVICE.match(line):
+                continue  # a build tool's advice: help text
         if facts._SUREFIRE_PASS.match(line):
             continue  # a test class that passed
-        if facts.SYSTEM_HEADER_NOTE.match(line):
+        if facts.SYSTEM_HEADER_NOTE.match(line) or facts.SYSTEM_HEADER_STEP.match(line):
             path_header = None
             continue  # a compiler's note in a header it ships: help text
         if facts._TRACE_FRAME.match(raw):

@@ -78,6 +78,10 @@ _COMMANDS = {
     "holdout-logs/python-retries": "cat logs/billing-sync.log",
     "holdout-logs/syslog-oom": "tail -n 60 /var/log/syslog",
     "holdout-logs/zap-json-controller": "kubectl logs -n shop deploy/order-controller",
+    "holdout-build/mvn-compile-errors": "mvn -B compile",
+    "holdout-build/mvn-test": "mvn -B test",
+    "holdout-build/jest-verbose": "npx jest --verbose",
+    "holdout-build/go-test-v": "go test -vet=off -v ./...",
 }
 
 

@@ -393,9 +393,24 @@ _PANIC_WITH_MESSAGE_BELOW = re.compile(
 # javac's ``symbol:`` line under ``File.java:6: error: cannot find symbol`` (after the source
 # line and its caret; ``required:``/``found:`` under an older ``incompatible types``): what the
 # error is about, a fact as a panic's message is (``location:`` is help text)
-_JAVAC_HEADLINE = re.compile(r"^\S+\.java:\d+: error: ")
+_JAVAC_HEADLINE = re.compile(r"^\S+\.java:\d+: error: |^\[ERROR\] \S+\.java:\[\d+,\d+\] ")
 _JAVAC_DETAIL = re.compile(r"^\s+(?:symbol|required|found):\s+\S")
 _JAVAC_DETAIL_WINDOW = 4  # lines under the headline where it may stand
+# A line that says again, behind a log level, what a line above said (maven's ``Failed to
+# execute goal ... Compilation failure:`` lists every compiler error a second time, each
+# line as ``[ERROR]   symbol:   variable yr``): the line above is the fact
+RELOGGED = re.compile(r"^\[(?:ERROR|WARNING|WARN)\] ")
+# A build tool's advice behind its error level, the same after every failure (maven's
+# ``[ERROR] -> [Help 1]``, ``[ERROR] Re-run Maven using the -X switch ...``, its empty
+# ``[ERROR]`` lines): help text, no fact
+TOOL_ADVICE = re.compile(
+    r"^\[(?:ERROR|WARNING)\]\s*(?:$|-> \[Help \d+\]$|\[Help \d+\] https?://\S+$"
+    r"|To see the full stack trace of the errors, re-run Maven with the -e switch\.$"
+    r"|Re-run Maven using the -X switch to enable full debug logging\.$"
+    r"|For more information about the errors and possible solutions, please read the following"
+    r" articles:$"
+    r"|See dump files \(if any exist\) )"
+)
 # rustc's primary label under an error whose headline names nothing (``error[E0308]: mismatched
 # types``, then ``   |            ^^^^^^^^^^^^^ expected `u32`, found `usize```): what the error
 # is, as the symbol is of javac's; the first one of the block is a fact (a headline that quotes
@@ -549,6 +564,8 @@ def _tool_lines(text: str, family: str | None) -> Iterable[tuple[str, str]]:
     want_panic_message = False
     javac_detail = 0  # lines left under a javac error headline where its symbol may stand
     rust_label = False  # inside a rustc error's block, before its first primary label
+    # the lines said so far (without a log level), when some line is logged at one
+    said: set[str] | None = set() if "[ERROR] " in text or "[WARNING] " in text else None
     path_header: str | None = None  # the previous line, when it is a bare file path
     grep_files: set[str] = set()
     has_ansi = "\x1b" in text
@@ -605,6 +622,13 @@ def _tool_lines(text: str, family: str | None) -> Iterable[tuple[str, str]]:
                 continue  # hunk body: trimmable, its headers carry the facts
             in_hunk = False
         first = line[0]
+        if said is not None:
+            plain = RELOGGED.sub("", line, count=1).strip() if first == "[" else line
+            if plain is not line and plain in said:
+                continue  # said above without its level
+            said.add(plain)
+            if first == "[" and TOOL_ADVICE.match(line):
+                continue
         if first in "[T" and _SUREFIRE_PASS.match(line):
             continue
         if first in "/CD" and (

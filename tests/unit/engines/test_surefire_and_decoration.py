@@ -340,3 +340,32 @@ def test_vitest_separators_between_failures_are_decoration(mode: str) -> None:
         if line.startswith((" FAIL ", "AssertionError")) or line.lstrip().startswith("❯ vt/"):
             assert line.strip() in text
     assert saved > 0.45  # 0.25 with them
+
+
+MVN_TEST = (
+    Path(__file__).resolve().parents[2] / "data" / "holdout-build" / "mvn-test.txt"
+).read_text(encoding="utf-8")
+ADVICE = (
+    "[ERROR] -> [Help 1]",
+    "[ERROR] To see the full stack trace of the errors, re-run Maven with the -e switch.",
+    "[ERROR] Re-run Maven using the -X switch to enable full debug logging.",
+    "[ERROR] [Help 1] http://cwiki.apache.org/confluence/display/MAVEN/MojoFailureException",
+)
+
+
+@pytest.mark.parametrize("mode", ["standard", "aggressive"])
+def test_maven_advice_after_a_failure_is_help_text(mode: str) -> None:
+    # ``mvn -B test`` (surefire 3.5.2, JUnit 5) of eight classes written for this test on this
+    # machine, 132 tests, five failing: after BUILD FAILURE maven says how to get more output,
+    # the same ten lines after every failed build, each behind ``[ERROR]``
+    facts = {line for _, line in critical_lines(MVN_TEST, "tool_result", "mvn -B test")}
+    for line in ADVICE:
+        assert line in MVN_TEST and line not in facts
+    text, _ = compress_soundly(tool_output(MVN_TEST, "mvn -B test"), mode)
+    for line in ADVICE:
+        assert line not in text
+    assert "maven help lines" in text
+    goal = "[ERROR] Failed to execute goal org.apache.maven.plugins:maven-surefire-plugin:3.5.2"
+    assert goal in text
+    assert "[ERROR]   HeatIndexTest.clamp8:13 expected: <67> but was: <66>" in text
+    assert "[ERROR] Tests run: 132, Failures: 4, Errors: 1, Skipped: 0" in text

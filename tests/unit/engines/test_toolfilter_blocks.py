@@ -212,7 +212,9 @@ def test_a_report_under_the_generic_filter_is_stashed_exactly() -> None:
     assert restored == sample["output"] and missing == []
 
 
-def test_repeats_are_per_file() -> None:
+def test_rustc_repeats_fold_across_files_gcc_repeats_per_file() -> None:
+    # rustc's headline names no file: the one shown stands for its kind in every file (the
+    # note lists each ``-->`` as written); a gcc headline holds its file: b.c is a fact of its own
     block = [
         "warning: unneeded `return` statement",
         "  --> src/{f}.rs:{n}:5",
@@ -223,9 +225,17 @@ def test_repeats_are_per_file() -> None:
     ]
     lines = [line.format(f=f, n=n) for f, n in (("a", 10), ("a", 20), ("b", 30)) for line in block]
     found = analyse(lines, lambda i: False)
-    assert sorted(found.repeats) == [6]  # the second in a.rs; b.rs is a fact of its own
+    assert sorted(found.repeats) == [6, 12]
     assert found.repeats[6].where == "--> src/a.rs:20:5"
+    assert found.repeats[12].where == "--> src/b.rs:30:5"
     assert found.repeats[6].kind == "warning unneeded statement"
+    gcc = [
+        f"src/{f}.c:{n}:9: warning: unused variable 'tmp' [-Wunused-variable]"
+        for f, n in (("a", 10), ("a", 20), ("b", 30))
+    ]
+    found = analyse(gcc, lambda i: False)
+    assert sorted(found.repeats) == [1]
+    assert found.repeats[1].where == "src/a.c:20:9"
 
 
 def test_an_output_without_command_or_tool_is_filtered_when_it_is_a_report() -> None:
@@ -386,3 +396,43 @@ def test_jest_29_console_log_calls_without_a_console_section_are_dropped() -> No
     compressed, saved = compress_soundly(tool_output(text, "npx jest --verbose"), "standard")
     assert "progress 9 of 40" not in compressed
     assert saved > 0.7  # 0.55 with them
+
+
+def test_a_describe_group_whose_tests_all_pass_goes_with_them() -> None:
+    # ``npx jest --verbose`` (jest 29) over eight test files written for this test on this
+    # machine, four failing tests: each file's ``describe('split')`` group passes whole, its
+    # name (``    split``) above six ✓ lines; the file's outer group holds a failure
+    path = Path(__file__).resolve().parents[2] / "data" / "holdout-build" / "jest-verbose.txt"
+    text = path.read_text(encoding="utf-8")
+    lines = text.split("\n")
+    found = analyse(lines)
+    groups = [i for i, line in enumerate(lines) if line == "    split"]
+    assert len(groups) == 8
+    for i in groups:
+        assert found.drop.get(i) == "passing test groups"
+    assert "  refunds" in lines and found.drop.get(lines.index("  refunds")) is None
+    compressed, saved = compress_soundly(tool_output(text, "npx jest --verbose"), "standard")
+    assert "    split" not in compressed.split("\n")
+    assert "  refunds" in compressed.split("\n")  # above its failing test
+    assert saved > 0.8  # 0.71 with the group names
+
+
+def test_go_run_lines_go_silently_but_a_failing_test_keeps_the_one_naming_it() -> None:
+    # ``go test -vet=off -v ./...`` (go 1.26) of four packages written for this test on this
+    # machine: table-driven subtests, nine failing, each failure's message logged right under
+    # its ``=== RUN`` line; the other RUN lines say only that a test started
+    path = Path(__file__).resolve().parents[2] / "data" / "holdout-build" / "go-test-v.txt"
+    text = path.read_text(encoding="utf-8")
+    compressed, saved = compress_soundly(tool_output(text, "go test -vet=off -v ./..."), "standard")
+    shown = compressed.split("\n")
+    lines = text.split("\n")
+    for i, line in enumerate(lines):
+        if line.lstrip().startswith("ledger_test.go:") or line.lstrip().startswith(
+            "stock_test.go:"
+        ):
+            run = lines[i - 1]
+            assert run.startswith("=== RUN") and run in shown
+            assert shown[shown.index(run) + 1] == line
+    assert "=== RUN   TestLabel/crate_x0" not in shown
+    assert "(all === RUN/PAUSE/CONT)" not in compressed  # no marker of their own
+    assert saved > 0.82  # 0.805 before

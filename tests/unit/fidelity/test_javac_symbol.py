@@ -41,3 +41,23 @@ def test_the_symbol_stays_under_its_headline(mode: str) -> None:
     for symbol in SYMBOLS:
         assert symbol in text
     assert "public int count() { return books.size; }" not in text  # the source line goes
+
+
+MAVEN = (
+    Path(__file__).resolve().parents[2] / "data" / "holdout-build" / "mvn-compile-errors.txt"
+).read_text(encoding="utf-8")
+
+
+def test_maven_lists_javac_errors_twice_and_the_second_list_is_a_repeat() -> None:
+    # ``mvn -B -o compile`` (Maven 3, maven-compiler-plugin 3.13.0) of the same three classes:
+    # the errors under ``COMPILATION ERROR``, then again under ``Failed to execute goal``
+    # with ``[ERROR]`` before every line, ``[ERROR]   symbol:   variable yr`` included
+    facts = critical_lines(MAVEN, "tool_result", "mvn -B compile")
+    assert ("error_detail", "symbol:   variable yr") in facts
+    assert not any(line.startswith("[ERROR]   symbol:") for _, line in facts)
+    assert ("error_line", "[ERROR]   location: class lib.Book") not in facts
+    text, saved = compress_soundly(tool_output(MAVEN, "mvn -B compile"), "aggressive")
+    assert "[ERROR]   symbol:   variable yr" not in text
+    assert "  symbol:   variable yr" in text  # said once, under its error
+    assert "14 repeated lines" in text
+    assert saved > 0.25  # 0.07 before

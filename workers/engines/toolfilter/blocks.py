@@ -10,6 +10,8 @@ the filter's own rules.
 Test reports (pytest, unittest, go test -v with subtests, cargo test, jest,
 vitest, mocha, node --test/TAP, maven surefire, gradle, ctest):
 
+- the name of a group of tests that all passed (jest's ``describe``) goes with them;
+- go test's ``=== RUN`` line stays above the message a failing test logged under it;
 - a passing test's lines (``PASSED``, ``... ok``, ``--- PASS:``, ``=== RUN``,
   ``✓ name``, ``ok 3 - name`` with its YAML block, ``Passed`` ctest lines,
   surefire ``Tests run: 4, Failures: 0`` ...) are dropped, the marker counts
@@ -41,8 +43,8 @@ lines``); gcc's ``In function 'f':`` context stays above an error and goes with 
 help text above a warning (``function context lines``: its ``file:line:col`` says where).
 
 Repeats: a warning (or an eslint finding without a snippet) of the same kind
-in the same file as one shown above, whose headline the gate folds to the
-same shape (:func:`~workers.fidelity.facts.line_shape`: positions and quoted
+in the same file as one shown above (rustc's, whose headline names no file: in
+any file), whose headline the gate folds to the same shape (:func:`~workers.fidelity.facts.line_shape`: positions and quoted
 names fold for compiler warnings), is dropped whole, context line included;
 the marker note names the kind and lists every location as written, with
 the names its headline quotes (``… warning -Wunused-variable 2 more times at
@@ -50,7 +52,9 @@ main.c:4:33 ‘b’ main.c:5:33 ‘c’``, rustc's ``--> src/lib.rs:8:9 `y``` ve
 since those lines are facts and the names identify what each repeat is about).  The
 note keeps the level word, so it is an error line for the gate and aging
 and budget keep it visible; a note that would pass ``NOTE_ROOM`` characters
-ends the run (the next repeat is shown).  Errors are never folded into
+ends the run (the next repeat is shown), and a run whose note would pass a
+marker's cap goes into the view, where one note line per file (rustc: per kind)
+lists its repeats, or stays as written (:mod:`.render`).  Errors are never folded into
 another error (two places, two facts).
 
 Crash reports (a Go panic or race, an AddressSanitizer or valgrind finding,
@@ -130,6 +134,8 @@ _SUMMARY = re.compile(  # at the start of a line (``match``), ctest's anywhere (
     r"|=+ .*\b(?:passed|failed)\b.* =+$|(?:FAIL|ok)\s+\S+\s+[\d.]+s$"
     r"|\d+ (?:failed|passed|errors?)(?:, \d+ \w+)* in [\d.]+s$"  # pytest -q
 )
+# a line a go test logged (``    pricing_test.go:42: Round(652, 5) = 650, want 655``)
+_GO_TEST_LOG = re.compile(r"^\s+\S+\.go:\d+: ")
 _CTEST_SUMMARY = re.compile(r"\d+ tests failed out of \d+")
 # jest's console section (``  ● Console`` then ``    console.log`` blocks, each with its
 # message and its ``at`` line): log, info and debug calls are output, not results
@@ -390,6 +396,7 @@ _NONE = NO_STRUCTURE = Structure("", frozenset(), {})
 
 PASSING = "passing tests"
 PASSING_LOGS = "log lines of passing tests"
+GROUPS = "passing test groups"  # quiet: a describe block's name, its tests all passing
 CONSOLE = "console output lines"
 RUNNING = "test run lines"  # quiet: counted by the tests they belong to
 IGNORED = "ignored tests"
@@ -408,13 +415,13 @@ STACKS = "repeated goroutine stacks"  # a goroutine whose stack a goroutine abov
 STACK_LINES = "repeated goroutine stack lines"  # quiet: counted by their goroutines
 BANNER = "tool banner lines"
 SEPARATORS = "empty report lines"  # quiet: valgrind's ``==12==`` lines between findings
-QUIET = frozenset({RUNNING, REPEATS, FRAME_LINES, SEPARATORS, STACK_LINES})
+QUIET = frozenset({RUNNING, REPEATS, FRAME_LINES, SEPARATORS, STACK_LINES, GROUPS})
 # where their lines may go when dropped (:func:`workers.engines.toolfilter.render._view`): a
 # marker where they were, always (which tests did not run is news; a repeat's note says
 # where), or the view, counted, from runs too short to keep their marker; the other labels
 # are decoration, which may go into the view from any run
 IN_PLACE = frozenset({IGNORED, REPEATS, STACKS, STACK_LINES})
-COUNTED = frozenset({PASSING, RUNNING})
+COUNTED = frozenset({PASSING, RUNNING, GROUPS})
 
 
 def may_have_structure(text: str) -> bool:
@@ -551,7 +558,10 @@ def _report(lines: list[str], keep: set[int], drop: dict[int, str]) -> None:
                         drop[k] = RUNNING
                     i = j
         elif _RUN.match(m):
-            drop[i] = RUNNING
+            if _names_a_detached_failure(lines, i, drop):
+                keep.add(i)  # the test whose failure message follows: names it
+            else:
+                drop[i] = RUNNING
         elif _IGNORED.match(m):
             drop[i] = IGNORED
         elif _TAP_FRAME.match(m):
@@ -563,6 +573,65 @@ def _report(lines: list[str], keep: set[int], drop: dict[int, str]) -> None:
         elif _FRAME.match(m):
             i = _frame(lines, i, keep, drop)
         i += 1
+    _passing_groups(lines, keep, drop)
+
+
+def _names_a_detached_failure(lines: list[str], i: int, drop: dict[int, str]) -> bool:
+    """Whether go test's ``=== RUN   TestX/case_5`` at ``i`` heads the message its failing test
+    logged (the lines under it are not a passing test's) and is the only line that says whose
+    message it is: the ``--- FAIL:`` lines under the messages do not name this test, or they
+    follow more than one failing test's messages (``case_1``, ``case_4`` and ``case_7`` logged,
+    then their three FAIL lines)."""
+    n = len(lines)
+    m = lines[i]
+    if not m.startswith("=== RUN") or i + 1 >= n or i + 1 in drop:
+        return False
+    j = i + 1
+    while j < n and _GO_TEST_LOG.match(lines[j]):
+        j += 1
+    if j == i + 1:
+        return False
+    name = m[len("=== RUN") :].strip()
+    tree: set[str] = set()
+    while j < n and lines[j].lstrip().startswith(("--- FAIL: ", "--- PASS: ", "--- SKIP: ")):
+        if lines[j].lstrip().startswith("--- FAIL: "):
+            tree.add(lines[j].split()[2])
+        j += 1
+    if name not in tree:
+        return True
+    # another failing test's messages between the FAIL lines above and this one
+    k = i - 1
+    while k >= 0 and not lines[k].lstrip().startswith("--- FAIL: "):
+        if (
+            k + 1 < i
+            and k not in drop
+            and lines[k].startswith("=== RUN")
+            and k + 1 not in drop
+            and _GO_TEST_LOG.match(lines[k + 1])
+        ):
+            return True
+        k -= 1
+    return False
+
+
+def _passing_groups(lines: list[str], keep: set[int], drop: dict[int, str]) -> None:
+    """Drop the header of a group of tests (jest's or vitest's ``describe`` name, mocha's
+    suite) when every line indented under it is a passing test or a passing group: the count
+    of its tests says it; a group with a failing test keeps its header above it."""
+    n = len(lines)
+    for i in range(n - 2, -1, -1):  # inner groups first
+        m = lines[i]
+        if i in drop or i in keep or not m.startswith("  ") or not m.strip():
+            continue
+        depth = len(m) - len(m.lstrip())
+        j = i + 1
+        while j < n and lines[j].strip() and len(lines[j]) - len(lines[j].lstrip()) > depth:
+            if drop.get(j) not in (PASSING, GROUPS):
+                break  # a failing test (or any other line) in the group: its name stays
+            j += 1
+        else:
+            if j > i + 1:
+                drop[i] = GROUPS
 
 
 def _console_block(lines: list[str], i: int) -> int:
@@ -618,7 +687,10 @@ _PATH_HEADER = re.compile(r"^(?:[A-Za-z]:)?[\w.@~+-]*(?:[/\\][\w.@~+-]+)+\.\w{1,
 RUST_LOCATION = re.compile(r"^\s*--> (?P<file>\S+?):(?P<where>\d+:\d+)$")
 _FLAG = re.compile(r"\[(-W[\w=+-]+|[\w-]+)\]$")
 _QUOTED = re.compile(r"'[^'\n]{1,200}'|`[^`\n]{1,200}`|\"[^\"\n]{1,200}\"|‘[^’\n]{1,200}’")
-NOTE_ROOM = 170  # characters of one marker note that repeats may fill (the cap is 200)
+# characters of the note of one run of repeats: a run whose note passes the marker's cap (200)
+# gets no marker of its own (:func:`.render._stash_run`): its repeats go into the view, where
+# notes are lines of their own, or stay as written
+NOTE_ROOM = 1200
 MAX_NAMES = 3  # quoted names of one repeat's headline listed with its location
 
 
@@ -876,7 +948,9 @@ def _repeat_of(
     if not where.startswith("-->") and not header:
         where = f"{file}:{where}"  # as the compiler wrote it: ``main.c:4:33``
     kind = _kind(level, code, msg)
-    key = (kind, file, line_shape(head.strip()[:600]))
+    # rustc's headline names no file: one shown above stands for the kind in every file, the
+    # note lists each ``-->`` location as written (a gcc or tsc headline holds its file)
+    key = (kind, "" if where.startswith("-->") else file, line_shape(head.strip()[:600]))
     shown = seen.get(key)
     if shown is not None:
         # the names the headline quotes are identifiers: the note lists those the shown

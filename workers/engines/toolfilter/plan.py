@@ -26,7 +26,7 @@ from workers.engines.toolfilter.blocks import (
     analyse,
     may_have_structure,
 )
-from workers.fidelity.facts import SHAPED_KINDS, critical_lines, line_shape
+from workers.fidelity.facts import RELOGGED, SHAPED_KINDS, critical_lines, line_shape
 from workers.markers import has_marker
 
 __all__ = [
@@ -155,6 +155,7 @@ class Plan:
         self._block_limits: dict[int, tuple[int, int]] = {}
         self.total_rows = 0
         self.headers = 0  # kept lines that are not rows (headers, legends, markers)
+        self._relogged: dict[int, int] = {}  # a line said again behind a level -> where first
         pairs = critical_lines(text, "tool_result")
         crit = {line for _, line in pairs}
         # lines the gate wants as written (not one per shape): never folded as an event
@@ -216,6 +217,12 @@ class Plan:
         s_drop = self.structure.drop
         s_repeats = {i for i, text in s_drop.items() if text == REPEATS}
         repeat_label = structure_label(REPEATS)
+        # where each line was first said, when some line is logged behind a level (maven
+        # lists a compiler's errors again behind ``[ERROR]``): such a line said above is a repeat
+        said_at: dict[str, int] | None = (
+            {} if any(line.startswith(("[ERROR] ", "[WARNING] ")) for line in self.lines) else None
+        )
+        said_key = ""
         for i, raw in enumerate(self.lines):
             m = raw if len(raw) <= LINE_CAP else raw[:LINE_CAP]
             if ansi and "\x1b" in m:
@@ -225,6 +232,13 @@ class Plan:
             if not m.strip():
                 cls[i] = BLANK
                 continue
+            origin: int | None = None
+            if said_at is not None:
+                said_key = m.strip()
+                if said_key[:1] == "[" and RELOGGED.match(said_key):
+                    said_key = RELOGGED.sub("", said_key, count=1).strip()
+                    origin = said_at.get(said_key)
+                said_at.setdefault(said_key, i)
             # regions: blocks (diff hunks, failure sections) and groups (grep files)
             if filt.block_start is not None:
                 bidx = filt.block_start.find(m)
@@ -278,11 +292,26 @@ class Plan:
                 cls[i] = DROP
                 labels[i] = structure_label(stext)
                 continue
+            didx = -2  # not looked up yet
+            if not critical and drop_find is not None and keep_find is not None:
+                # a drop rule marked decoration is more particular than a keep rule:
+                # maven's ``[ERROR] -> [Help 1]`` under its ``^\[ERROR\]`` keep rule
+                didx = drop_find(m)
+                if didx >= 0 and drop_labels[didx].decoration and keep_find(m) >= 0:
+                    cls[i] = DROP
+                    labels[i] = drop_labels[didx]
+                    continue
             if critical or (keep_find is not None and keep_find(m) >= 0):
                 dkey = raw.strip()
+                if origin is not None:
+                    dkey = said_key  # said above, then logged: the same line
                 if filt.dedupe and dkey in seen_kept and not self._heads_location(i):
                     cls[i] = DROP
                     labels[i] = REPEAT
+                elif filt.dedupe and origin is not None:
+                    cls[i] = DROP  # ... unless the budget drops the line that said it
+                    labels[i] = REPEAT
+                    self._relogged[i] = origin
                 elif similar and self._seen_event(i, m, dkey, seen_events):
                     cls[i] = DROP
                     labels[i] = SIMILAR
@@ -302,7 +331,8 @@ class Plan:
                 self.headers += 1
                 continue
             if drop_find is not None:
-                didx = drop_find(m)
+                if didx == -2:
+                    didx = drop_find(m)
                 if didx >= 0:
                     cls[i] = DROP
                     labels[i] = drop_labels[didx]
@@ -412,4 +442,8 @@ class Plan:
             for i in idxs[head : len(idxs) - tail]:
                 cls[i] = DROP
                 self.labels[i] = label
+        for i, origin in self._relogged.items():
+            if cls[origin] == DROP:  # not shown above after all: it stays
+                cls[i] = KEEP
+                self.labels[i] = None
         self.total_rows = total_rows

@@ -396,44 +396,46 @@ def _gatherable(plan: Plan, a: int, b: int, paid: int) -> bool:
 
 
 def _gathered(plan: Plan, gather: list[_ViewRun], tokens: TokenCounter) -> list[_ViewRun]:
-    """The runs of repeats of ``gather`` as view runs: the first run of a file's repeats holds
-    one note line listing every repeat of that file below it by kind and location
-    (``… warning no-unused-vars 4 more times at 22:7 24:10 36:7 38:7``; a note that would pass
-    :data:`GATHER_NOTE_CAP` characters goes on in a new one at the run it reached), the others
-    go without a trace of their own.  A file whose note costs more than its runs is left out."""
+    """The runs of repeats of ``gather`` as view runs: the last run of a file's repeats (of a
+    kind's, for rustc, whose places name their files) holds the note lines listing all of them
+    by kind and place, below every finding they repeat (``… warning no-unused-vars 4 more times
+    at 22:7 24:10 36:7 38:7``; a line that would pass :data:`GATHER_NOTE_CAP` characters goes
+    on in the next), the others go without a trace of their own.  A group whose notes cost more
+    than its runs is left out."""
     found = plan.structure.repeats
     groups: dict[str, list[tuple[_ViewRun, dict[str, list[str]]]]] = {}
     for run in sorted(gather, key=lambda run: run.first):
         kinds: dict[str, list[str]] = {}
-        file = ""
+        group = ""
         for k in range(run.first, run.end):
             repeat = found.get(k)
             if repeat is not None and plan.cls[k] == DROP:
                 kinds.setdefault(repeat.kind, []).append(repeat.where)
-                file = file or repeat.file
-        groups.setdefault(file, []).append((run, kinds))
+                # rustc's repeats name their file in each place: one note per kind
+                group = group or (repeat.kind if repeat.where.startswith("-->") else repeat.file)
+        groups.setdefault(group, []).append((run, kinds))
     out: list[_ViewRun] = []
     for members in groups.values():
-        notes: list[tuple[int, dict[str, list[str]]]] = []  # (member index, kinds) per line
-        for index, (_, kinds) in enumerate(members):
+        notes: list[dict[str, list[str]]] = []  # the kinds of each note line
+        for _, kinds in members:
             if notes:
-                merged = {kind: list(w) for kind, w in notes[-1][1].items()}
+                merged = {kind: list(w) for kind, w in notes[-1].items()}
                 for kind, w in kinds.items():
                     merged.setdefault(kind, []).extend(w)
                 if len(_gathered_note(merged)) <= GATHER_NOTE_CAP:
-                    notes[-1] = (notes[-1][0], merged)
+                    notes[-1] = merged
                     continue
-            notes.append((index, kinds))
-        lines = {index: _gathered_note(kinds) for index, kinds in notes}
-        saved = sum(run.saved for run, _ in members) - sum(
-            tokens.count(line) for line in lines.values()
-        )
-        if saved <= 0:
+            notes.append(dict(kinds))
+        lines = [_gathered_note(kinds) for kinds in notes]
+        cost = sum(tokens.count(line) for line in lines)
+        if sum(run.saved for run, _ in members) <= cost:
             continue
+        last = len(members) - 1
         for index, (run, _) in enumerate(members):
-            note = lines.get(index)
-            cost = tokens.count(note) if note is not None else 0
-            out.append(run._replace(saved=run.saved - cost, rest=[note] if note else []))
+            if index == last:
+                out.append(run._replace(saved=run.saved - cost, rest=lines))
+            else:
+                out.append(run)
     return out
 
 
@@ -525,6 +527,8 @@ def _stash_run(
     stash key, or None."""
     run = "\n".join(plan.lines[a:b])
     note = _note(plan, a, b)
+    if len(note) > NOTE_CAP and plan.structure.repeats:
+        return None  # its repeats' places would not fit: they go into the view, or stay
     sure = _worth_before_key(run, offload_marker(short_note(note), _NO_KEY), tokens)
     if sure is False:
         return None  # no key needed: its secret scan and digest are the dear part
