@@ -62,6 +62,7 @@ _COMMANDS = {
     "toolfilter/tsc-pretty": "npx tsc --noEmit --pretty",
     "holdout-logs/git-status-short": "./scripts/st.sh",
     "holdout-logs/jul-feed": "tail -n 61 logs/feed-import.log",
+    "holdout-logs/jul-stock-stacks": "tail -n 300 /opt/inventory/logs/inventory.log",
     "holdout-logs/klog-controller": "kubectl logs -n shop deploy/order-controller",
     "holdout-logs/pino-levels": "docker logs orders-api --tail 61",
     "holdout-logs/python-retries": "cat logs/billing-sync.log",
