@@ -49,3 +49,17 @@ def test_every_severe_and_cause_line_stays_and_fewer_frames_show() -> None:
     distinct = {frame for stack in set(_stacks(LOG.split("\n"))) for frame in stack}
     assert len(frames) <= len(distinct)
     assert saved > 0.5
+
+
+def test_a_repeated_stack_goes_whole_its_first_user_frame_too() -> None:
+    # the first user frame under an exception is a fact of the gate: the copy shown with the
+    # first such stack keeps it in sight, so a later identical stack needs none of its lines
+    # (a one-frame stack alone between kept lines is not worth a marker of its own)
+    text, _ = compress_soundly(tool_output(LOG, COMMAND), "standard")
+    shown = text.split("\n")
+    for stack in set(_stacks(LOG.split("\n"))):
+        if len(stack) < 2:
+            continue
+        for frame in stack:
+            if frame.startswith("\tat "):
+                assert shown.count(frame) <= 1, frame

@@ -261,7 +261,7 @@ def _repeated_stack(
     j = i
     while j < n and _AT_STACK.match(lines[j]):
         j += 1
-    if j - i < 2:
+    if j == i:
         return None
     stack = tuple(line.strip() for line in lines[i:j])
     if stack not in stacks:
