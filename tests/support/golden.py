@@ -60,6 +60,7 @@ _COMMANDS = {
     "passing-logs/jest": "npx jest",
     "service-log/tail-200": "tail -n 200 logs/service.log",
     "toolfilter/tsc-pretty": "npx tsc --noEmit --pretty",
+    "holdout-logs/compose-logs": "docker compose logs",
     "holdout-logs/git-blame": "git blame -L 1,60 src/shop/payments.py",
     "holdout-logs/git-status-short": "./scripts/st.sh",
     "holdout-logs/jul-feed": "tail -n 61 logs/feed-import.log",

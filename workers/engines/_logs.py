@@ -195,7 +195,10 @@ _PLACEHOLDER = {kind: f"\x00{kind}\x00" for kind in _KIND_LABEL}
 
 _LEVEL = r"(?:TRACE|DEBUG|INFO|NOTICE|WARN|WARNING|ERROR|ERR|FATAL|CRIT|CRITICAL|SEVERE|PANIC)"
 _LOG_LINE = re.compile(
-    rf"^(?:\[?{_LEVEL}\]?[\s:]"  # a level first
+    # a multiplexer's prefix first, if any: ``docker compose logs`` (``api-1  | ...``),
+    # ``kubectl logs --prefix`` (``[pod/api-7d9f/api] ...``)
+    r"^(?:[\w.-]{1,64} {1,40}\| |\[[\w./:-]{1,200}\] )?"
+    rf"(?:\[?{_LEVEL}\]?[\s:]"  # a level first
     rf"|<\d{{1,3}}>|\[?\d{{4}}[-/]\d{{2}}[-/]\d{{2}}[T ]\d{{2}}:\d{{2}}"  # syslog priority, ISO
     rf"|{_MONTH}\s{{1,2}}\d{{1,2}}\s\d{{2}}:\d{{2}}:\d{{2}}\s"  # syslog, journal
     rf"|{_MONTH} {_JUL_REST}\s"  # java.util.logging's first line of a record
