@@ -63,6 +63,7 @@ _COMMANDS = {
     "holdout-logs/compose-logs": "docker compose logs",
     "holdout-logs/git-blame": "git blame -L 1,60 src/shop/payments.py",
     "holdout-logs/git-status-short": "./scripts/st.sh",
+    "holdout-logs/gunicorn-log": "cat logs/gunicorn.log",
     "holdout-logs/jul-feed": "tail -n 61 logs/feed-import.log",
     "holdout-logs/jul-stock-stacks": "tail -n 300 /opt/inventory/logs/inventory.log",
     "holdout-logs/klog-controller": "kubectl logs -n shop deploy/order-controller",
