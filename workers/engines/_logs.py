@@ -30,10 +30,12 @@ __all__ = ["Field", "Masked", "is_log_line", "mask"]
 _MONTH = r"(?:Jan|Feb|Mar|Apr|May|Jun|Jul|Aug|Sep|Oct|Nov|Dec)"
 _TIME = r"\d{2}:\d{2}:\d{2}(?:[.,]\d{1,9})?"
 _ZONE = r"(?:Z|[+-]\d{2}:?\d{2}|\s?UTC)?"
+_JUL_REST = r"\d{1,2}, \d{4},? \d{1,2}:\d{2}:\d{2}(?: [AP]M)?"  # after the month, ``03, 2026 ...``
 _TS = re.compile(
     rf"\d{{4}}[-/]\d{{2}}[-/]\d{{2}}(?:[T ]{_TIME}{_ZONE})?"  # ISO, Go's log 2026/03/02
     rf"|\d{{2}}/{_MONTH}/\d{{4}}:{_TIME}(?: [+-]\d{{4}})?"  # access logs
     rf"|{_MONTH}\s{{1,2}}\d{{1,2}}\s{_TIME}"  # syslog, journal
+    rf"|{_MONTH} {_JUL_REST}"  # java.util.logging: Dec 03, 2026 4:52:26 PM
     rf"|\d{{2}}:\d{{2}}:\d{{2}}(?:[.,]\d{{1,9}})?{_ZONE}(?![\w:])"  # a time of day alone
 )
 # _TS as the scan runs it (the same matches: the property test holds it to _TS):
@@ -43,7 +45,7 @@ _TS_SCAN = re.compile(
     rf"(?=[\dADFJMNOS])(?:\d\d(?:\d\d[-/]\d{{2}}[-/]\d{{2}}(?:[T ]{_TIME}{_ZONE})?"
     rf"|/{_MONTH}/\d{{4}}:{_TIME}(?: [+-]\d{{4}})?"
     rf"|:\d{{2}}:\d{{2}}(?:[.,]\d{{1,9}})?{_ZONE}(?![\w:]))"
-    rf"|{_MONTH}\s{{1,2}}\d{{1,2}}\s{_TIME})"
+    rf"|{_MONTH}(?:\s{{1,2}}\d{{1,2}}\s{_TIME}| {_JUL_REST}))"
 )
 # Masking is two linear scans: timestamps (they hold spaces), then tokens (runs
 # without spaces, quotes or brackets), each classified once by its own shape.
@@ -193,9 +195,13 @@ _PLACEHOLDER = {kind: f"\x00{kind}\x00" for kind in _KIND_LABEL}
 
 _LEVEL = r"(?:TRACE|DEBUG|INFO|NOTICE|WARN|WARNING|ERROR|ERR|FATAL|CRIT|CRITICAL|SEVERE|PANIC)"
 _LOG_LINE = re.compile(
-    rf"^(?:\[?{_LEVEL}\]?[\s:]"  # a level first
+    # a multiplexer's prefix first, if any: ``docker compose logs`` (``api-1  | ...``),
+    # ``kubectl logs --prefix`` (``[pod/api-7d9f/api] ...``)
+    r"^(?:[\w.-]{1,64} {1,40}\| |\[[\w./:-]{1,200}\] )?"
+    rf"(?:\[?{_LEVEL}\]?[\s:]"  # a level first
     rf"|<\d{{1,3}}>|\[?\d{{4}}[-/]\d{{2}}[-/]\d{{2}}[T ]\d{{2}}:\d{{2}}"  # syslog priority, ISO
     rf"|{_MONTH}\s{{1,2}}\d{{1,2}}\s\d{{2}}:\d{{2}}:\d{{2}}\s"  # syslog, journal
+    rf"|{_MONTH} {_JUL_REST}\s"  # java.util.logging's first line of a record
     r"|\[?\d{2}:\d{2}:\d{2}(?:[.,]\d{1,9})?\]?\s"  # time of day
     r"|[IWEF]\d{4}\s\d{2}:\d{2}:\d{2}\.\d{6}\s"  # klog
     r"|\[\s{0,8}\d{1,9}\.\d{3,9}\]\s"  # dmesg
@@ -240,6 +246,7 @@ _LOG_MARK = re.compile(
     rf"\b{_LEVEL}\b|\b(?:[Ww]arn(?:ing)?|[Ee]rror|[Ii]nfo|[Dd]ebug)\b"
     r"|\"(?:level|lvl|severity|log\.level)\"\s?:|\blevel=|\] \"[A-Z]{1,20} "
     r"|^\S+\s+\d+\s\d\d:\d\d:\d\d \S+ [\w./-]+(?:\[\d+\])?: |^[IWEF]\d{4}\s"
+    rf"|^{_MONTH} {_JUL_REST} [\w.$]+ [\w$<>]+$"  # java.util.logging: the class and method
 )
 
 

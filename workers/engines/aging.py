@@ -125,6 +125,14 @@ _GIST_WORDS = 10
 _RARE_SHARE = 0.2  # a query term found on more lines than this share is not a signal
 
 
+def _json_line(line: str) -> bool:
+    try:
+        orjson.loads(line)
+    except orjson.JSONDecodeError:
+        return False
+    return True
+
+
 def _json_document(text: str) -> bool:
     """Whether ``text`` reads as JSON whose values are the answer: one document (whole, or
     cut short: ``head -c``) or JSON lines of data (``jq -c '.items[]'``); a service's log
@@ -132,6 +140,8 @@ def _json_document(text: str) -> bool:
     if not _JSON_START.match(text):
         return False
     first, _, rest = text.lstrip().partition("\n")
+    if first.startswith("[") and is_marked_log_line(first) and not _json_line(first):
+        return False  # a log whose lines open with a bracket: ``[2026-12-03 ...] [INFO] ...``
     if not rest.strip() or not first.rstrip().endswith("}") or not is_marked_log_line(first):
         return True
     try:

@@ -1,6 +1,6 @@
 """Listings as compact views: every path stays visible, the original is stashed.
 
-Three kinds of tool output are read from their lines (the command or the
+Four kinds of tool output are read from their lines (the command or the
 filter picked for it is only a hint):
 
 - *paths* (``find``, ``fd``, ``git ls-files``, ``rg --files``, ``ls -1``,
@@ -27,6 +27,9 @@ filter picked for it is only a hint):
   terminal width the split is not known, and the line keeps the total and the
   bar as git wrote it (``path 120 ++++++--``): an estimate from the bar's share
   would write numbers the output never had.
+- *blame* (``git blame``): each commit's author and date are written once, in
+  the order the commits first appear, and each line keeps its commit, its line
+  number and its code (``f0bbfec5 12) return total``).
 
 The view is followed by the structured-view envelope
 (:mod:`workers.markers.structured_view`): ``VIEW\\n<<cx:view>>… note
@@ -76,7 +79,7 @@ _NOT_LISTINGS = frozenset({"grep"})
 class Listing:
     text: str
     stash: dict[str, str]
-    kind: str  # ``paths``, ``long`` or ``git-stat``
+    kind: str  # ``paths``, ``long``, ``git-stat`` or ``blame``
     entries: int
 
 
@@ -586,11 +589,48 @@ def _churn(n: int, bar: str) -> str:
     return f"{n} {bar}"  # git scaled the bar to the width: the split is not in the output
 
 
+# git blame's default format: ``f0bbfec5 (Chen Wei   2025-10-05 21:01:32 +0000  12) code``
+# (``^f0bbfec`` a boundary commit, a file name after the hash with ``-C`` or several files)
+_BLAME = re.compile(
+    r"^(?P<hash>\^?[0-9a-f]{7,40}) (?:(?P<file>\S+) +)?\((?P<who>.*?) +"
+    r"(?P<when>\d{4}-\d\d-\d\d \d\d:\d\d:\d\d [+-]\d{4}) +(?P<line>\d+)\) (?P<code>.*)$"
+)
+
+
+def _blame_view(text: str, crit: frozenset[str]) -> tuple[list[str], int] | None:
+    """git blame: each commit's author and date once, in the order they first appear
+    (``f0bbfec5 Chen Wei 2025-10-05 21:01:32 +0000``), then each line as ``f0bbfec5 12) code``
+    (its file name too when blame wrote one)."""
+    lines = text.split("\n")
+    if lines and lines[-1] == "":
+        lines.pop()
+    who: dict[str, str] = {}
+    rows: list[str] = []
+    entries = 0
+    for line in lines:
+        m = _BLAME.match(line)
+        if m is None or line.strip() in crit:
+            if line.strip() and not entries:
+                return None  # a blame starts with its first line
+            rows.append(line)
+            continue
+        h = m.group("hash")
+        author = f"{h} {m.group('who').strip()} {m.group('when')}"
+        if who.setdefault(h, author) != author:
+            return None  # one hash, two authors: not blame as git writes it
+        name = f"{m.group('file')} " if m.group("file") else ""
+        rows.append(f"{h} {name}{m.group('line')}) {m.group('code')}")
+        entries += 1
+    if entries < MIN_ENTRIES or entries * 2 < len(lines):
+        return None
+    return [*who.values(), "", *rows], entries
+
+
 # --- the view -----------------------------------------------------------------
 
 
 def listing_kind(text: str, hint: str = "") -> str | None:
-    """``paths``, ``long``, ``git-stat`` or None: which listing the lines are."""
+    """``paths``, ``long``, ``git-stat``, ``blame`` or None: which listing the lines are."""
     if (
         (hint in _STAT_HINTS or _COMMIT.match(text))
         and not _DIFF.search(text)
@@ -599,6 +639,8 @@ def listing_kind(text: str, hint: str = "") -> str | None:
         return "git-stat"
     if _long_entries(text) is not None:
         return "long"
+    if _BLAME.match(text.split("\n", 1)[0]) and _blame_view(text, frozenset()) is not None:
+        return "blame"
     if _path_listing(text, hint) is not None:
         return "paths"
     return None
@@ -620,6 +662,7 @@ def _looks_like_listing(text: str) -> bool:
             return True  # git log: the message lines decide nothing
         if (
             _LONG.match(line)
+            or _BLAME.match(line)
             or _STAT.match(line)
             or _NUMSTAT.match(line)
             or _COMMIT.match(line)
@@ -661,6 +704,10 @@ def compact_listing(
         long = _long_view(text, crit)
         if long is not None:
             kind, (view, entries) = "long", long
+    if view is None and _BLAME.match(text.split("\n", 1)[0]):
+        blame = _blame_view(text, crit)
+        if blame is not None:
+            kind, (view, entries) = "blame", blame
     if view is None:
         paths = _path_listing(text, hint, crit)
         if paths is not None:

@@ -63,7 +63,9 @@ frames in a runtime, the standard library, libc, the sanitizer or a
 dependency are dropped (``library frames``), frames in user code stay, so
 the headline, its first user frame (a fact of the gate) and the summary
 are visible; AddressSanitizer's shadow memory map and legend and
-valgrind's banner are dropped too.
+valgrind's banner are dropped too.  A stack of ``at`` frames (JVM, JavaScript)
+that is frame for frame one above goes whole (``repeated stack frames``): a
+service log that logs one failure per request shows its stack once.
 
 Everything dropped is stashed by :mod:`.render` (``<<cx:KEY>>``), so
 expanding gives the output back exactly.
@@ -256,8 +258,34 @@ def _repeated_goroutines(lines: list[str], drop: dict[int, str]) -> None:
         i = j
 
 
+# a JVM or JavaScript stack: ``at`` frames and the JVM's ``... 3 more`` (of a ``Caused by:``)
+_AT_STACK = re.compile(r"^\s+at \S|^\s+\.\.\. \d+ more$")
+
+
+def _repeated_stack(
+    lines: list[str], i: int, stacks: set[tuple[str, ...]], drop: dict[int, str]
+) -> int | None:
+    """The index of the last line of the stack of ``at`` frames that starts at ``i`` when
+    a stack above was the same (frame for frame, as written): its lines are dropped
+    (``repeated stack frames``); None when it is the first such stack, or no ``at`` stack."""
+    n = len(lines)
+    j = i
+    while j < n and _AT_STACK.match(lines[j]):
+        j += 1
+    if j == i:
+        return None
+    stack = tuple(line.strip() for line in lines[i:j])
+    if stack not in stacks:
+        stacks.add(stack)
+        return None
+    for k in range(i, j):
+        drop[k] = STACK_FRAMES
+    return j - 1
+
+
 def _crash(lines: list[str], keep: set[int], drop: dict[int, str]) -> None:
     n = len(lines)
+    stacks: set[tuple[str, ...]] = set()  # the ``at`` stacks seen so far
     if any(line.startswith("goroutine ") for line in lines):
         _repeated_goroutines(lines, drop)
     i = 0
@@ -288,7 +316,8 @@ def _crash(lines: list[str], keep: set[int], drop: dict[int, str]) -> None:
                 drop[i], drop[i + 1] = FRAMES, FRAME_LINES
             i += 1
         elif m[0] in " \t" and _FRAME.match(m):
-            i = _frame(lines, i, keep, drop)
+            end = _repeated_stack(lines, i, stacks, drop)
+            i = _frame(lines, i, keep, drop) if end is None else end
         i += 1
 
 
@@ -413,6 +442,7 @@ REPEATS = "repeated diagnostic lines"  # quiet: the note lists the repeats' kind
 SHADOW = "shadow memory lines"
 STACKS = "repeated goroutine stacks"  # a goroutine whose stack a goroutine above showed
 STACK_LINES = "repeated goroutine stack lines"  # quiet: counted by their goroutines
+STACK_FRAMES = "repeated stack frames"  # an exception's frames, as a stack above had them
 BANNER = "tool banner lines"
 SEPARATORS = "empty report lines"  # quiet: valgrind's ``==12==`` lines between findings
 QUIET = frozenset({RUNNING, REPEATS, FRAME_LINES, SEPARATORS, STACK_LINES, GROUPS})

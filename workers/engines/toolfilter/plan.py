@@ -22,6 +22,7 @@ from workers.engines.toolfilter.blocks import (
     QUIET,
     REPEATS,
     RUST_LOCATION,
+    STACK_FRAMES,
     Structure,
     analyse,
     may_have_structure,
@@ -286,7 +287,11 @@ class Plan:
                 if crit
                 else False
             )
-            stext = None if critical else s_drop.get(i)
+            stext = s_drop.get(i)
+            if critical and not (stext == STACK_FRAMES and raw.strip() in seen_kept):
+                # a critical line stays, unless it is a frame of a stack shown above whose
+                # line, as written, stays there (the gate sees that copy)
+                stext = None
             if stext is not None and (drop_find is None or drop_find(m) < 0):
                 # the structure's drops win over the filter's keep rules (its own drops stay)
                 cls[i] = DROP
