@@ -28,7 +28,7 @@ from workers.core.settings import Settings
 from workers.core.tokens import TokenCounter
 from workers.engines.ansi import AnsiEngine
 from workers.engines.base import EngineContext
-from workers.markers import align, ansi, has_marker, marker_tokens
+from workers.markers import align, ansi, has_marker, marker_tokens, prefix, template
 from workers.messages.model import Unit
 from workers.pipeline.batch import compress_lines
 from workers.pipeline.runner import Pipeline
@@ -177,6 +177,7 @@ def test_coloured_lines_lose_their_sequences_in_the_visible_text(
     if has_marker(text):
         assert content == text
         return
+    content = template.decode(prefix.decode(content))  # line blocks, written after the rest
     assert "src/app.ts:29:5 - error TS2322" in content
     assert result.outcome.stats["tokens_after"] < result.outcome.stats["tokens_before"]
     (uid,) = result.outcome.stats["changed"]
