@@ -75,6 +75,7 @@ _COMMANDS = {
     "holdout-build/mvn-test": "mvn -B test",
     "holdout-build/jest-verbose": "npx jest --verbose",
     "holdout-build/go-test-v": "go test -vet=off -v ./...",
+    "holdout-build/cmake-configure": "cmake ..",
 }
 
 
