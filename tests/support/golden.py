@@ -76,6 +76,7 @@ _COMMANDS = {
     "holdout-build/jest-verbose": "npx jest --verbose",
     "holdout-build/go-test-v": "go test -vet=off -v ./...",
     "holdout-build/cmake-configure": "cmake ..",
+    "holdout-build/cargo-test-backtrace": "cargo test",
 }
 
 
