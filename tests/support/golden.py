@@ -77,6 +77,7 @@ _COMMANDS = {
     "holdout-build/go-test-v": "go test -vet=off -v ./...",
     "holdout-build/cmake-configure": "cmake ..",
     "holdout-build/cargo-test-backtrace": "cargo test",
+    "holdout-build/tsc-pretty": "npx tsc --noEmit --pretty -p .",
 }
 
 
