@@ -78,6 +78,7 @@ _COMMANDS = {
     "holdout-build/cmake-configure": "cmake ..",
     "holdout-build/cargo-test-backtrace": "cargo test",
     "holdout-build/tsc-pretty": "npx tsc --noEmit --pretty -p .",
+    "holdout-build/go-test-panic": "go test -v ./...",
 }
 
 
