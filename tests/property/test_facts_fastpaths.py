@@ -201,7 +201,7 @@ def reference_tool_lines(text: str, family: str | None) -> Iterator[tuple[str, s
             or facts._HTTP_5XX.search(line)
             or facts._ERROR_LINE.search(line)
             or exception
-        ):
+        ) and not ("goroutine " in text and facts._go_frame(all_lines, index, raw, line)):
             failed = True
             if last_frame is not None:
                 yield "stack_frame", last_frame

@@ -86,6 +86,10 @@ _COMMANDS = {
     "holdout-build/mvn-test": "mvn -B test",
     "holdout-build/jest-verbose": "npx jest --verbose",
     "holdout-build/go-test-v": "go test -vet=off -v ./...",
+    "holdout-build/cmake-configure": "cmake ..",
+    "holdout-build/cargo-test-backtrace": "cargo test",
+    "holdout-build/tsc-pretty": "npx tsc --noEmit --pretty -p .",
+    "holdout-build/go-test-panic": "go test -v ./...",
 }
 
 

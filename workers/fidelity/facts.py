@@ -566,6 +566,7 @@ def _tool_lines(text: str, family: str | None) -> Iterable[tuple[str, str]]:
     rust_label = False  # inside a rustc error's block, before its first primary label
     # the lines said so far (without a log level), when some line is logged at one
     said: set[str] | None = set() if "[ERROR] " in text or "[WARNING] " in text else None
+    goroutines = "goroutine " in text  # a Go stack dump: its frames are no error lines
     path_header: str | None = None  # the previous line, when it is a bare file path
     grep_files: set[str] = set()
     has_ansi = "\x1b" in text
@@ -729,7 +730,7 @@ def _tool_lines(text: str, family: str | None) -> Iterable[tuple[str, str]]:
             or (" HTTP/" in line and _HTTP_5XX.search(line))
             or is_error_line(line)
             or exception
-        ):
+        ) and not (goroutines and _go_frame(all_lines, index, raw, line)):
             failed = True
             # the last frame above the error line: an ``at`` frame only in user code (the
             # last user frame above a ``Caused by:`` stays with it; a library frame such as
@@ -767,6 +768,25 @@ def _tool_lines(text: str, family: str | None) -> Iterable[tuple[str, str]]:
         path_header = (
             token if not raw[0].isspace() and "." in line and _PATH_HEADER.match(line) else None
         )
+
+
+# A Go stack frame: its function line (``panic({0x575620?, 0x3a7b016e4b70?})``,
+# ``main.(*Server).handleError(...)``) above its file line (``\t/usr/local/go/src/runtime/
+# panic.go:860 +0x13a``): a frame, not an error line, whatever words its names hold
+GO_FRAME_FILE = re.compile(r"^\s+\S+\.(?:go|s):\d+(?: \+0x[0-9a-f]+)?$")
+GO_FRAME_FUNC = re.compile(
+    r"^(?:created by )?[^\s()]+(?:\([^()\n]*\)[^\s()]*)*(?: in goroutine \d+)?$"
+)
+
+
+def _go_frame(lines: list[str], index: int, raw: str, line: str) -> bool:
+    if raw[:1] in " \t" and GO_FRAME_FILE.match(raw):
+        return True
+    return (
+        index + 1 < len(lines)
+        and GO_FRAME_FILE.match(lines[index + 1]) is not None
+        and GO_FRAME_FUNC.match(line) is not None
+    )
 
 
 _EVENT_OUTPUT = '"Output":"'

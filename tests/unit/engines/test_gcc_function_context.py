@@ -51,3 +51,13 @@ def test_a_code_frame_goes_and_the_build_step_under_it_stays() -> None:
     assert "[ 50%] Building C object CMakeFiles/img.dir/src/rotate.c.o" in text
     assert "/work/holdout-a/proj/imgmini/src/pixel.c:68:5: note: here" in text
     assert saved > 0.5
+
+
+def test_a_files_repeats_name_the_file_once() -> None:
+    command = "gcc -Wall -Wextra -fsyntax-only src/pixel.c src/rotate.c src/palette.c"
+    text, _ = compress_soundly(tool_output(WALL, command), "standard")
+    notes = [line for line in text.splitlines() if line.startswith("… ")]
+    assert "… src/pixel.c: warning -Wunused-parameter 1 more time at 21:44; warning " in notes[0]
+    for note in notes:
+        file = note[2:].split(": ", 1)[0]
+        assert note.count(file) == 1  # its places as line:col

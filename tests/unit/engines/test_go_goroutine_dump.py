@@ -93,3 +93,21 @@ def test_a_file_with_a_line_in_parentheses_is_still_a_finding() -> None:
     text = "src\\app.cpp(12): error C2065: 'x': undeclared identifier\nmain.py(3): x\n"
     facts = {line for kind, line in critical_lines(text, "tool_result") if kind != "error_line"}
     assert "main.py(3): x" in facts
+
+
+def test_a_runtime_frame_named_panic_is_a_frame_not_an_error_line() -> None:
+    # ``go test -v ./...`` (go 1.26) of a package written for this test on this machine: a
+    # test indexes past a slice, the runtime panics; under ``goroutine 59 [running]:`` the
+    # frame ``panic({0x575620?, 0x3a7b016e4b70?})`` in runtime/panic.go read as an error
+    # line (the word panic), and so did its file line, so both stayed in sight
+    path = Path(__file__).resolve().parents[2] / "data" / "holdout-build" / "go-test-panic.txt"
+    text = path.read_text(encoding="utf-8")
+    facts = {line for _, line in critical_lines(text, "tool_result", "go test -v ./...")}
+    assert not any(line.startswith("panic({") for line in facts)
+    assert not any("runtime/panic.go" in line for line in facts)
+    headline = "panic: runtime error: index out of range [9] with length 2 [recovered, repanicked]"
+    assert headline in facts
+    assert "/work/holdout-a/proj/gopanic/parse/parse.go:8" in facts  # the first user frame
+    compressed, _ = compress_soundly(tool_output(text, "go test -v ./..."), "standard")
+    assert "panic({0x575620?" not in compressed and headline in compressed
+    assert "example.org/gopanic/parse.TestFieldOutOfRange(0x3a7b01716248?)" in compressed

@@ -207,3 +207,19 @@ def test_tsc_elaborations_repeated_under_the_same_message_go_into_the_view(mode:
             assert line in text
     assert "repeated elaboration lines" in text
     assert saved > 0.08  # 0 before
+
+
+def test_tsc_pretty_summary_table_goes_into_the_view() -> None:
+    # ``npx tsc --noEmit --pretty -p .`` (TypeScript 5, no colour: a pipe) over ten files
+    # written for this test on this machine: 71 errors, then ``Found 71 errors in 10 files.``
+    # and a table of each file's count and first error, which the headlines above all say
+    path = Path(__file__).resolve().parents[2] / "data" / "holdout-build" / "tsc-pretty.txt"
+    text = path.read_text(encoding="utf-8")
+    assert "Errors  Files" in text
+    compressed, _ = compress_soundly(
+        tool_output(text, "npx tsc --noEmit --pretty -p ."), "standard"
+    )
+    assert "Errors  Files" not in compressed
+    assert "     5  ts/audit.ts:5" not in compressed
+    assert "Found 71 errors in 10 files." in compressed
+    assert "summary table lines" in compressed

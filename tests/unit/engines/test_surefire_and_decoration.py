@@ -369,3 +369,16 @@ def test_maven_advice_after_a_failure_is_help_text(mode: str) -> None:
     assert goal in text
     assert "[ERROR]   HeatIndexTest.clamp8:13 expected: <67> but was: <66>" in text
     assert "[ERROR] Tests run: 132, Failures: 4, Errors: 1, Skipped: 0" in text
+
+
+def test_a_few_passing_classes_between_failures_go_into_the_view_with_their_frames() -> None:
+    # the same ``mvn -B test``: after a failing test's frame in user code, JUnit's three
+    # frames, a blank line, then two classes that passed (``[INFO] Running X`` and its
+    # ``Tests run:`` line each): eight lines, two passing tests; the run kept a marker of its
+    # own (``… 3 library frames, 2 passing tests omitted``) as a run of 6 lines or more
+    text, saved = compress_soundly(tool_output(MVN_TEST, "mvn -B test"), "standard")
+    view = text.split(HEADER_LINE)[0]
+    # no marker of its own for a run of frames and two passing classes
+    assert not [line for line in view.splitlines() if "passing test" in line]
+    assert "[ERROR]   HeatIndexTest.clamp8:13 expected: <67> but was: <66>" in view
+    assert saved > 0.52  # 0.51 before

@@ -430,6 +430,7 @@ CONSOLE = "console output lines"
 RUNNING = "test run lines"  # quiet: counted by the tests they belong to
 IGNORED = "ignored tests"
 FRAMES = "library frames"
+CLOSURES = "closure frame lines"  # rust's ``f::{{closure}}`` right under ``f``
 FRAME_LINES = "library frame lines"  # quiet: a frame's second line (its source or ``at``)
 SNIPPET = "snippet lines"
 ELABORATIONS = "repeated elaboration lines"  # tsc's, under a message shown with them above
@@ -696,6 +697,13 @@ def _frame(lines: list[str], i: int, keep: set[int], drop: dict[int, str]) -> in
             drop[i + 1] = FRAME_LINES  # a Python frame's source line
             return i + 1
         return i
+    if rust_pair and m.rstrip().endswith("::{{closure}}") and i >= 2:
+        # ``5: crate::tests::case::{{closure}}`` under ``4: crate::tests::case``: the test
+        # harness calling the test, the frame above says where
+        above = lines[i - 2].strip().partition(": ")[2]
+        if above and m.strip().partition(": ")[2] == above + "::{{closure}}":
+            drop[i] = drop[i + 1] = CLOSURES
+            return i + 1
     keep.add(i)
     if rust_pair:
         keep.add(i + 1)

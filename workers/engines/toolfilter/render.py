@@ -250,14 +250,26 @@ def filter_text(text: str, filt: Filter, tokens: TokenCounter) -> FilterResult |
     return FilterResult(new, stash, omitted, markers, plan.structure.family)
 
 
-#: a counted run this long keeps its marker in place (``… 30 passing tests omitted``)
+#: a paid run of this many counted items (passing tests; their run lines, a quiet label,
+#: not counted) keeps its marker in place (``… 30 passing tests omitted``)
 LONG_COUNTED_RUN = 6
+
+
+def _items(plan: Plan, a: int, b: int) -> int:
+    """The counted items among the dropped lines ``[a, b)``: passing tests, not the lines
+    that belong to them (surefire's ``[INFO] Running X`` above each ``Tests run:``)."""
+    n = 0
+    for k in range(a, b):
+        label = plan.labels[k]
+        if plan.cls[k] == DROP and label is not None and label.counted and not label.quiet:
+            n += 1
+    return n
 
 
 def _silent(plan: Plan, k: int, paid: int = 0) -> bool:
     """Whether dropped line ``k`` may go without a marker where it was (see :func:`_view`);
-    ``paid``: the length of the run of dropped lines it is in when that run paid for a
-    marker of its own (0: it did not).  Its label says (:class:`.plan.Label`: the
+    ``paid``: the counted items (:func:`_items`) of the run of dropped lines it is in when
+    that run paid for a marker of its own (0: it did not).  Its label says (:class:`.plan.Label`: the
     structure's decoration and a filter's decoration rules from any run, passing tests and
     a filter's counted rules from short runs); a filter's other labels may name context
     (make's directory changes say where the next warning's relative path is)."""
@@ -319,7 +331,8 @@ def _view(
                     runs.append(run._replace(saved=saved, rest=rest, silent=spans))
     extra: dict[str, str] = {}  # stashes of the markers that stay for a mixed run's rest
     for a, b, where, key in paid:
-        if all(_silent(plan, k, paid=b - a) for k in range(a, b)):
+        items = _items(plan, a, b)
+        if all(_silent(plan, k, paid=items) for k in range(a, b)):
             runs.append(_ViewRun(a, b, where, 1, tokens.count(out[where]), key, [], [(a, b)]))
             continue
         if _gatherable(plan, a, b, b - a):
@@ -426,7 +439,23 @@ def _gathered(plan: Plan, gather: list[_ViewRun], tokens: TokenCounter) -> list[
                     notes[-1] = merged
                     continue
             notes.append(dict(kinds))
-        lines = [_gathered_note(kinds) for kinds in notes]
+        # a compiler's places in one file (``src/pixel.c:21:44``): the file once, then each
+        # ``line:col`` (rustc's ``-->`` places stay whole, eslint's are ``line:col`` already)
+        file = next(
+            (found[k].file for k in range(members[0][0].first, members[0][0].end) if k in found),
+            "",
+        )
+        prefix = f"{file}:" if file else ""
+        if prefix and all(
+            w.startswith(prefix) for kinds in notes for ws in kinds.values() for w in ws
+        ):
+            notes = [
+                {kind: [w[len(prefix) :] for w in ws] for kind, ws in kinds.items()}
+                for kinds in notes
+            ]
+            lines = [_gathered_note(kinds, file) for kinds in notes]
+        else:
+            lines = [_gathered_note(kinds) for kinds in notes]
         cost = sum(tokens.count(line) for line in lines)
         if sum(run.saved for run, _ in members) <= cost:
             continue
@@ -439,11 +468,16 @@ def _gathered(plan: Plan, gather: list[_ViewRun], tokens: TokenCounter) -> list[
     return out
 
 
-def _gathered_note(kinds: dict[str, list[str]]) -> str:
-    """``… warning no-unused-vars 2 more times at 22:7 24:10; error no-empty 1 more time at 15:34``."""
-    return "… " + "; ".join(
-        f"{kind} {len(w)} more time{'s' if len(w) > 1 else ''} at {' '.join(w)}"
-        for kind, w in kinds.items()
+def _gathered_note(kinds: dict[str, list[str]], file: str = "") -> str:
+    """``… warning no-unused-vars 2 more times at 22:7 24:10; error no-empty 1 more time at 15:34``,
+    after ``src/pixel.c: `` when its places are in that file."""
+    return (
+        "… "
+        + (f"{file}: " if file else "")
+        + "; ".join(
+            f"{kind} {len(w)} more time{'s' if len(w) > 1 else ''} at {' '.join(w)}"
+            for kind, w in kinds.items()
+        )
     )
 
 
@@ -465,7 +499,7 @@ class _ViewRun(NamedTuple):
 def _silent_spans(plan: Plan, a: int, b: int, paid: int | None = None) -> list[tuple[int, int]]:
     """The runs of decoration lines (dropped lines that may go silent) in ``[a, b)``; ``paid``
     as :func:`_silent` takes it (by default: the run paid for its marker)."""
-    paid = b - a if paid is None else paid
+    paid = _items(plan, a, b) if paid is None else paid
     spans: list[tuple[int, int]] = []
     start = -1
     for k in range(a, b + 1):
