@@ -372,6 +372,7 @@ def reference_line_shape(line: str) -> str:
     ):
         if note or facts._DIAG_WARNING.match(line):
             line = facts._QUOTED.sub("'#'", line)
+        line = facts.REQUEST_ID.sub(r"\1#", line)
         return PLAIN_SHAPE_TOKEN.sub(plain_warning_shape_token, line)
     if facts._ASSERTION_WORDS.search(line) is not None:
         return PLAIN_SHAPE_TOKEN.sub(facts._time_token, line)
@@ -397,7 +398,7 @@ SHAPE_PARTS = st.sampled_from(
         "assert", " == ", " != ", " === ", "==", "unused variable 'a'", "`b`", '"c d"', "\u2018e\u2019",
         "é", "ü", "ß", "日本", "\U0001f600", "x", "ab", "upstream slow", "(latency", "ms", "of",
         "status =500", "code :404", "HTTP  =200", "user_id =12", "ID :=3", "id ==5", "x id #7",
-        "Status  : 201", "page #2", "shards  5", "tas\u212a 3", "chun\u212a 4", "Id 12", "ID 1",
+        "Status  : 201", "reqId=req-ec692", '"traceId":"4bf92f3577b34da6"', "request_id: r-1", "[warn]", '"level":40', '"level":"warn"', "page #2", "shards  5", "tas\u212a 3", "chun\u212a 4", "Id 12", "ID 1",
         "user_Id=3", "xId: 4", "aid 5", "_id 5", "pages 3", "Jobs #9", "ROW 1", "the 7", "of 5", "shard 3", "Step 2",
     ]
 )  # fmt: skip

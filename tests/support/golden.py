@@ -70,6 +70,7 @@ _COMMANDS = {
     "holdout-logs/pino-levels": "docker logs orders-api --tail 61",
     "holdout-logs/python-retries": "cat logs/billing-sync.log",
     "holdout-logs/syslog-oom": "tail -n 60 /var/log/syslog",
+    "holdout-logs/winston-warnings": "docker logs orders-api --tail 151",
     "holdout-logs/zap-json-controller": "kubectl logs -n shop deploy/order-controller",
 }
 

@@ -121,7 +121,16 @@ _ERROR_LEVEL = re.compile(
 _ERROR_LEVEL_HINT = re.compile(
     r"rror|RROR|FAIL|ail|atal|ATAL|panic|xception|Traceback|RITICAL|ritical|denied|refused"
 )
-_WARNING_WORD = re.compile(r"\b(?:Warning|WARNING|warning|WARN)\b")
+_WARNING_WORD = re.compile(
+    r"\b(?:Warning|WARNING|warning|WARN)\b"
+    # levels that say warn without the word: winston's ``[warn]``, pino's ``"level":40``
+    r'|\[warn\]|"(?:level|severity|lvl)":\s?(?:40\b|"warn")'
+)
+# a request's or trace's id in a warning (``reqId=req-ec692``, ``"traceId":"4bf9..."``): the
+# request a warning was logged for, as ``request 12`` is; one warning per request is one fact
+REQUEST_ID = re.compile(
+    r"(?i)\b((?:req(?:uest)?|trace|span|correlation)[-_]?id\"?\s?[=:]\s?\"?)[\w.:-]+"
+)
 
 
 # A compiler or linter warning (gcc/clang ``file:12:5: warning: ...``, javac,
@@ -186,7 +195,8 @@ def line_shape(line: str) -> str:
     """The line with its volatile numbers and hex ids replaced by ``#``.
 
     In a warning (a warning word, no error word) and in a compiler's
-    ``file:line:col: note:`` the line and column of a position fold too; in an assertion (``==``, ``expected``,
+    ``file:line:col: note:`` the line and column of a position fold too (in a warning the id of
+    the request it was logged for too); in an assertion (``==``, ``expected``,
     ``got`` ...) only timestamps fold.
     """
     if "/proc/" in line:
@@ -198,6 +208,8 @@ def line_shape(line: str) -> str:
     ):
         if note or _DIAG_WARNING.match(line):
             line = _QUOTED.sub("'#'", line)
+        if "d" in line or "D" in line:
+            line = REQUEST_ID.sub(r"\1#", line)
         if _HOT.search(line) is None:
             return line  # no number and no hex id: nothing folds
         return _SHAPE_TOKEN.sub(_warning_shape_token, line)
