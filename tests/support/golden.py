@@ -62,6 +62,7 @@ _COMMANDS = {
     "toolfilter/tsc-pretty": "npx tsc --noEmit --pretty",
     "holdout-logs/compose-logs": "docker compose logs",
     "holdout-logs/git-blame": "git blame -L 1,60 src/shop/payments.py",
+    "holdout-logs/git-log": "git log -n 14",
     "holdout-logs/git-status-short": "./scripts/st.sh",
     "holdout-logs/gunicorn-log": "cat logs/gunicorn.log",
     "holdout-logs/jul-feed": "tail -n 61 logs/feed-import.log",
