@@ -68,6 +68,7 @@ _COMMANDS = {
     "holdout-logs/jul-feed": "tail -n 61 logs/feed-import.log",
     "holdout-logs/jul-stock-stacks": "tail -n 300 /opt/inventory/logs/inventory.log",
     "holdout-logs/klog-controller": "kubectl logs -n shop deploy/order-controller",
+    "holdout-logs/log4j-threads": "tail -n 80 logs/fetcher.log",
     "holdout-logs/pino-levels": "docker logs orders-api --tail 61",
     "holdout-logs/python-retries": "cat logs/billing-sync.log",
     "holdout-logs/syslog-oom": "tail -n 60 /var/log/syslog",

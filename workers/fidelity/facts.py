@@ -83,10 +83,15 @@ _SHAPE_TOKEN = re.compile(
     r"|(?P<ts>\d{4}-\d\d-\d\d(?:[T ]\d\d:\d\d(?::\d\d(?:[.,]\d+)?)?(?:Z|[+-]\d\d:?\d\d)?)?"
     r"|\d\d?/[A-Z][a-z]{2}/\d{4}(?::\d\d:\d\d:\d\d(?: [+-]\d{4})?)?"
     r"|\b\d\d?:\d\d:\d\d(?:[.,]\d+)?)"
+    # a worker thread's name folds as a pid does (``[pool-2-thread-3]``, Tomcat's
+    # ``http-nio-8080-exec-7``, ``Thread-12``): the same failure on another thread is one fact
+    r"|\b(?:pool-\d+-thread-\d+|(?:(?:https?|ajp)-)?(?:nio2?|bio|apr)-(?:[\w.]+-)?\d+-exec-\d+"
+    r"|ForkJoinPool(?:\.commonPool|-\d+)-worker-\d+|Thread-\d+|ThreadPoolExecutor-\d+_\d+)\b"
     # Identifying spans stay as written: file:line positions (group ``pos``,
     # the numbers in group ``at``), paths, status codes, ids, named things with
     # a number (host-12, case_5, E0308; in an error, not a warning: ``order 12``,
-    # ``loss record 2``), the value of an exception (``KeyError: 12``), host:port, #123.
+    # ``loss record 2``), the value of an exception (``KeyError: 12``), host:port (an IPv4 address's
+    # too), #123.
     r"|(?P<pos>(?<![\w.~%+/-])(?=[\w.~%+/-]*+(?::\[?\d|\(\d))"
     r"(?:[\w.~%+-]*/)*(?:[\w-]+\.[A-Za-z]\w{0,9}|[\w-]*[Mm]akefile)"
     r"(?P<at>:\[?\d+(?:[:,]\d+)*\]?|\(\d+(?:,\d+)?\))|\bline \d+)"
@@ -101,6 +106,7 @@ _SHAPE_TOKEN = re.compile(
     r"|column|step|ticket|issue)s?) #?\d+\b)"
     r"|(?<=Error: )-?\d+(?:\.\d+)?$|(?<=Exception: )-?\d+(?:\.\d+)?$"
     r"|(?<=[A-Za-z]):\d{2,5}\b"
+    r"|\b\d{1,3}(?:\.\d{1,3}){3}:\d{1,5}\b"  # an IPv4 host:port (a client's address alone folds)
     r"|#\d+"
     r")"
     r"|0x[0-9a-fA-F]+|\b[0-9a-f]{7,64}\b|\d+"
