@@ -361,6 +361,8 @@ PLAIN_SHAPE_TOKEN = re.compile(
     r"(?P<ts>\d{4}-\d\d-\d\d(?:[T ]\d\d:\d\d(?::\d\d(?:[.,]\d+)?)?(?:Z|[+-]\d\d:?\d\d)?)?"
     r"|\d\d?/[A-Z][a-z]{2}/\d{4}(?::\d\d:\d\d:\d\d(?: [+-]\d{4})?)?"
     r"|\b\d\d?:\d\d:\d\d(?:[.,]\d+)?)"
+    r"|\b(?:pool-\d+-thread-\d+|(?:(?:https?|ajp)-)?(?:nio2?|bio|apr)-(?:[\w.]+-)?\d+-exec-\d+"
+    r"|ForkJoinPool(?:\.commonPool|-\d+)-worker-\d+|Thread-\d+|ThreadPoolExecutor-\d+_\d+)\b"
     r"|(?P<pos>(?<![\w.~%+/-])(?:[\w.~%+-]*/)*(?:[\w-]+\.[A-Za-z]\w{0,9}|[\w-]*[Mm]akefile)"
     r"(?P<at>:\[?\d+(?:[:,]\d+)*\]?|\(\d+(?:,\d+)?\))|\bline \d+)"
     r"|(?P<keep>"
@@ -374,6 +376,7 @@ PLAIN_SHAPE_TOKEN = re.compile(
     r"|ticket|issue)s?) #?\d+\b)"
     r"|(?<=Error: )-?\d+(?:\.\d+)?$|(?<=Exception: )-?\d+(?:\.\d+)?$"
     r"|(?<=[A-Za-z]):\d{2,5}\b"
+    r"|\b\d{1,3}(?:\.\d{1,3}){3}:\d{1,5}\b"
     r"|#\d+"
     r")"
     r"|0x[0-9a-fA-F]+|\b[0-9a-f]{7,64}\b|\d+"
@@ -402,6 +405,7 @@ def reference_line_shape(line: str) -> str:
     ):
         if note or facts._DIAG_WARNING.match(line):
             line = facts._BLANKS.sub(" ", facts._QUOTED.sub("'#'", line))
+        line = facts.REQUEST_ID.sub(r"\1#", line)
         return PLAIN_SHAPE_TOKEN.sub(plain_warning_shape_token, line)
     if facts._ASSERTION_WORDS.search(line) is not None:
         return PLAIN_SHAPE_TOKEN.sub(facts._time_token, line)
@@ -427,7 +431,9 @@ SHAPE_PARTS = st.sampled_from(
         "assert", " == ", " != ", " === ", "==", "unused variable 'a'", "`b`", '"c d"', "\u2018e\u2019",
         "é", "ü", "ß", "日本", "\U0001f600", "x", "ab", "upstream slow", "(latency", "ms", "of",
         "status =500", "code :404", "HTTP  =200", "user_id =12", "ID :=3", "id ==5", "x id #7",
-        "Status  : 201", "page #2", "shards  5", "tas\u212a 3", "chun\u212a 4", "Id 12", "ID 1",
+        "Status  : 201", "pool-2-thread-3", "Thread-12", "http-nio-8080-exec-7", "nio-8080-exec-1",
+        "ForkJoinPool.commonPool-worker-3", "ThreadPoolExecutor-0_1", "127.0.0.1:7", "10.8.0.237:7946",
+        "1.2.3", "reqId=req-ec692", '"traceId":"4bf92f3577b34da6"', "request_id: r-1", "[warn]", '"level":40', '"level":"warn"', "page #2", "shards  5", "tas\u212a 3", "chun\u212a 4", "Id 12", "ID 1",
         "user_Id=3", "xId: 4", "aid 5", "_id 5", "pages 3", "Jobs #9", "ROW 1", "the 7", "of 5", "shard 3", "Step 2",
     ]
 )  # fmt: skip

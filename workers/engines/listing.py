@@ -1,6 +1,6 @@
 """Listings as compact views: every path stays visible, the original is stashed.
 
-Four kinds of tool output are read from their lines (the command or the
+Five kinds of tool output are read from their lines (the command or the
 filter picked for it is only a hint):
 
 - *paths* (``find``, ``fd``, ``git ls-files``, ``rg --files``, ``ls -1``,
@@ -27,6 +27,9 @@ filter picked for it is only a hint):
   terminal width the split is not known, and the line keeps the total and the
   bar as git wrote it (``path 120 ++++++--``): an estimate from the bar's share
   would write numbers the output never had.
+- *git log* without file stats: the same view of its commits (commit, date and
+  subject lines, author lines but one that repeats the commit above; the message
+  body left to the stash).
 - *blame* (``git blame``): each commit's author and date are written once, in
   the order the commits first appear, and each line keeps its commit, its line
   number and its code (``f0bbfec5 12) return total``).
@@ -64,6 +67,7 @@ __all__ = [
 ]
 
 MIN_ENTRIES = 8  # fewer entries than this: not worth a view
+MIN_COMMITS = 3  # a plain git log of fewer commits stays as it is
 MIN_SAVED = 0.10  # the view must save at least this share of the tokens ...
 MIN_SAVED_TOKENS = 12  # ... or, when the command says listing, at least this many
 MAX_CHARS = 4_000_000
@@ -79,7 +83,7 @@ _NOT_LISTINGS = frozenset({"grep"})
 class Listing:
     text: str
     stash: dict[str, str]
-    kind: str  # ``paths``, ``long``, ``git-stat`` or ``blame``
+    kind: str  # ``paths``, ``long``, ``git-stat``, ``git-log`` or ``blame``
     entries: int
 
 
@@ -483,7 +487,10 @@ _MSG = re.compile(r"^    ")
 _DIFF = re.compile(r"^(?:diff --git |@@ -\d)", re.M)
 
 
-def _stat_view(text: str, crit: frozenset[str]) -> tuple[list[str], int] | None:
+def _stat_view(
+    text: str, crit: frozenset[str], plain: bool = False
+) -> tuple[list[str], int] | None:
+    """The git-stat view (``plain``: of a log without file stats, its commits counted)."""
     lines = text.split("\n")
     if lines and lines[-1] == "":
         lines.pop()
@@ -521,6 +528,8 @@ def _stat_view(text: str, crit: frozenset[str]) -> tuple[list[str], int] | None:
         if _COMMIT.match(line):
             commits += 1
             in_msg = subject_done = False
+            if plain and out and out[-1] != "":
+                out.append("")  # (the stats' blank line parts two commits in a stat view)
             out.append(line)
             continue
         if line.startswith("Author: ") and commits:
@@ -560,6 +569,8 @@ def _stat_view(text: str, crit: frozenset[str]) -> tuple[list[str], int] | None:
         out.append(line)
     if block:
         flush()
+    if plain:
+        return (out, commits) if commits >= MIN_COMMITS and not entries and not summaries else None
     if commits == 0 and entries < MIN_ENTRIES:
         return None
     if entries == 0 and (summaries == 0 or commits == 0):
@@ -700,6 +711,10 @@ def compact_listing(
         found = _stat_view(text, crit)
         if found is not None:
             kind, (view, entries) = "git-stat", found
+    if view is None and _COMMIT.match(text) and not _DIFF.search(text):
+        found = _stat_view(text, crit, plain=True)
+        if found is not None:
+            kind, (view, entries) = "git-log", found
     if view is None:
         long = _long_view(text, crit)
         if long is not None:

@@ -84,10 +84,15 @@ _SHAPE_TOKEN = re.compile(
     r"|(?P<ts>\d{4}-\d\d-\d\d(?:[T ]\d\d:\d\d(?::\d\d(?:[.,]\d+)?)?(?:Z|[+-]\d\d:?\d\d)?)?"
     r"|\d\d?/[A-Z][a-z]{2}/\d{4}(?::\d\d:\d\d:\d\d(?: [+-]\d{4})?)?"
     r"|\b\d\d?:\d\d:\d\d(?:[.,]\d+)?)"
+    # a worker thread's name folds as a pid does (``[pool-2-thread-3]``, Tomcat's
+    # ``http-nio-8080-exec-7``, ``Thread-12``): the same failure on another thread is one fact
+    r"|\b(?:pool-\d+-thread-\d+|(?:(?:https?|ajp)-)?(?:nio2?|bio|apr)-(?:[\w.]+-)?\d+-exec-\d+"
+    r"|ForkJoinPool(?:\.commonPool|-\d+)-worker-\d+|Thread-\d+|ThreadPoolExecutor-\d+_\d+)\b"
     # Identifying spans stay as written: file:line positions (group ``pos``,
     # the numbers in group ``at``), paths, status codes, ids, named things with
     # a number (host-12, case_5, E0308; in an error, not a warning: ``order 12``,
-    # ``loss record 2``), the value of an exception (``KeyError: 12``), host:port, #123.
+    # ``loss record 2``), the value of an exception (``KeyError: 12``), host:port (an IPv4 address's
+    # too), #123.
     r"|(?P<pos>(?<![\w.~%+/-])(?=[\w.~%+/-]*+(?::\[?\d|\(\d))"
     r"(?:[\w.~%+-]*/)*(?:[\w-]+\.[A-Za-z]\w{0,9}|[\w-]*[Mm]akefile)"
     r"(?P<at>:\[?\d+(?:[:,]\d+)*\]?|\(\d+(?:,\d+)?\))|\bline \d+)"
@@ -102,6 +107,7 @@ _SHAPE_TOKEN = re.compile(
     r"|column|step|ticket|issue)s?) #?\d+\b)"
     r"|(?<=Error: )-?\d+(?:\.\d+)?$|(?<=Exception: )-?\d+(?:\.\d+)?$"
     r"|(?<=[A-Za-z]):\d{2,5}\b"
+    r"|\b\d{1,3}(?:\.\d{1,3}){3}:\d{1,5}\b"  # an IPv4 host:port (a client's address alone folds)
     r"|#\d+"
     r")"
     r"|0x[0-9a-fA-F]+|\b[0-9a-f]{7,64}\b|\d+"
@@ -122,7 +128,16 @@ _ERROR_LEVEL = re.compile(
 _ERROR_LEVEL_HINT = re.compile(
     r"rror|RROR|FAIL|ail|atal|ATAL|panic|xception|Traceback|RITICAL|ritical|denied|refused"
 )
-_WARNING_WORD = re.compile(r"\b(?:Warning|WARNING|warning|WARN)\b")
+_WARNING_WORD = re.compile(
+    r"\b(?:Warning|WARNING|warning|WARN)\b"
+    # levels that say warn without the word: winston's ``[warn]``, pino's ``"level":40``
+    r'|\[warn\]|"(?:level|severity|lvl)":\s?(?:40\b|"warn")'
+)
+# a request's or trace's id in a warning (``reqId=req-ec692``, ``"traceId":"4bf9..."``): the
+# request a warning was logged for, as ``request 12`` is; one warning per request is one fact
+REQUEST_ID = re.compile(
+    r"(?i)\b((?:req(?:uest)?|trace|span|correlation)[-_]?id\"?\s?[=:]\s?\"?)[\w.:-]+"
+)
 
 
 # A compiler or linter warning (gcc/clang ``file:12:5: warning: ...``, javac,
@@ -197,7 +212,8 @@ def line_shape(line: str) -> str:
     """The line with its volatile numbers and hex ids replaced by ``#``.
 
     In a warning (a warning word, no error word) and in a compiler's
-    ``file:line:col: note:`` the line and column of a position fold too; in an assertion (``==``, ``expected``,
+    ``file:line:col: note:`` the line and column of a position fold too (in a warning the id of
+    the request it was logged for too); in an assertion (``==``, ``expected``,
     ``got`` ...) only timestamps fold.
     """
     if "/proc/" in line:
@@ -211,6 +227,8 @@ def line_shape(line: str) -> str:
             # quoted names fold, and so does the padding that aligns a linter's columns
             # (eslint pads each message to its file's longest)
             line = _BLANKS.sub(" ", _QUOTED.sub("'#'", line))
+        if "d" in line or "D" in line:
+            line = REQUEST_ID.sub(r"\1#", line)
         if _HOT.search(line) is None:
             return line  # no number and no hex id: nothing folds
         return _SHAPE_TOKEN.sub(_warning_shape_token, line)

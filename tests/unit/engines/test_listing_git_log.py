@@ -1,0 +1,48 @@
+"""``git log`` without file stats (a captured run over a generated shop repository: 14
+commits by four authors, half of them with a message body): a view of its commits as the
+``--stat`` view writes them: every commit id, date and subject line stays, an author line
+stays unless it repeats the commit above, and the message bodies go to the stash."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from tests.support.sound import compress_soundly, tool_output
+from workers.core.tokens import TokenCounter
+from workers.engines.listing import compact_listing
+
+DATA = Path(__file__).resolve().parents[2] / "data" / "holdout-logs"
+LOG = (DATA / "git-log.txt").read_text(encoding="utf-8")
+
+
+def _commits() -> list[list[str]]:
+    out: list[list[str]] = []
+    for line in LOG.splitlines():
+        if line.startswith("commit "):
+            out.append([])
+        out[-1].append(line)
+    return out
+
+
+def test_a_plain_log_is_a_git_log_view() -> None:
+    view = compact_listing(LOG, TokenCounter(), "git-log", "git log -n 14")
+    assert view is not None and view.kind == "git-log" and view.entries == 14
+
+
+@pytest.mark.parametrize("command", ["git log -n 14", "./history.sh"])
+def test_commit_date_and_subject_lines_stay(command: str) -> None:
+    text, saved = compress_soundly(tool_output(LOG, command), "standard")
+    shown = text.split("\n")
+    previous_author = None
+    for commit in _commits():
+        assert commit[0] in shown
+        assert next(line for line in commit if line.startswith("Date:")) in shown
+        author = next(line for line in commit if line.startswith("Author:"))
+        if author != previous_author:
+            assert author in shown
+        previous_author = author
+        body = [line for line in commit if line.startswith("    ") and line.strip()]
+        assert body[0] in shown  # the subject
+    assert saved > 0.1
