@@ -27,12 +27,13 @@ FLOORS: dict[str, tuple[float, float]] = {
     "git-log": (28, 68),  # this repository's first commits (workers.bench.corpus)
     "logfile": (64, 78),
     "make": (37, 44),
-    "ninja": (55, 64),  # v9, notes in system headers stashed: 60.8 / 70.3
     "cargo": (50, 53),  # short runs of passing tests go into the view (v9: 55.6 / 58.6)
     "ruff": (30, 44),
     "go-test": (44, 58),  # v9: 48.9 / 62.9
     "crash report": (32, 47),
-    "gcc": (7, 24),
+    # the corpus's `cmake --build` (make, the default generator) reads as gcc's output since
+    # cmake defers to what its build prints (was "ninja": 60.8 / 70.3); gcc v9 59.8 / 65.2
+    "gcc": (50, 55),
     "file read": (77, 86),
     "packages": (73, 80),
     "ls": (63, 69),
