@@ -512,6 +512,16 @@ def _silent_spans(plan: Plan, a: int, b: int, paid: int | None = None) -> list[t
     return spans
 
 
+def _trimmed(lines: list[str]) -> list[str]:
+    """``lines`` without the blank lines at their ends."""
+    start, end = 0, len(lines)
+    while start < end and not lines[start].strip():
+        start += 1
+    while end > start and not lines[end - 1].strip():
+        end -= 1
+    return lines[start:end]
+
+
 def _unpaid_rest(plan: Plan, a: int, b: int, spans: list[tuple[int, int]]) -> list[str]:
     """The lines of an unstashed run ``[a, b)`` outside its decoration ``spans``, as written
     (blank lines at its ends aside)."""
@@ -520,11 +530,7 @@ def _unpaid_rest(plan: Plan, a: int, b: int, spans: list[tuple[int, int]]) -> li
     for x, y in [*spans, (b, b)]:
         rest.extend(plan.lines[cursor:x])
         cursor = y
-    while rest and not rest[0].strip():
-        rest.pop(0)
-    while rest and not rest[-1].strip():
-        rest.pop()
-    return rest
+    return _trimmed(rest)
 
 
 def _rest_of(
@@ -547,11 +553,7 @@ def _rest_of(
         ):
             rest.extend(plan.lines[cursor:x])
         cursor = y
-    while rest and not rest[0].strip():
-        rest.pop(0)
-    while rest and not rest[-1].strip():
-        rest.pop()
-    return rest
+    return _trimmed(rest)
 
 
 def _stash_run(
