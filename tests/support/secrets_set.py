@@ -232,6 +232,14 @@ def _lookalikes() -> list[tuple[str, str]]:
         "    PASSWORD=$(cat /run/secrets/db_password)",
         "    api_key = <your-api-key>",
         '    password: "{{ .Values.db.password }}"',
+        # Go, Rust, C and JS taking an address, dereferencing or building a struct
+        '\tauth := &socks.Auth{User: "u", Password: p}',
+        "\ttoken := &oauth2.Token{AccessToken: access}",
+        "    let auth = &mut self.authenticator;",
+        "    secret = *secretStore.Lookup(name);",
+        "    struct credentials *credentials = &ctx->creds;",
+        "    const token = new TokenBucket({rate: 10});",
+        "\tauth := &BasicAuthenticator{Realm: realm}",
     ]
     out += [("code", c) for c in code]
     uuids = [

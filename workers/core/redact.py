@@ -198,7 +198,11 @@ _UUID = re.compile(r"[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}
 # a subscript or a generic, a number, a path, a URL, a template or placeholder
 _CODE = re.compile(
     r"[A-Za-z_]+(?:\.[A-Za-z_][A-Za-z_0-9]*)*"
-    r"|[A-Za-z_][\w.]*[(\[<][\s\S]*"
+    # code taking an address, dereferencing or building a struct (Go's ``&socks.Auth{User:``,
+    # ``*secretStore.Lookup(``, C's ``&ctx->creds``, Rust's ``&mut``): an expression, not a
+    # literal
+    r"|&mut|[&*][A-Za-z_]\w*(?:(?:\.|->|::)[A-Za-z_]\w*)+|[&*]?[A-Za-z_][\w.]*[(\[<][\s\S]*"
+    r"|&?[A-Za-z_][\w.]*\{(?:[A-Za-z_]\w*:)?"
     r"|[a-z]+(?:-[a-z]+)+"
     r"|[\d.]+[kKmMgG]?"
     r"|(?:~|\.{1,2})?/[\s\S]*"

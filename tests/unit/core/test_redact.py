@@ -53,6 +53,11 @@ def test_every_kind_is_reached_by_the_set() -> None:
         ("token_budget=high", "token_budget=high"),
         ("feature/sk-1234-implement-login-flow", "feature/sk-1234-implement-login-flow"),
         ("max_tokens=4096", "max_tokens=4096"),
+        # Go, C and Rust expressions are code; a literal that starts with & or * is a secret
+        ('auth := &socks.Auth{User: "u"}', 'auth := &socks.Auth{User: "u"}'),
+        ("creds = &ctx->creds;", "creds = &ctx->creds;"),
+        ("password: *Sekr3t", "password: [REDACTED:kv_secret]"),
+        ("password=&Hunter2!x", "password=[REDACTED:kv_secret]"),
     ],
 )
 def test_examples(text: str, expected: str) -> None:
