@@ -62,6 +62,8 @@ def test_bench_kafka_measures_every_path_for_both_sizes(kafka_bootstrap: str) ->
     ]
     for row in rows:
         assert row["seconds"] > 0 and row["mb_s"] > 0, row
+        # CPU per record over the timed part, for every path (the copy loop's is small)
+        assert 0 < row["cpu_ms"] < 10_000, row
         if row["path"] == "ctxpress worker":
             # timed from its first output on: the records of its first batch are not counted
             assert 0 < row["records"] < 800, row
@@ -71,6 +73,7 @@ def test_bench_kafka_measures_every_path_for_both_sizes(kafka_bootstrap: str) ->
         else:
             assert row["records"] == 800, row
     assert "worker at " in done.stdout and "% of in-process for 50 KB records" in done.stdout
+    assert "CPU per record " in done.stdout and " ms in-process (" in done.stdout
     # the topics it made are gone (deletion is asynchronous on the broker: allow a moment)
     made = 2 * (len(load_topics()) + 2)  # per size: topics/ and the plain loop's two
     assert f"bench-kafka: deleted {made} topics" in done.stderr, done.stderr[-2000:]

@@ -23,6 +23,7 @@ from typing import IO
 __all__ = [
     "WorkerProcess",
     "child_pids",
+    "cpu_seconds",
     "ctxpress_argv",
     "free_port",
     "peak_rss_mb",
@@ -181,3 +182,15 @@ def peak_rss_mb(pid: int) -> float | None:
         if line.startswith("VmHWM:"):
             return int(line.split()[1]) / 1024
     return None
+
+
+def cpu_seconds(pid: int) -> float | None:
+    """CPU seconds (user + system) process ``pid`` has used so far; None off Linux."""
+    try:
+        stat = Path(f"/proc/{pid}/stat").read_text()
+    except OSError:
+        return None
+    # the command name (field 2) is in parentheses and may hold spaces: count after it
+    fields = stat[stat.rindex(")") + 2 :].split()
+    ticks = os.sysconf("SC_CLK_TCK")
+    return (int(fields[11]) + int(fields[12])) / ticks
