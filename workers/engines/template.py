@@ -157,15 +157,20 @@ def _runs_in(words: list[list[str] | None]) -> list[tuple[int, int]]:
     return out
 
 
-def _json_runs(lines: list[str], taken: set[int]) -> list[tuple[int, int, int]]:
-    """``(start, end, keys)`` of every run of :data:`MIN_LINES` or more one-line JSON objects
-    (a JSON log) whose first ``keys`` keys, at least :data:`MIN_JSON_KEYS`, are written alike."""
-    out: list[tuple[int, int, int]] = []
-    parts = [
+def _json_cuts(lines: list[str], taken: set[int]) -> list[list[str] | None]:
+    """Each line cut into its JSON members (:func:`members`), or None (no object, or taken)."""
+    return [
         members(line) if line.startswith("{") and i not in taken and not _blocked(line) else None
         for i, line in enumerate(lines)
     ]
-    n = len(lines)
+
+
+def _json_runs(parts: list[list[str] | None]) -> list[tuple[int, int, int]]:
+    """``(start, end, keys)`` of every run of :data:`MIN_LINES` or more one-line JSON objects
+    (a JSON log, cut by :func:`_json_cuts`) whose first ``keys`` keys, at least
+    :data:`MIN_JSON_KEYS`, are written alike."""
+    out: list[tuple[int, int, int]] = []
+    n = len(parts)
     i = 0
     while i < n:
         first = parts[i]
@@ -249,21 +254,28 @@ def _key_of(column: Sequence[str]) -> str:
     return key if all(value.startswith(key) for value in column) else ""
 
 
-def _json_columns(run: list[str], keys: int) -> tuple[list[str], list[tuple[str, ...]]]:
+def _json_columns(
+    cut: Sequence[Sequence[str]], keys: int
+) -> tuple[list[str], list[tuple[str, ...]]]:
     """The text before each of the first ``keys`` values (the same on every line) and the
-    columns: each of those values, then the rest of each line (its other members)."""
-    cut = [members(line) or [] for line in run]
+    columns: each of those values, then the rest of each line (its other members); ``cut``:
+    the lines' members."""
     before = [cut[0][2 * k] for k in range(keys)]
     columns = [tuple(parts[2 * k + 1] for parts in cut) for k in range(keys)]
     columns.append(tuple("".join(parts[2 * keys :]) for parts in cut))
     return before, columns
 
 
-def _block(run: list[str], keys: int = 0) -> list[str] | None:
+def _block(
+    run: list[str], keys: int = 0, cut: Sequence[Sequence[str]] | None = None
+) -> list[str] | None:
     """The block that stands for ``run``, or None when it has nothing to write once: lines
-    with as many spaces (``keys`` 0), or JSON lines whose first ``keys`` keys are alike."""
+    with as many spaces (``keys`` 0), or JSON lines whose first ``keys`` keys are alike
+    (``cut``: their members, else cut here)."""
     if keys:
-        before, columns = _json_columns(run, keys)
+        if cut is None:
+            cut = [members(line) or [] for line in run]
+        before, columns = _json_columns(cut, keys)
         joiner = ""
     else:
         before, columns = [], list(zip(*(line.split(" ") for line in run), strict=True))
@@ -284,17 +296,20 @@ def _block(run: list[str], keys: int = 0) -> list[str] | None:
             continue
         key = "" if keys else _key_of(column)  # ``balance=4901``: the key stays in the template
         text.append(marker.escape(key) + marker.SLOT)
-        cut = len(key)
-        values.append([value[cut:] for value in column] if cut else column)
+        skip = len(key)
+        values.append([value[skip:] for value in column] if skip else column)
     template = joiner.join(text)
     if not values or len(template) > marker.MAX_TEMPLATE // 2:
         return None
     return marker.block(template, list(zip(*values, strict=True)))
 
 
-def _all_runs(lines: list[str], in_json: set[int], json_lines: bool) -> list[tuple[int, int, int]]:
-    """Every run, in order: JSON log lines first (``keys`` > 0), then lines of one layout."""
-    runs = _json_runs(lines, in_json) if json_lines else []
+def _all_runs(
+    lines: list[str], in_json: set[int], cuts: list[list[str] | None] | None
+) -> list[tuple[int, int, int]]:
+    """Every run, in order: JSON log lines first (``keys`` > 0; ``cuts``: the lines cut by
+    :func:`_json_cuts`, when the text has JSON lines), then lines of one layout."""
+    runs = _json_runs(cuts) if cuts is not None else []
     taken = set(in_json)
     for start, end, _ in runs:
         taken.update(range(start, end))
@@ -317,11 +332,23 @@ def factor(text: str, count: Callable[[str], int] | None = None) -> str:
     if len(lines) < MIN_LINES:
         return text
     in_json = _json_lines(lines) if "[[json-" in text else set()
-    runs = _all_runs(lines, in_json, '{"' in text)
+    cuts = _json_cuts(lines, in_json) if '{"' in text else None
+    runs = _all_runs(lines, in_json, cuts)
     if not runs:
         return text
-    blocks = ((start, end, _block(lines[start:end], keys)) for start, end, keys in runs)
+    blocks = (
+        (start, end, _block(lines[start:end], keys, _cut_of(cuts, start, end) if keys else None))
+        for start, end, keys in runs
+    )
     return splice(text, lines, blocks, count)
+
+
+def _cut_of(cuts: list[list[str] | None] | None, start: int, end: int) -> list[list[str]] | None:
+    """The members of the run's lines, as :func:`_json_cuts` cut them (None: not cut)."""
+    if cuts is None:
+        return None
+    run = cuts[start:end]
+    return [parts for parts in run if parts is not None] if None not in run else None
 
 
 class TemplateEngine(LineBlockEngine):
