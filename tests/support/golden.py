@@ -93,6 +93,7 @@ _COMMANDS = {
     "holdout-build/cargo-test-backtrace": "cargo test",
     "holdout-build/tsc-pretty": "npx tsc --noEmit --pretty -p .",
     "holdout-build/go-test-panic": "go test -v ./...",
+    "holdout-polyglot/cmake-build-progress": "cmake --build build",
 }
 
 

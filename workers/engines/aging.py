@@ -117,6 +117,15 @@ _HUNK_HEADER = re.compile(r"^@@ -\d", re.M)
 # a line that is one path (``find``, ``git ls-files``, a script's listing)
 _PATH_ROW = re.compile(r"^\s*\.{0,2}[\w.@~+-]*(?:[/\\][\w.@~+ -]+)+[/\\]?\s*$")
 _JSON_START = re.compile(r"\A\s*[\[{]")
+# how a JSON document's first line can open: ``{`` and a key (or nothing, or ``}``), ``[`` and a
+# value (an object, an array, a string, a number or a literal that a comma or ``]`` ends);
+# ``[  5%] Building C object ...`` (cmake, make), ``[1/20] ...`` (ninja) and ``[OK] ...`` open
+# with a bracket too, and are build output
+_JSON_OPEN = re.compile(
+    r"\{\s*(?:$|[\"}])"
+    r"|\[\s*(?:$|[\[{\"\]]"
+    r"|-?\d+(?:\.\d+)?(?:[eE][+-]?\d+)?\s*(?:$|[,\]])|(?:true|false|null)\s*(?:$|[,\]]))"
+)
 _SHELL_FENCE = re.compile(
     r"^(?:```|~~~)[ \t]*(?:bash|sh|shell|console|zsh|fish|powershell|ps1|cmd|bat|terminal)\b", re.I
 )
@@ -140,6 +149,8 @@ def _json_document(text: str) -> bool:
     if not _JSON_START.match(text):
         return False
     first, _, rest = text.lstrip().partition("\n")
+    if not _JSON_OPEN.match(first):
+        return False  # a bracket that opens no JSON value: ``[ 40%] Building CXX object ...``
     if first.startswith("[") and is_marked_log_line(first) and not _json_line(first):
         return False  # a log whose lines open with a bracket: ``[2026-12-03 ...] [INFO] ...``
     if not rest.strip() or not first.rstrip().endswith("}") or not is_marked_log_line(first):

@@ -1,0 +1,43 @@
+"""Real program output of the polyglot held-out work (``tests/data/holdout-polyglot/``: small
+excerpts of runs on this machine), each with the mechanism it showed wrong."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+from workers.core.settings import Settings
+from workers.engines.aging import AgingEngine, _json_document
+from workers.fidelity.facts import critical_lines
+from workers.pipeline.runner import Pipeline
+from workers.testing import expanded_record, tool_output_record
+
+DATA = Path(__file__).resolve().parents[2] / "data" / "holdout-polyglot"
+
+
+def _aged(data: dict[str, Any]) -> Any:
+    pipeline = Pipeline(Settings(mode="off"), engines={"aggressive": [AgingEngine()]})
+    outcome = pipeline.run_raw(data)
+    assert outcome.rejections == [], [r.as_dict() for r in outcome.rejections]
+    return outcome
+
+
+def test_cmake_progress_lines_are_build_output_not_a_json_document() -> None:
+    # ``cmake --build`` (make) opens with ``[  2%] Building C object ...``: a bracket, but no
+    # JSON value; read as a JSON document, the unanswered output stayed verbatim in aggressive
+    text = (DATA / "cmake-build-progress.txt").read_text(encoding="utf-8")
+    assert not _json_document(text)
+    for doc in ("[\n  1,\n  2\n]", '[{"a": 1}]', '{\n  "a": 1\n}', "[]", '["x", 3]', "[-1.5e3]"):
+        assert _json_document(doc), doc
+    data = tool_output_record("cmake", text, command="cmake --build build")
+    data["mode"] = "aggressive"
+    outcome = _aged(data)
+    aged = outcome.record["content"]
+    aging = next(e for e in outcome.stats["engines"] if e["engine"] == "aging")
+    assert aging["details"]["units_fresh"] == 1
+    for _, line in critical_lines(text, "tool_result", "cmake --build build"):
+        assert line in aged
+    assert "unit_23.c:2:9: warning: unused variable" in aged
+    assert "[ 40%] Building C object CMakeFiles/units.dir/unit_15.c.o" not in aged
+    assert len(aged) < len(text) / 2
+    assert expanded_record(outcome) == data
