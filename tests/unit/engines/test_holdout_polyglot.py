@@ -3,6 +3,7 @@ excerpts of runs on this machine), each with the mechanism it showed wrong."""
 
 from __future__ import annotations
 
+import re
 from pathlib import Path
 from typing import Any
 
@@ -41,3 +42,24 @@ def test_cmake_progress_lines_are_build_output_not_a_json_document() -> None:
     assert "[ 40%] Building C object CMakeFiles/units.dir/unit_15.c.o" not in aged
     assert len(aged) < len(text) / 2
     assert expanded_record(outcome) == data
+
+
+def test_a_user_frame_shared_by_two_leak_records_stays_under_each() -> None:
+    # valgrind prints ``by 0x1091F6: alloc_2 (chain.c:14)`` under an indirect leak and again
+    # under the definite leak below it; dropped there as a repeat of a kept line, the definite
+    # leak showed ``make_2`` as where its block came from
+    text = (DATA / "valgrind-shared-frame.txt").read_text(encoding="utf-8")
+    command = "valgrind --leak-check=full --show-leak-kinds=all ./chain"
+    for mode in ("standard", "aggressive"):
+        data = tool_output_record("vg", text, command=command)
+        data["mode"] = mode
+        outcome = Pipeline(Settings(mode=mode)).run_raw(data)
+        assert outcome.rejections == []
+        out = outcome.record["content"].split("\n")
+        definite = [i for i, line in enumerate(out) if "are definitely lost in loss record" in line]
+        assert len(definite) == 8
+        for i in definite:
+            assert re.search(r"by 0x[0-9A-F]+: alloc_\d \(chain\.c:\d+\)$", out[i + 1]), (
+                mode,
+                out[i + 1],
+            )

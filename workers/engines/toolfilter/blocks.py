@@ -321,6 +321,12 @@ def _crash(lines: list[str], keep: set[int], drop: dict[int, str]) -> None:
         i += 1
 
 
+def is_stack_frame(line: str) -> bool:
+    """Whether ``line`` is a frame of a crash report's stack (:data:`_CRASH_FRAME`): the same
+    frame under another headline belongs to that stack, it is no repeat of the one above."""
+    return _CRASH_FRAME.match(line) is not None
+
+
 def _native_frame(m: str, i: int, keep: set[int], drop: dict[int, str]) -> None:
     if is_user_frame(m) and _NATIVE_LIB.search(m) is None:
         keep.add(i)

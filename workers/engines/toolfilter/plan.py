@@ -25,6 +25,7 @@ from workers.engines.toolfilter.blocks import (
     STACK_FRAMES,
     Structure,
     analyse,
+    is_stack_frame,
     may_have_structure,
 )
 from workers.fidelity.facts import RELOGGED, SHAPED_KINDS, critical_lines, line_shape
@@ -310,7 +311,15 @@ class Plan:
                 dkey = raw.strip()
                 if origin is not None:
                     dkey = said_key  # said above, then logged: the same line
-                if filt.dedupe and dkey in seen_kept and not self._heads_location(i):
+                if (
+                    filt.dedupe
+                    and dkey in seen_kept
+                    and not self._heads_location(i)
+                    and not (i in s_keep and is_stack_frame(m))
+                ):
+                    # a user frame kept in a stack stays in each stack that has it: valgrind's
+                    # ``by 0x1091F6: alloc_2 (leaks.c:76)`` under an indirect leak above and
+                    # under a definite one here is where each block was allocated
                     cls[i] = DROP
                     labels[i] = REPEAT
                 elif filt.dedupe and origin is not None:
