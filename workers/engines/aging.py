@@ -81,6 +81,7 @@ from workers.engines._prose import (
     stash_runs,
     terms,
 )
+from workers.engines._text import is_stack_frame
 from workers.engines.base import Engine, EngineContext, EngineOutput
 from workers.fidelity.facts import SHAPED_KINDS, critical_lines
 from workers.markers.stash import LITERAL as STASH_LITERAL
@@ -160,6 +161,33 @@ def _json_document(text: str) -> bool:
     except orjson.JSONDecodeError:
         return True  # a pretty-printed document's first line, or a cut one
     return False
+
+
+def _drop_orphan_frames(lines: Sequence[str], keep: list[bool]) -> None:
+    """Drop a kept stack frame whose report's headline goes, when the same frame stays under a
+    headline that stays.
+
+    Critical lines are kept by their text: valgrind's ``by 0x1091F6: alloc_2 (leaks.c:76)``,
+    the allocation site of a definite leak, is also the frame of an indirect leak above whose
+    headline goes; kept there under ``… 3 lines omitted``, it reads as the frame of the report
+    before the marker.  A frame belongs to the nearest line above it that is no frame, no blank
+    line and no bare marker (a marker of library frames stands between a headline and its first
+    user frame)."""
+    anchored: set[str] = set()
+    orphans: list[int] = []
+    head_kept = True
+    for k, line in enumerate(lines):
+        if is_stack_frame(line):
+            if keep[k]:
+                if head_kept:
+                    anchored.add(line.strip())
+                else:
+                    orphans.append(k)
+        elif line.strip() and not _BARE_NOTE.match(line):
+            head_kept = keep[k]
+    for k in orphans:
+        if lines[k].strip() in anchored:
+            keep[k] = False
 
 
 def _tier(age: int, verbatim_below: int, condensed_below: int) -> int:
@@ -361,6 +389,8 @@ class AgingEngine(Engine):
                     keep[nonblank[0]] = True  # the request or the topic line
                 if unit.role == "assistant":
                     self._assistant_keeps(lines, owner, ranges, pack, keep)
+        if unit.kind == "tool_result":
+            _drop_orphan_frames(lines, keep)
         close_fences(keep, ranges)
         if tier == SUMMARISED and unit.kind != "tool_result":
             gist = _gist(lines, keep)

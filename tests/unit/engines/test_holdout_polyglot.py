@@ -4,6 +4,7 @@ excerpts of runs on this machine), each with the mechanism it showed wrong."""
 from __future__ import annotations
 
 import re
+from itertools import pairwise
 from pathlib import Path
 from typing import Any
 
@@ -63,3 +64,26 @@ def test_a_user_frame_shared_by_two_leak_records_stays_under_each() -> None:
                 mode,
                 out[i + 1],
             )
+
+
+def test_aggressive_drops_a_frame_whose_leak_headline_went_when_it_stays_under_another() -> None:
+    # the indirect leaks' headlines go in aggressive; their frames are kept by their text
+    # (the same line is a definite leak's allocation site) and stood under ``… 3 lines
+    # omitted``, as if they were frames of the leak above the marker
+    text = (DATA / "valgrind-shared-frame.txt").read_text(encoding="utf-8")
+    data = tool_output_record(
+        "vg", text, command="valgrind --leak-check=full --show-leak-kinds=all ./chain"
+    )
+    data["mode"] = "aggressive"
+    outcome = Pipeline(Settings(mode="aggressive")).run_raw(data)
+    assert outcome.rejections == []
+    out = outcome.record["content"].split("\n")
+    orphans = [
+        line
+        for above, line in pairwise(out)
+        if "lines omitted <<cx:" in above and "library frame" not in above and " by 0x" in line
+    ]
+    assert orphans == []
+    for _, line in critical_lines(text, "tool_result", "valgrind"):
+        assert line in outcome.record["content"]
+    assert expanded_record(outcome) == data

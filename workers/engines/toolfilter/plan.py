@@ -15,6 +15,7 @@ from workers.engines._filters import ANSI, LINE_CAP, Filter, Rule
 from workers.engines._filters.linear import Regex
 from workers.engines._logs import mask
 from workers.engines._prose import CRITICAL_CAP, gate_keys
+from workers.engines._text import is_stack_frame
 from workers.engines.toolfilter.blocks import (
     COUNTED,
     IN_PLACE,
@@ -25,7 +26,6 @@ from workers.engines.toolfilter.blocks import (
     STACK_FRAMES,
     Structure,
     analyse,
-    is_stack_frame,
     may_have_structure,
 )
 from workers.fidelity.facts import RELOGGED, SHAPED_KINDS, critical_lines, line_shape
