@@ -87,3 +87,21 @@ def test_aggressive_drops_a_frame_whose_leak_headline_went_when_it_stays_under_a
     for _, line in critical_lines(text, "tool_result", "valgrind"):
         assert line in outcome.record["content"]
     assert expanded_record(outcome) == data
+
+
+def test_two_rustc_errors_at_one_place_each_keep_their_location() -> None:
+    # ``Point: Eq`` and ``Point: Hash`` are both reported at `` --> src/lib.rs:7:25``; the
+    # second location was dropped as a repeat of the first one's, leaving its error unplaced
+    text = (DATA / "rustc-same-place.txt").read_text(encoding="utf-8")
+    for mode in ("standard", "aggressive"):
+        data = tool_output_record("rs", text, command="cargo build")
+        data["mode"] = mode
+        outcome = Pipeline(Settings(mode=mode)).run_raw(data)
+        assert outcome.rejections == []
+        out = outcome.record["content"].split("\n")
+        for headline in (
+            "error[E0277]: the trait bound `Point: Eq` is not satisfied",
+            "error[E0277]: the trait bound `Point: Hash` is not satisfied",
+        ):
+            assert out[out.index(headline) + 1] == " --> src/lib.rs:7:25", mode
+        assert expanded_record(outcome) == data

@@ -316,6 +316,7 @@ class Plan:
                     and dkey in seen_kept
                     and not self._heads_location(i)
                     and not (i in s_keep and is_stack_frame(m))
+                    and not self._locates_headline(i)
                 ):
                     # a user frame kept in a stack stays in each stack that has it: valgrind's
                     # ``by 0x1091F6: alloc_2 (leaks.c:76)`` under an indirect leak above and
@@ -369,6 +370,17 @@ class Plan:
                     labels[i] = SIMILAR
                     continue
                 prev_shape = shape
+
+    def _locates_headline(self, i: int) -> bool:
+        """Whether line ``i`` is the location right under a finding's headline (rustc's
+        `` --> src/lib.rs:12:25`` under ``error[E0277]: the trait bound `Point: Hash` ...``):
+        two findings at one place each keep their location, it is no repeat of the one above."""
+        lines = self.lines
+        return (
+            i > 0
+            and RUST_LOCATION.match(lines[i]) is not None
+            and lines[i - 1].startswith(("error", "warning"))
+        )
 
     def _heads_location(self, i: int) -> bool:
         """Whether line ``i`` is a finding's headline whose location is the next line
