@@ -105,3 +105,23 @@ def test_two_rustc_errors_at_one_place_each_keep_their_location() -> None:
         ):
             assert out[out.index(headline) + 1] == " --> src/lib.rs:7:25", mode
         assert expanded_record(outcome) == data
+
+
+def test_an_eslint_finding_under_another_file_is_no_repeat() -> None:
+    # lib/d.js has two findings written like lib/a.js's, and one of its own; the two went as
+    # ``… 2 repeated lines omitted (shown above)``: d.js's var and == problems were nowhere
+    # visible under its name.  lib/c.js, all of whose findings are a.js's, still folds
+    text = (DATA / "eslint-same-findings.txt").read_text(encoding="utf-8")
+    for mode in ("standard", "aggressive"):
+        data = tool_output_record("es", text, command="npx eslint lib")
+        data["mode"] = mode
+        outcome = Pipeline(Settings(mode=mode)).run_raw(data)
+        assert outcome.rejections == []
+        out = outcome.record["content"].split("\n")
+        at = next(i for i, line in enumerate(out) if line.endswith("/lib/d.js"))
+        assert out[at + 1] == "  1:1   error  Unexpected var, use let or const instead  no-var"
+        assert out[at + 2].startswith("  3:44  error  Expected '===' and instead saw '=='")
+        assert out[at + 3].startswith("  4:41  error  'h1' is not defined")
+        at = next(i for i, line in enumerate(out) if line.endswith("/lib/c.js"))
+        assert out[at + 1].startswith("… 2 repeated lines omitted (shown above)")
+        assert expanded_record(outcome) == data
