@@ -93,6 +93,10 @@ _COMMANDS = {
     "holdout-build/cargo-test-backtrace": "cargo test",
     "holdout-build/tsc-pretty": "npx tsc --noEmit --pretty -p .",
     "holdout-build/go-test-panic": "go test -v ./...",
+    "holdout-polyglot/cmake-build-progress": "cmake --build build",
+    "holdout-polyglot/eslint-same-findings": "npx eslint lib",
+    "holdout-polyglot/rustc-same-place": "cargo build",
+    "holdout-polyglot/valgrind-shared-frame": "valgrind --leak-check=full --show-leak-kinds=all ./chain",
 }
 
 

@@ -130,3 +130,21 @@ def is_json_document(text: str) -> bool:
     except orjson.JSONDecodeError:
         return False
     return True
+
+
+# a frame of a crash report's stack: AddressSanitizer ``#3 0x7f.. in f file:line``, valgrind
+# ``==12==    at 0x..: f (file:line)``, a Go frame's file line
+# ``\t/usr/local/go/src/testing/testing.go:1792 +0x1d``, JVM/JavaScript ``at`` frames, rust's
+# numbered frames and Python's ``File "x.py", line 3``
+CRASH_FRAME = re.compile(
+    r"^\s*#\d+ 0x[0-9a-f]+ in \S"
+    r"|^==\d+==\s+(?:at|by) 0x[0-9A-Fa-f]+: "
+    r"|^\s+/\S+\.go:\d+(?: \+0x[0-9a-f]+)?$"
+    r"|^\s+at \S|^\s+\d+: \S|^\s+\d+:\s+0x[0-9a-f]+ - \S|^\s*File \"[^\"]+\", line \d+"
+)
+
+
+def is_stack_frame(line: str) -> bool:
+    """Whether ``line`` is a frame of a crash report's stack (:data:`CRASH_FRAME`): the same
+    frame under another headline belongs to that stack, it is no repeat of the one above."""
+    return CRASH_FRAME.match(line) is not None

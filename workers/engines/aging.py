@@ -81,6 +81,7 @@ from workers.engines._prose import (
     stash_runs,
     terms,
 )
+from workers.engines._text import is_stack_frame
 from workers.engines.base import Engine, EngineContext, EngineOutput
 from workers.fidelity.facts import SHAPED_KINDS, critical_lines
 from workers.markers.stash import LITERAL as STASH_LITERAL
@@ -117,6 +118,15 @@ _HUNK_HEADER = re.compile(r"^@@ -\d", re.M)
 # a line that is one path (``find``, ``git ls-files``, a script's listing)
 _PATH_ROW = re.compile(r"^\s*\.{0,2}[\w.@~+-]*(?:[/\\][\w.@~+ -]+)+[/\\]?\s*$")
 _JSON_START = re.compile(r"\A\s*[\[{]")
+# how a JSON document's first line can open: ``{`` and a key (or nothing, or ``}``), ``[`` and a
+# value (an object, an array, a string, a number or a literal that a comma or ``]`` ends);
+# ``[  5%] Building C object ...`` (cmake, make), ``[1/20] ...`` (ninja) and ``[OK] ...`` open
+# with a bracket too, and are build output
+_JSON_OPEN = re.compile(
+    r"\{\s*(?:$|[\"}])"
+    r"|\[\s*(?:$|[\[{\"\]]"
+    r"|-?\d+(?:\.\d+)?(?:[eE][+-]?\d+)?\s*(?:$|[,\]])|(?:true|false|null)\s*(?:$|[,\]]))"
+)
 _SHELL_FENCE = re.compile(
     r"^(?:```|~~~)[ \t]*(?:bash|sh|shell|console|zsh|fish|powershell|ps1|cmd|bat|terminal)\b", re.I
 )
@@ -140,6 +150,8 @@ def _json_document(text: str) -> bool:
     if not _JSON_START.match(text):
         return False
     first, _, rest = text.lstrip().partition("\n")
+    if not _JSON_OPEN.match(first):
+        return False  # a bracket that opens no JSON value: ``[ 40%] Building CXX object ...``
     if first.startswith("[") and is_marked_log_line(first) and not _json_line(first):
         return False  # a log whose lines open with a bracket: ``[2026-12-03 ...] [INFO] ...``
     if not rest.strip() or not first.rstrip().endswith("}") or not is_marked_log_line(first):
@@ -149,6 +161,33 @@ def _json_document(text: str) -> bool:
     except orjson.JSONDecodeError:
         return True  # a pretty-printed document's first line, or a cut one
     return False
+
+
+def _drop_orphan_frames(lines: Sequence[str], keep: list[bool]) -> None:
+    """Drop a kept stack frame whose report's headline goes, when the same frame stays under a
+    headline that stays.
+
+    Critical lines are kept by their text: valgrind's ``by 0x1091F6: alloc_2 (leaks.c:76)``,
+    the allocation site of a definite leak, is also the frame of an indirect leak above whose
+    headline goes; kept there under ``… 3 lines omitted``, it reads as the frame of the report
+    before the marker.  A frame belongs to the nearest line above it that is no frame, no blank
+    line and no bare marker (a marker of library frames stands between a headline and its first
+    user frame)."""
+    anchored: set[str] = set()
+    orphans: list[int] = []
+    head_kept = True
+    for k, line in enumerate(lines):
+        if is_stack_frame(line):
+            if keep[k]:
+                if head_kept:
+                    anchored.add(line.strip())
+                else:
+                    orphans.append(k)
+        elif line.strip() and not _BARE_NOTE.match(line):
+            head_kept = keep[k]
+    for k in orphans:
+        if lines[k].strip() in anchored:
+            keep[k] = False
 
 
 def _tier(age: int, verbatim_below: int, condensed_below: int) -> int:
@@ -350,6 +389,8 @@ class AgingEngine(Engine):
                     keep[nonblank[0]] = True  # the request or the topic line
                 if unit.role == "assistant":
                     self._assistant_keeps(lines, owner, ranges, pack, keep)
+        if unit.kind == "tool_result":
+            _drop_orphan_frames(lines, keep)
         close_fences(keep, ranges)
         if tier == SUMMARISED and unit.kind != "tool_result":
             gist = _gist(lines, keep)

@@ -12,7 +12,10 @@ Each line is classified in one linear pass:
   errors, warnings, failing tests, summaries, findings, diff headers, git
   status paths, the innermost frame), the filter's ``keep`` lines, and
   markers of earlier engines; a repeat of a kept line is dropped (the first
-  copy stays visible);
+  copy stays visible), unless its place makes it another fact: a user frame in
+  another crash stack, the location right under another finding's headline, an
+  eslint ``line:col`` finding under another file's header (a file whose findings
+  are all an earlier file's still folds);
 - *dropped*: ``drop`` lines, repeats of ``collapse`` lines after the first,
   block and group lines beyond their head/tail, similar consecutive lines;
 - the remaining lines are kept within the filter's head/tail budget (and

@@ -78,6 +78,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 
 from workers.core.ansi import ANSI
+from workers.engines._text import CRASH_FRAME as _CRASH_FRAME
 from workers.fidelity.facts import (
     JVM_LIBRARY_FRAME,
     SYSTEM_HEADER_NOTE,
@@ -196,15 +197,8 @@ _CODE_FRAME = re.compile(r"^[ \t]+(?:>[ \t]*)?\d+ ?\|(?:\s.*)?$|^[ \t]+\|[ \t]+\
 # frame is a fact); AddressSanitizer's shadow memory map and legend, and valgrind's
 # banner, are dropped.
 
-# frames: AddressSanitizer ``#3 0x7f.. in f file:line``, valgrind ``==12==    at 0x..: f (file:line)``,
-# a Go frame's file line ``\t/usr/local/go/src/testing/testing.go:1792 +0x1d``, and the
-# ``at``/``File``/rust frames of :data:`_FRAME`
-_CRASH_FRAME = re.compile(
-    r"^\s*#\d+ 0x[0-9a-f]+ in \S"
-    r"|^==\d+==\s+(?:at|by) 0x[0-9A-Fa-f]+: "
-    r"|^\s+/\S+\.go:\d+(?: \+0x[0-9a-f]+)?$"
-    r"|^\s+at \S|^\s+\d+: \S|^\s+\d+:\s+0x[0-9a-f]+ - \S|^\s*File \"[^\"]+\", line \d+"
-)
+# frames: :data:`workers.engines._text.CRASH_FRAME` (AddressSanitizer, valgrind, a Go frame's file
+# line, and the ``at``/``File``/rust frames of :data:`_FRAME`)
 _FRAME_START = frozenset(" \t=#F")
 _CRASH_STARTS = frozenset({"pa", "WA", "==", "Di", "In", "Ex", "Ca", "Tr", "th"})
 _TRACEBACK = "Traceback (most recent call last):"  # a Python crash: its frames follow

@@ -15,6 +15,7 @@ from workers.engines._filters import ANSI, LINE_CAP, Filter, Rule
 from workers.engines._filters.linear import Regex
 from workers.engines._logs import mask
 from workers.engines._prose import CRITICAL_CAP, gate_keys
+from workers.engines._text import is_stack_frame
 from workers.engines.toolfilter.blocks import (
     COUNTED,
     IN_PLACE,
@@ -46,6 +47,10 @@ __all__ = [
 # characters str.splitlines() breaks on besides \n (the gate splits lines that way)
 _OTHER_BREAKS = re.compile("[\r\x0b\x0c\x1c\x1d\x1e\x85\u2028\u2029]")
 _DIGITS = re.compile(r"\d+")
+# a file's name on a line of its own (eslint's stylish header), and a finding placed by
+# ``line:col`` only, under such a header: its file is the header above it
+_FILE_HEADER = re.compile(r"^(?:/|[A-Za-z]:\\|\.{0,2}/)?[\w@.\\/ -]+\.[A-Za-z]{1,6}$")
+_RELATIVE_FINDING = re.compile(r"^\s+\d+:\d+\s")
 _KEY_BAD = re.compile(r"[<>\r\n\x00-\x1f{}]")
 _EVENT_CAP = 600  # longer kept lines are compared as written only
 _RUN_LEFT = 4  # logtemplate's MIN_RUN: a run this long of one event is folded there
@@ -224,6 +229,8 @@ class Plan:
             {} if any(line.startswith(("[ERROR] ", "[WARNING] ")) for line in self.lines) else None
         )
         said_key = ""
+        file_scope = -1  # the line of the last file header: findings below it are that file's
+        same_blocks = self._same_file_blocks()
         for i, raw in enumerate(self.lines):
             m = raw if len(raw) <= LINE_CAP else raw[:LINE_CAP]
             if ansi and "\x1b" in m:
@@ -310,7 +317,26 @@ class Plan:
                 dkey = raw.strip()
                 if origin is not None:
                     dkey = said_key  # said above, then logged: the same line
-                if filt.dedupe and dkey in seen_kept and not self._heads_location(i):
+                scoped = False
+                if _FILE_HEADER.match(m):
+                    file_scope = i
+                elif (
+                    file_scope >= 0 and file_scope not in same_blocks and _RELATIVE_FINDING.match(m)
+                ):
+                    # ``4:1  error  Unexpected var ...  no-var`` under another file's header
+                    # is another finding, not a repeat of the one above
+                    dkey = f"{file_scope}\x00{dkey}"
+                    scoped = True
+                if (
+                    filt.dedupe
+                    and dkey in seen_kept
+                    and not self._heads_location(i)
+                    and not (i in s_keep and is_stack_frame(m))
+                    and not self._locates_headline(i)
+                ):
+                    # a user frame kept in a stack stays in each stack that has it: valgrind's
+                    # ``by 0x1091F6: alloc_2 (leaks.c:76)`` under an indirect leak above and
+                    # under a definite one here is where each block was allocated
                     cls[i] = DROP
                     labels[i] = REPEAT
                 elif filt.dedupe and origin is not None:
@@ -322,6 +348,8 @@ class Plan:
                     labels[i] = SIMILAR
                 else:
                     seen_kept.add(dkey)
+                    if scoped:  # a whole file like this one below still repeats it
+                        seen_kept.add(raw.strip())
                     cls[i] = KEEP
                 prev_collapse = -1
                 prev_shape = None
@@ -360,6 +388,40 @@ class Plan:
                     labels[i] = SIMILAR
                     continue
                 prev_shape = shape
+
+    def _same_file_blocks(self) -> set[int]:
+        """The file headers whose ``line:col`` findings are, all of them and in order, those of
+        a file above: such a block still goes as ``… 16 repeated lines omitted (shown above)``
+        (remark-lint on copies of one file); a file with only some findings like another's
+        keeps them under its own name."""
+        blocks: dict[int, list[str]] = {}
+        header = -1
+        for i, raw in enumerate(self.lines):
+            line = raw if len(raw) <= LINE_CAP else raw[:LINE_CAP]
+            if _FILE_HEADER.match(line):
+                header = i
+                blocks[header] = []
+            elif header >= 0 and _RELATIVE_FINDING.match(line):
+                blocks[header].append(line.strip())
+        seen: set[tuple[str, ...]] = set()
+        same: set[int] = set()
+        for header, found in blocks.items():
+            key = tuple(found)
+            if key and key in seen:
+                same.add(header)
+            seen.add(key)
+        return same
+
+    def _locates_headline(self, i: int) -> bool:
+        """Whether line ``i`` is the location right under a finding's headline (rustc's
+        `` --> src/lib.rs:12:25`` under ``error[E0277]: the trait bound `Point: Hash` ...``):
+        two findings at one place each keep their location, it is no repeat of the one above."""
+        lines = self.lines
+        return (
+            i > 0
+            and RUST_LOCATION.match(lines[i]) is not None
+            and lines[i - 1].startswith(("error", "warning"))
+        )
 
     def _heads_location(self, i: int) -> bool:
         """Whether line ``i`` is a finding's headline whose location is the next line
