@@ -196,6 +196,10 @@ def reference_tool_lines(text: str, family: str | None) -> Iterator[tuple[str, s
         ) or facts._LOCATION.match(raw):
             # a compiler warning is an error line (one kind in one file is one fact)
             yield "error_line" if facts._is_diag_warning(line) else "finding", token
+        elif facts.CODED_FINDING.match(raw):
+            if path_header is not None:
+                yield "finding", path_header
+            yield "finding", token
         elif (
             facts._CRASH_HEAD.match(line)
             or facts._HTTP_5XX.search(line)

@@ -93,6 +93,7 @@ _COMMANDS = {
     "holdout-build/cargo-test-backtrace": "cargo test",
     "holdout-build/tsc-pretty": "npx tsc --noEmit --pretty -p .",
     "holdout-build/go-test-panic": "go test -v ./...",
+    "holdout-python/ruff-grouped": "ruff check --select E,F,B,UP,ANN --output-format grouped src",
 }
 
 

@@ -379,7 +379,12 @@ _LOCATION = re.compile(
     r"|^\s*location: '\S+:\d+:\d+'$"  # node --test (TAP)
 )
 _ESLINT_FINDING = re.compile(r"^\s+\d+:\d+\s+(?:error|warning)\s")
-_PATH_HEADER = re.compile(r"^(?:[A-Za-z]:)?[\w.@~+-]*(?:[/\\][\w.@~+-]+)+\.\w{1,12}$")
+# A grouped linter report's finding (kind ``finding``, each one exactly): ``  32:29 ANN001
+# Missing type annotation ...`` under its file's header line (``ruff --output-format
+# grouped``, flake8's and pycodestyle's grouped formatters): line:col and a rule code, no
+# error word.
+CODED_FINDING = re.compile(r"^\s+\d+:\d+\s+[A-Z]{1,6}\d{2,5}\b")
+_PATH_HEADER = re.compile(r"^(?:[A-Za-z]:)?[\w.@~+-]*(?:[/\\][\w.@~+-]+)+\.\w{1,12}:?$")
 # Go test results (kind ``test_failure``): ``--- FAIL: TestDiscount/case_5 (0.00s)``.
 _GO_FAIL = re.compile(r"^\s*--- FAIL: \S")
 # Crash and report headlines without an error word (kind ``error_line``):
@@ -743,6 +748,10 @@ def _tool_lines(text: str, family: str | None) -> Iterable[tuple[str, str]]:
         ) or ((first in _LOCATION_FIRST or ".go:" in line) and _LOCATION.match(raw)):
             # a compiler warning is an error line: one kind in one file is one fact
             yield "error_line" if _is_diag_warning(line) else "finding", token
+        elif first.isdecimal() and CODED_FINDING.match(raw):
+            if path_header is not None:
+                yield "finding", path_header
+            yield "finding", token
         elif (
             (first in _CRASH_FIRST and _CRASH_HEAD.match(line))
             or (" HTTP/" in line and _HTTP_5XX.search(line))
