@@ -94,6 +94,9 @@ _COMMANDS = {
     "holdout-build/tsc-pretty": "npx tsc --noEmit --pretty -p .",
     "holdout-build/go-test-panic": "go test -v ./...",
     "holdout-python/ruff-grouped": "ruff check --select E,F,B,UP,ANN --output-format grouped src",
+    "holdout-python/bandit": "bandit -q src/invtrack/admin.py",
+    "holdout-python/black-check": "black --check src",
+    "holdout-python/pytest-hypothesis-tb-line": "pytest --tb=line -q tests/test_pricing.py",
 }
 
 
