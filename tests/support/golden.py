@@ -97,6 +97,7 @@ _COMMANDS = {
     "holdout-python/bandit": "bandit -q src/invtrack/admin.py",
     "holdout-python/black-check": "black --check src",
     "holdout-python/pytest-hypothesis-tb-line": "pytest --tb=line -q tests/test_pricing.py",
+    "holdout-python/cat-ledger": "cat src/invtrack/ledger.py",
 }
 
 
