@@ -59,6 +59,7 @@ def reference_tool_lines(text: str, family: str | None) -> Iterator[tuple[str, s
     in_hunk = False
     want_frame = False
     want_message = False
+    in_example = False
     in_expected = False
     expected_indent = 0
     in_cmake_error = False
@@ -83,6 +84,7 @@ def reference_tool_lines(text: str, family: str | None) -> Iterator[tuple[str, s
         token = (raw_line if events is None else written[index]).strip()[:600]
         if not line:
             in_status_untracked = in_cmake_error = want_panic_message = rust_label = False
+            in_example = False
             path_header = None
             last_frame = last_user_frame = None  # a blank line ends a stack
             continue
@@ -102,6 +104,15 @@ def reference_tool_lines(text: str, family: str | None) -> Iterator[tuple[str, s
                 in_expected = facts._EXPECTED_HEAD.match(line) is not None
                 expected_indent = len(raw) - len(raw.lstrip())
                 continue
+        if in_example:
+            in_example = facts.EXAMPLE_END.match(line) is None
+            if in_example:
+                yield "test_failure", token
+            continue
+        if facts.EXAMPLE_HEAD.match(line):
+            in_example = True
+            yield "test_failure", token
+            continue
         if facts._DIFF_HEADER.match(raw):
             in_hunk = raw.startswith("@@")
             yield "diff_header", token
@@ -196,6 +207,10 @@ def reference_tool_lines(text: str, family: str | None) -> Iterator[tuple[str, s
         ) or facts._LOCATION.match(raw):
             # a compiler warning is an error line (one kind in one file is one fact)
             yield "error_line" if facts._is_diag_warning(line) else "finding", token
+        elif facts.CODED_FINDING.match(raw):
+            if path_header is not None:
+                yield "finding", path_header
+            yield "finding", token
         elif (
             facts._CRASH_HEAD.match(line)
             or facts._HTTP_5XX.search(line)

@@ -97,6 +97,11 @@ _COMMANDS = {
     "holdout-polyglot/eslint-same-findings": "npx eslint lib",
     "holdout-polyglot/rustc-same-place": "cargo build",
     "holdout-polyglot/valgrind-shared-frame": "valgrind --leak-check=full --show-leak-kinds=all ./chain",
+    "holdout-python/ruff-grouped": "ruff check --select E,F,B,UP,ANN --output-format grouped src",
+    "holdout-python/bandit": "bandit -q src/invtrack/admin.py",
+    "holdout-python/black-check": "black --check src",
+    "holdout-python/pytest-hypothesis-tb-line": "pytest --tb=line -q tests/test_pricing.py",
+    "holdout-python/cat-ledger": "cat src/invtrack/ledger.py",
 }
 
 

@@ -41,6 +41,9 @@ the family is the tool filter's
 (:meth:`~workers.engines._filters.FilterSet.detect`, command first, then the
 lines).
 
+A condensed file read keeps whole, besides, every function the latest user message names
+(as outline does): the model is working on it in this turn.
+
 What stays visible is always a superset of what the gate requires: every
 critical line (:func:`workers.fidelity.facts.critical_lines`: errors and
 warnings (one per distinct shape), test summaries, diff headers, findings,
@@ -65,6 +68,7 @@ from dataclasses import dataclass
 
 import orjson
 
+from workers.engines._code import language_of, symbols
 from workers.engines._filters import builtin_filters
 from workers.engines._logs import is_marked_log_line
 from workers.engines._prose import (
@@ -81,6 +85,7 @@ from workers.engines._prose import (
     stash_runs,
     terms,
 )
+from workers.engines._shell import parse_access
 from workers.engines._text import is_stack_frame
 from workers.engines.base import Engine, EngineContext, EngineOutput
 from workers.fidelity.facts import SHAPED_KINDS, critical_lines
@@ -131,6 +136,8 @@ _SHELL_FENCE = re.compile(
     r"^(?:```|~~~)[ \t]*(?:bash|sh|shell|console|zsh|fish|powershell|ps1|cmd|bat|terminal)\b", re.I
 )
 _TIER_NAMES = {FRESH: "fresh", CONDENSED: "condensed", SUMMARISED: "summarised"}
+_WORD = re.compile(r"[A-Za-z_]\w*")
+_NAMED_MAX_BYTES = 400_000  # a read longer than this is not parsed again here
 _GIST_WORDS = 10
 _RARE_SHARE = 0.2  # a query term found on more lines than this share is not a signal
 
@@ -225,6 +232,45 @@ class AgingPolicy:
             return by_turn
         by_step = _tier(pos.step_age, self.assistant_condense_steps, self.assistant_summary_steps)
         return max(by_turn, by_step)
+
+
+def _named_symbol_rows(unit: Unit, original: str, lines: Sequence[str], latest: str) -> set[int]:
+    """Rows of ``lines`` (a file read as the earlier engines left it) that hold a function
+    the latest user message names, whole as long as they read as in the file: the model
+    is working on it in this turn (outline keeps it whole for the same reason).
+
+    The read's symbols come from the read as it came in (its path and language, see
+    :func:`workers.engines._code.symbols`); a function is found again in ``lines`` by its
+    first line, then line by line while they match (an outlined body stops the run)."""
+    if not latest or not unit.command or len(original) > _NAMED_MAX_BYTES:
+        return set()
+    words = set(_WORD.findall(latest))
+    if not words:
+        return set()
+    access = parse_access(unit.command, unit.tool_name, original)
+    read = access.read if access is not None else None
+    if read is None:
+        return set()
+    lang = language_of(read.path, original)
+    found = symbols(original, lang) if lang is not None else None
+    if not found:
+        return set()
+    source = original.split("\n")
+    at = {line: k for k, line in reversed(list(enumerate(lines)))}
+    rows: set[int] = set()
+    for sym in found:
+        if sym.kind != "function" or sym.name not in words or sym.start >= len(source):
+            continue
+        k = at.get(source[sym.start])
+        if k is None:
+            continue
+        for j in range(sym.end - sym.start + 1):
+            if k + j >= len(lines) or sym.start + j >= len(source):
+                break
+            if lines[k + j] != source[sym.start + j]:
+                break
+            rows.add(k + j)
+    return rows
 
 
 def _nonblank(lines: Sequence[str]) -> list[int]:
@@ -380,6 +426,9 @@ class AgingEngine(Engine):
                 keep[k] = True
             for k in _relevant(text, lines, query, relevant):
                 keep[k] = True
+            if tier == CONDENSED:
+                for k in _named_symbol_rows(unit, original, lines, ctx.latest_user_text):
+                    keep[k] = True
         else:
             keep = critical_flags(
                 text, lines, "text", distinct=False, pack=pack, keep_markers=False

@@ -317,6 +317,7 @@ _SUMMARY_LINE = re.compile(
     r"|^(?:OK|FAILED)(?: \(.*\))?$"
     r"|^Found \d+ (?:errors?|data race)"
     r"|^\d+ (?:problems?|errors?|warnings?)\b"
+    r"|^\d+ files? would be reformatted\b"  # black --check, ruff format --check
     r"|^Successfully installed "
     r"|^added \d+ packages?"
     r"|^(?:Installed|Uninstalled|Resolved|Prepared|Audited) \d+ packages?"
@@ -377,9 +378,26 @@ _LOCATION = re.compile(
     r"|^\[ERROR\] \S+\.\w+:\[\d+,\d+\]"
     r"|^\s*❯ (?:\S+ )?\S+:\d+:\d+$"  # vitest (with the function name, when it has one)
     r"|^\s*location: '\S+:\d+:\d+'$"  # node --test (TAP)
+    # a report's labelled location (bandit's ``   Location: src/app/admin.py:10:11``), a
+    # file and line, not a URL
+    r"|^\s*Location: (?!\S*://)\S+\.\w{1,12}:\d+(?::\d+)?$"
+    # a format check's finding: the file it would change (black --check, ruff format --check)
+    r"|^[Ww]ould reformat:? \S+$"
+    r"|^>> Issue: \[\w+:\w+\] \S"  # bandit's finding headline, above its Location line
 )
+# A property-based test's failing example (hypothesis: ``Falsifying example: test_x(`` or,
+# since 6.1xx, ``Failing test case: test_x(``, with or without pytest's ``E`` in front): its
+# argument lines up to the closing ``)`` are the failure (kind ``test_failure``), what
+# reproduces it.
+EXAMPLE_HEAD = re.compile(r"^(?:E\s+)?(?:Falsifying example|Failing test case): \S+\($")
+EXAMPLE_END = re.compile(r"^(?:E\s*)?\)$")
 _ESLINT_FINDING = re.compile(r"^\s+\d+:\d+\s+(?:error|warning)\s")
-_PATH_HEADER = re.compile(r"^(?:[A-Za-z]:)?[\w.@~+-]*(?:[/\\][\w.@~+-]+)+\.\w{1,12}$")
+# A grouped linter report's finding (kind ``finding``, each one exactly): ``  32:29 ANN001
+# Missing type annotation ...`` under its file's header line (``ruff --output-format
+# grouped``, flake8's and pycodestyle's grouped formatters): line:col and a rule code, no
+# error word.
+CODED_FINDING = re.compile(r"^\s+\d+:\d+\s+[A-Z]{1,6}\d{2,5}\b")
+_PATH_HEADER = re.compile(r"^(?:[A-Za-z]:)?[\w.@~+-]*(?:[/\\][\w.@~+-]+)+\.\w{1,12}:?$")
 # Go test results (kind ``test_failure``): ``--- FAIL: TestDiscount/case_5 (0.00s)``.
 _GO_FAIL = re.compile(r"^\s*--- FAIL: \S")
 # Crash and report headlines without an error word (kind ``error_line``):
@@ -559,7 +577,7 @@ _SUREFIRE_PASS = re.compile(
     r"[\d.,]+ s(?:ec)?(?: -{1,2} in [\w.$]+)?$"
 )
 _FAILURE_FIRST = frozenset("✕×✗✘✖●n_-r")
-_LOCATION_FIRST = frozenset("-[❯l")
+_LOCATION_FIRST = frozenset("-[❯lLwW>")
 _CRASH_FIRST = frozenset("SDImt=")
 _NATIVE_FIRST = frozenset("/#=a")
 
@@ -575,6 +593,7 @@ def _tool_lines(text: str, family: str | None) -> Iterable[tuple[str, str]]:
     in_hunk = False
     want_frame = False  # after a crash headline or a failing test: its first frame in user code
     want_message = False  # after jest's ``● suite › test`` header: its first line (the message)
+    in_example = False  # inside a hypothesis example's arguments
     in_expected = False  # inside a failing test's ``- Expected`` / ``+ Received`` diff
     expected_indent = 0  # the diff header's indentation: a line left of it ends the diff
     in_cmake_error = False  # the previous line was ``CMake Error ...``
@@ -605,6 +624,7 @@ def _tool_lines(text: str, family: str | None) -> Iterable[tuple[str, str]]:
         line = raw.strip()
         if not line:
             in_status_untracked = in_cmake_error = want_panic_message = rust_label = False
+            in_example = False
             path_header = None
             # a blank line ends a stack: a frame above it is not the frame of an error
             # below (node prints its frames under the error, the next one after a blank)
@@ -632,6 +652,15 @@ def _tool_lines(text: str, family: str | None) -> Iterable[tuple[str, str]]:
                     in_expected = True
                     expected_indent = _indent(raw)
                 continue
+        if in_example:
+            in_example = EXAMPLE_END.match(line) is None
+            if in_example:
+                yield "test_failure", token
+            continue
+        if line[0] in "EF" and EXAMPLE_HEAD.match(line):
+            in_example = True
+            yield "test_failure", token
+            continue
         if raw[0] in _DIFF_FIRST and _DIFF_HEADER.match(raw):
             in_hunk = raw.startswith("@@")
             yield "diff_header", token
@@ -743,6 +772,10 @@ def _tool_lines(text: str, family: str | None) -> Iterable[tuple[str, str]]:
         ) or ((first in _LOCATION_FIRST or ".go:" in line) and _LOCATION.match(raw)):
             # a compiler warning is an error line: one kind in one file is one fact
             yield "error_line" if _is_diag_warning(line) else "finding", token
+        elif first.isdecimal() and CODED_FINDING.match(raw):
+            if path_header is not None:
+                yield "finding", path_header
+            yield "finding", token
         elif (
             (first in _CRASH_FIRST and _CRASH_HEAD.match(line))
             or (" HTTP/" in line and _HTTP_5XX.search(line))
