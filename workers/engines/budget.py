@@ -15,7 +15,9 @@ top to bottom, each behind one ``… N lines omitted <<cx:KEY>>`` line, until
 the deficit is covered; the last run may be cut so that only what is needed
 goes (its head stays visible).  The floor never goes: frozen units (cached
 prefix, pinned, leading system), system messages, the latest user message,
-every critical line of the gate (one copy of each distinct error shape),
+every critical line of the gate in a tool output, every copy of it (the
+output comes from the engines before, which folded what only repeats: the same
+line under another file's header, stack or headline is another fact there),
 every constraint, negation and polarity line of prose, and fenced code
 blocks that contain one of those.  Protected spans (numbers, paths, code...)
 only have to be recoverable, so they may go into the stash.
@@ -67,7 +69,7 @@ def _plan(unit: Unit, text: str, pack: LanguagePack, original: str | None = None
     owner, ranges = fence_mask(text, lines)
     if unit.kind == "tool_result":
         floor = critical_flags(
-            text, lines, "tool_result", distinct=True, keep_markers=False, command=unit.command
+            text, lines, "tool_result", distinct=False, keep_markers=False, command=unit.command
         )
         if original is not None and original != text:
             # a line critical in the output as it came in stays too (as in aging: after an

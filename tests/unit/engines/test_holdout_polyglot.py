@@ -125,3 +125,21 @@ def test_an_eslint_finding_under_another_file_is_no_repeat() -> None:
         at = next(i for i, line in enumerate(out) if line.endswith("/lib/c.js"))
         assert out[at + 1].startswith("… 2 repeated lines omitted (shown above)")
         assert expanded_record(outcome) == data
+
+
+def test_a_budget_keeps_every_finding_standard_shows_not_one_copy_per_text() -> None:
+    # under a budget the floor held one copy of each critical line: lib/d.js's two findings,
+    # written like lib/a.js's, went into the stash while standard shows them under d.js
+    text = (DATA / "eslint-same-findings.txt").read_text(encoding="utf-8")
+    data = tool_output_record("es", text, command="npx eslint lib")
+    data["mode"] = "aggressive"
+    data["budget_tokens"] = 40
+    outcome = Pipeline(Settings(mode="aggressive")).run_raw(data)
+    assert outcome.rejections == []
+    budget = next(e for e in outcome.stats["engines"] if e["engine"] == "budget")
+    assert budget["details"]["budget_met"] is False
+    out = outcome.record["content"].split("\n")
+    at = next(i for i, line in enumerate(out) if line.endswith("/lib/d.js"))
+    assert out[at + 1] == "  1:1   error  Unexpected var, use let or const instead  no-var"
+    assert out[at + 2].startswith("  3:44  error  Expected '===' and instead saw '=='")
+    assert expanded_record(outcome) == data
