@@ -60,6 +60,7 @@ def reference_tool_lines(text: str, family: str | None) -> Iterator[tuple[str, s
     want_frame = False
     want_message = False
     in_example = False
+    in_conflict = False
     in_expected = False
     expected_indent = 0
     in_cmake_error = False
@@ -84,7 +85,7 @@ def reference_tool_lines(text: str, family: str | None) -> Iterator[tuple[str, s
         token = (raw_line if events is None else written[index]).strip()[:600]
         if not line:
             in_status_untracked = in_cmake_error = want_panic_message = rust_label = False
-            in_example = False
+            in_example = in_conflict = False
             path_header = None
             last_frame = last_user_frame = None  # a blank line ends a stack
             continue
@@ -109,6 +110,13 @@ def reference_tool_lines(text: str, family: str | None) -> Iterator[tuple[str, s
             if in_example:
                 yield "test_failure", token
             continue
+        if in_conflict:
+            if raw[0].isspace():
+                yield "error_line", token
+                continue
+            in_conflict = False
+        if line == facts.CONFLICT_HEAD:
+            in_conflict = True
         if facts.EXAMPLE_HEAD.match(line):
             in_example = True
             yield "test_failure", token

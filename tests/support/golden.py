@@ -102,6 +102,7 @@ _COMMANDS = {
     "holdout-python/black-check": "black --check src",
     "holdout-python/pytest-hypothesis-tb-line": "pytest --tb=line -q tests/test_pricing.py",
     "holdout-python/cat-ledger": "cat src/invtrack/ledger.py",
+    "holdout-python/pip-conflict": "pip install 'urllib3<2' 'requests==2.32.3' 'botocore==1.35.0' 'types-requests>=2.32.0.20240905'",
 }
 
 

@@ -391,6 +391,10 @@ _LOCATION = re.compile(
 # reproduces it.
 EXAMPLE_HEAD = re.compile(r"^(?:E\s+)?(?:Falsifying example|Failing test case): \S+\($")
 EXAMPLE_END = re.compile(r"^(?:E\s*)?\)$")
+# pip's resolver: the indented lines under ``The conflict is caused by:`` (``The user requested
+# urllib3<2``, ``types-requests 2.32.4 depends on urllib3>=2``) say why it failed (kind
+# ``error_line``: one per shape, so a version repeated 27 times is one fact)
+CONFLICT_HEAD = "The conflict is caused by:"
 _ESLINT_FINDING = re.compile(r"^\s+\d+:\d+\s+(?:error|warning)\s")
 # A grouped linter report's finding (kind ``finding``, each one exactly): ``  32:29 ANN001
 # Missing type annotation ...`` under its file's header line (``ruff --output-format
@@ -594,6 +598,7 @@ def _tool_lines(text: str, family: str | None) -> Iterable[tuple[str, str]]:
     want_frame = False  # after a crash headline or a failing test: its first frame in user code
     want_message = False  # after jest's ``● suite › test`` header: its first line (the message)
     in_example = False  # inside a hypothesis example's arguments
+    in_conflict = False  # under pip's ``The conflict is caused by:``
     in_expected = False  # inside a failing test's ``- Expected`` / ``+ Received`` diff
     expected_indent = 0  # the diff header's indentation: a line left of it ends the diff
     in_cmake_error = False  # the previous line was ``CMake Error ...``
@@ -624,7 +629,7 @@ def _tool_lines(text: str, family: str | None) -> Iterable[tuple[str, str]]:
         line = raw.strip()
         if not line:
             in_status_untracked = in_cmake_error = want_panic_message = rust_label = False
-            in_example = False
+            in_example = in_conflict = False
             path_header = None
             # a blank line ends a stack: a frame above it is not the frame of an error
             # below (node prints its frames under the error, the next one after a blank)
@@ -657,6 +662,13 @@ def _tool_lines(text: str, family: str | None) -> Iterable[tuple[str, str]]:
             if in_example:
                 yield "test_failure", token
             continue
+        if in_conflict:
+            if raw[0].isspace():
+                yield "error_line", token
+                continue
+            in_conflict = False
+        if line == CONFLICT_HEAD:
+            in_conflict = True
         if line[0] in "EF" and EXAMPLE_HEAD.match(line):
             in_example = True
             yield "test_failure", token

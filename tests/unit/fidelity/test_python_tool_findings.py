@@ -7,12 +7,16 @@ Captured on this machine from a small package written for the held-out Python se
   line says where;
 - ``black-check.txt``: ``black --check src`` (black 26): each ``would reformat PATH`` line
   names a file that fails the check, ``8 files would be reformatted.`` counts them;
+- ``pip-conflict.txt``: ``pip install 'urllib3<2' 'requests==2.32.3' 'botocore==1.35.0'
+  'types-requests>=2.32.0.20240905'`` into a fresh venv (pip 25): the indented lines under
+  ``The conflict is caused by:`` say why (``The user requested urllib3<2``); they count one
+  per shape, so 26 ``types-requests X depends on urllib3>=2`` lines are one fact;
 - ``pytest-hypothesis-tb-line.txt``: ``pytest --tb=line -q tests/test_pricing.py`` with a
   hypothesis property that fails: ``Failing test case: test_line_total_monotonic(`` and its
   argument lines (``qty=200,``) are what reproduces the failure.
 
 On the held-out set (holdout-d) aging condensed these outputs once answered, and with them
-13 bandit locations, 13 ``would reformat`` lines and the falsifying arguments.
+13 bandit locations, 13 ``would reformat`` lines, the falsifying arguments and pip's\n``The user requested urllib3<2``.
 """
 
 from __future__ import annotations
@@ -33,6 +37,10 @@ DATA = Path(__file__).resolve().parents[2] / "data" / "holdout-python"
 CASES = {
     "bandit": ("bandit -q src/invtrack/admin.py", "Any security issues in admin.py?"),
     "black-check": ("black --check src", "Is the code formatted?"),
+    "pip-conflict": (
+        "pip install 'urllib3<2' 'requests==2.32.3' 'botocore==1.35.0' 'types-requests>=2.32.0.20240905'",
+        "Pin urllib3 below 2 next to botocore and the requests stubs.",
+    ),
     "pytest-hypothesis-tb-line": (
         "pytest --tb=line -q tests/test_pricing.py",
         "Run the pricing tests.",
@@ -57,6 +65,12 @@ def _wanted(name: str) -> list[str]:
             line
             for line in text.splitlines()
             if line.startswith("would reformat ") or line.endswith(" would be reformatted.")
+        ]
+    if name == "pip-conflict":  # the causes, one line of each shape (versions aside)
+        return [
+            "The user requested urllib3<2",
+            "requests 2.32.3 depends on urllib3<3 and >=1.21.1",
+            'botocore 1.35.0 depends on urllib3!=2.2.0, <3 and >=1.25.4; python_version >= "3.10"',
         ]
     at = text.splitlines().index("    Failing test case: test_line_total_monotonic(")
     return [line.strip() for line in text.splitlines()[at : at + 3]]
