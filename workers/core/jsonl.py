@@ -72,6 +72,21 @@ def _explain(raw: bytes, exc: orjson.JSONDecodeError) -> str:
     lowered = message.lower()
     if "recursion" in lowered or "depth limit" in lowered:
         return "JSON nested deeper than 1024 levels"
+    if "utf-8" in lowered:
+        # orjson says "str is not valid UTF-8: surrogates not allowed" for any bad byte
+        try:
+            raw.decode("utf-8")
+        except UnicodeDecodeError as bad:
+            if raw.startswith((b"\xff\xfe", b"\xfe\xff")):
+                return (
+                    "not valid UTF-8: the line starts with a UTF-16 byte order mark; write "
+                    "the file as UTF-8, e.g. iconv -f UTF-16 -t UTF-8"
+                )
+            return (
+                f"not valid UTF-8: byte 0x{raw[bad.start]:02x} at column {bad.start + 1} "
+                "(Latin-1 or Windows-1252 text, or a cut character?); write the file as UTF-8, "
+                "e.g. iconv -f WINDOWS-1252 -t UTF-8"
+            )
     if "surrogate" in lowered and "utf-8" not in lowered:
         return (
             "a \\u escape is a lone UTF-16 surrogate (\\ud800-\\udfff not part of a pair), "

@@ -218,8 +218,23 @@ def _password_key(match: re.Match[str]) -> bool:
     return match.group("k").lower().startswith(_PASSWORD_KEYS)
 
 
+_ESCAPED_BREAKS = ("\\n", "\\r", "\\t")
+
+
 def _keyword_value(match: re.Match[str]) -> _Span | None:
-    """The value after ``key =`` / ``"key": `` when it is a literal that looks like a secret."""
+    """The value after ``key =`` / ``"key": `` when it is a literal that looks like a secret.
+
+    An unquoted value ends at a JSON-escaped line break or tab (``\\n``: a raw JSON line, a
+    dead letter's text); when what stands before it is no secret, the value runs on as before
+    (a decoded ``password=C:\\new`` keeps its backslash)."""
+    cut: list[bool] = [False]
+    span = _keyword_value_at(match, cut)
+    if span is None and cut[0]:
+        span = _keyword_value_at(match, None)
+    return span
+
+
+def _keyword_value_at(match: re.Match[str], cut: list[bool] | None) -> _Span | None:
     text = match.string
     start = match.end()
     if match.group("k") == "PASS" and text.endswith("--- ", 0, match.start()):
@@ -252,7 +267,15 @@ def _keyword_value(match: re.Match[str]) -> _Span | None:
         vstart = start
         vend = vstart
         while vend < end_limit and text[vend] not in " \t\r\n\"',;`":
+            if cut is not None and text[vend] == "\\":
+                if text.startswith("\\\\", vend):
+                    vend += 2  # an escaped backslash is part of the value
+                    continue
+                if text.startswith(_ESCAPED_BREAKS, vend):
+                    cut[0] = True
+                    break
             vend += 1
+        vend = min(vend, end_limit)
         while vend > vstart and text[vend - 1] in ")]}>":
             vend -= 1
         value = text[vstart:vend]
@@ -318,7 +341,7 @@ _RULES: tuple[_Rule, ...] = (
     _Rule(
         "github_token",
         re.compile(r"\b(?:gh[pousr]_[A-Za-z0-9]{20,255}|github_pat_[A-Za-z0-9_]{20,255})"),
-        ("gh",),
+        ("gh", "github_pat_"),
     ),
     _Rule(
         "gitlab_token",
