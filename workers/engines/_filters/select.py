@@ -342,6 +342,12 @@ class FilterSet:
         sig = self.by_content(text)
         if sig is not None:
             return Detection(sig, "content", sig.name)
+        logfile = self.by_name.get("logfile")
+        if logfile is not None and reads_a_log(text, marked=True):
+            # a log whose command says nothing (none at all: a chat's tool message; ``./run.sh``;
+            # ``python3 worker.py``): most of its first lines say they are log lines (a level, a
+            # syslog or journal header, a request), so it is read as the log it is
+            return Detection(logfile, "content", logfile.name)
         return None
 
     def detect(self, command: str | None, tool: str | None, text: str) -> Detection:
