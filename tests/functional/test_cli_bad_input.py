@@ -96,3 +96,13 @@ def test_missing_input_file_is_a_clear_error(
     )
     assert code == 2
     assert "does not exist; pass -i FILE" in capsys.readouterr().err
+
+
+def test_blank_lines_are_passed_over_and_every_other_line_is_counted(tmp_path: Path) -> None:
+    good = json.dumps({"id": "a", "kind": "tool_output", "command": "ls", "content": "x"})
+    lines = [good.encode(), b"", b"   \t", b"{not json", good.replace('"a"', '"b"').encode()]
+    outs, dead, code = run_compress(tmp_path, lines)
+    assert code == 0
+    assert [o["id"] for o in outs] == ["a", "b"]
+    # the line numbers count the blank lines
+    assert [d["source"] for d in dead] == [{"line": 4}]
