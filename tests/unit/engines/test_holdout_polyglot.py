@@ -89,42 +89,43 @@ def test_aggressive_drops_a_frame_whose_leak_headline_went_when_it_stays_under_a
     assert expanded_record(outcome) == data
 
 
-def test_two_rustc_errors_at_one_place_each_keep_their_location() -> None:
-    # ``Point: Eq`` and ``Point: Hash`` are both reported at `` --> src/lib.rs:7:25``; the
-    # second location was dropped as a repeat of the first one's, leaving its error unplaced
-    text = (DATA / "rustc-same-place.txt").read_text(encoding="utf-8")
+def _lossy_outputs(name: str, command: str) -> list[tuple[str, list[str]]]:
+    """The lines of a captured output compressed in standard and aggressive mode, each run
+    checked: no gate rejection, and expand gives the record back."""
+    text = (DATA / name).read_text(encoding="utf-8")
+    outputs = []
     for mode in ("standard", "aggressive"):
-        data = tool_output_record("rs", text, command="cargo build")
+        data = tool_output_record("t", text, command=command)
         data["mode"] = mode
         outcome = Pipeline(Settings(mode=mode)).run_raw(data)
         assert outcome.rejections == []
-        out = outcome.record["content"].split("\n")
+        assert expanded_record(outcome) == data
+        outputs.append((mode, outcome.record["content"].split("\n")))
+    return outputs
+
+
+def test_two_rustc_errors_at_one_place_each_keep_their_location() -> None:
+    # ``Point: Eq`` and ``Point: Hash`` are both reported at `` --> src/lib.rs:7:25``; the
+    # second location was dropped as a repeat of the first one's, leaving its error unplaced
+    for mode, out in _lossy_outputs("rustc-same-place.txt", "cargo build"):
         for headline in (
             "error[E0277]: the trait bound `Point: Eq` is not satisfied",
             "error[E0277]: the trait bound `Point: Hash` is not satisfied",
         ):
             assert out[out.index(headline) + 1] == " --> src/lib.rs:7:25", mode
-        assert expanded_record(outcome) == data
 
 
 def test_an_eslint_finding_under_another_file_is_no_repeat() -> None:
     # lib/d.js has two findings written like lib/a.js's, and one of its own; the two went as
     # ``… 2 repeated lines omitted (shown above)``: d.js's var and == problems were nowhere
     # visible under its name.  lib/c.js, all of whose findings are a.js's, still folds
-    text = (DATA / "eslint-same-findings.txt").read_text(encoding="utf-8")
-    for mode in ("standard", "aggressive"):
-        data = tool_output_record("es", text, command="npx eslint lib")
-        data["mode"] = mode
-        outcome = Pipeline(Settings(mode=mode)).run_raw(data)
-        assert outcome.rejections == []
-        out = outcome.record["content"].split("\n")
+    for _mode, out in _lossy_outputs("eslint-same-findings.txt", "npx eslint lib"):
         at = next(i for i, line in enumerate(out) if line.endswith("/lib/d.js"))
         assert out[at + 1] == "  1:1   error  Unexpected var, use let or const instead  no-var"
         assert out[at + 2].startswith("  3:44  error  Expected '===' and instead saw '=='")
         assert out[at + 3].startswith("  4:41  error  'h1' is not defined")
         at = next(i for i, line in enumerate(out) if line.endswith("/lib/c.js"))
         assert out[at + 1].startswith("… 2 repeated lines omitted (shown above)")
-        assert expanded_record(outcome) == data
 
 
 def test_a_budget_keeps_every_finding_standard_shows_not_one_copy_per_text() -> None:
