@@ -1,6 +1,6 @@
 """The Faust agent and table: thin glue around :class:`~workers.service.handler.BatchHandler`.
 
-One agent reads both input topics in batches (``take_events``; batch size and
+One agent reads both input topics in batches (``take_batches``; batch size and
 timeout from the settings), turns Faust events into
 :class:`~workers.service.process.InMessage`, and awaits the handler, which processes
 and publishes the batch (pipelined: starts its publication, which the next
@@ -25,7 +25,7 @@ from typing import Any
 import faust
 from faust.exceptions import PartitionsMismatch
 
-from workers.service.faust_compat import current_event, input_topics
+from workers.service.faust_compat import current_event, input_topics, take_batches
 from workers.service.handler import BatchHandler, Savings, savings_of
 from workers.service.publish import PublishError
 from workers.service.records import InMessage, Processed
@@ -163,7 +163,7 @@ def install_agents(
 
     async def compress(stream: Any) -> None:
         mismatch_logged = False
-        async for events in stream.take_events(batch_size, batch_timeout):
+        async for events in take_batches(stream, batch_size, batch_timeout):
             messages = [to_message(e) for e in events]
             try:
                 results: list[Processed] = await handler.handle(messages)

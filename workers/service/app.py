@@ -55,7 +55,7 @@ from workers.core.settings import Settings, SettingsError
 from workers.pipeline.factory import build_pipeline
 from workers.pipeline.runner import Pipeline
 from workers.service.agents import install_agents, savings_rows
-from workers.service.faust_compat import cap_fetch_bytes, filter_commits
+from workers.service.faust_compat import cap_fetch_bytes, deliver_inline, filter_commits
 from workers.service.handler import BatchHandler
 from workers.service.kafka.options import bootstrap_list, client_options, faust_credentials
 from workers.service.metrics import Metrics
@@ -155,6 +155,7 @@ class CommitGuard:
         if self._installed is consumer:
             return
         filter_commits(consumer, self.allows)
+        deliver_inline(consumer)
         self._installed = consumer
 
 
@@ -452,10 +453,11 @@ def _install_web(
     health: Health,
 ) -> None:
     from faust import web
-    from faust.sensors.prometheus import setup_prometheus_sensors
+
+    from workers.service.faust_sensors import install_prometheus_sensors
 
     # Faust's sensors in the same registry, prefixed faust_ (ours are ctxpress_).
-    setup_prometheus_sensors(app, pattern="/metrics", registry=registry, name_prefix="faust")
+    install_prometheus_sensors(app, pattern="/metrics", registry=registry, name_prefix="faust")
     install_views(app, store, settings, lambda: savings_rows(table))
 
     def probe(check: Callable[[], tuple[bool, str]]) -> Any:
