@@ -139,7 +139,7 @@ SETTINGS: tuple[Setting, ...] = (
         "batch_size",
         "CTXPRESS_BATCH_SIZE",
         256,
-        "records taken per agent batch (take_events); published in chunks of about 2 MB",
+        "records taken per agent batch (take_batches); published in chunks of about 2 MB",
     ),
     Setting("batch_timeout", "CTXPRESS_BATCH_TIMEOUT", 0.05, "seconds to wait for a batch to fill"),
     Setting("concurrency", "CTXPRESS_CONCURRENCY", 1, "agent instances per worker process"),
