@@ -47,6 +47,7 @@ from workers.fidelity.facts import (
     SHAPED_KINDS,
     critical_lines,
     line_shape,
+    repeat_key,
 )
 from workers.markers import has_marker
 from workers.markers.stash import LITERAL as STASH_LITERAL
@@ -61,6 +62,7 @@ __all__ = [
     "critical_flags",
     "dropped_runs",
     "fence_mask",
+    "flag_critical_before",
     "has_marker",
     "has_reference",
     "inline_spans",
@@ -253,6 +255,7 @@ def critical_flags(
     pack: LanguagePack | None = None,
     keep_markers: bool = True,
     command: str | None = None,
+    shape: Callable[[str], str] = line_shape,
 ) -> list[bool]:
     """Lines that must stay visible.
 
@@ -261,8 +264,10 @@ def critical_flags(
     critical token that is not a whole line (a grep match's file name) keeps
     the first line that holds it.  With ``distinct``, only the first line of each
     critical string is flagged (one visible copy satisfies the gate), and for
-    error lines the first of each *shape* (lines that differ only in numbers
-    and hex ids, as the gate counts them).  With ``pack`` (prose), lines with
+    error lines the first of each ``shape`` (by default the gate's: lines that
+    differ only in numbers and hex ids; the engines that condense pass
+    :func:`~workers.fidelity.facts.repeat_key`, which folds only timestamps,
+    pids, durations and such).  With ``pack`` (prose), lines with
     a polarity word are flagged too.  With ``keep_markers``, lines carrying
     markers of earlier engines are flagged (engines that would only re-stash
     a marker leave it); without, an offload marker line may join a run (a
@@ -314,13 +319,55 @@ def critical_flags(
                     seen.add(key)
                     flags[i] = True
                 if key in shaped:
-                    shape = shape_of.get(key) or shape_of.setdefault(key, line_shape(key))
-                    if not distinct or shape not in seen_shapes:
-                        seen_shapes.add(shape)
+                    folded = shape_of.get(key) or shape_of.setdefault(key, shape(key))
+                    if not distinct or folded not in seen_shapes:
+                        seen_shapes.add(folded)
                         flags[i] = True
     if critical and len(seen) < len(exact):
         _flag_partial_tokens(text, lines, exact - seen, flags)
     return flags
+
+
+def flag_critical_before(
+    original: str,
+    lines: Sequence[str],
+    flags: list[bool],
+    command: str | None,
+    *,
+    distinct: bool = True,
+) -> None:
+    """Flag the lines of ``lines`` (a tool output as earlier engines left it) that were
+    critical in ``original`` (the output as it came in).
+
+    An earlier engine's markers can change what is critical in the text: the first user
+    frame under a crash headline is found again further down, a line of pip's ``The conflict
+    is caused by:`` block whose header went into a marker is no longer read as one.  With
+    ``distinct``, error lines are flagged one per :func:`~workers.fidelity.facts.repeat_key`
+    (none whose key a flagged line shows already); other critical lines every time.
+    """
+    critical = critical_lines(original, "tool_result", command)
+    if not critical:
+        return
+    exact = {line for kind, line in critical if kind not in SHAPED_KINDS}
+    shaped = {line for kind, line in critical if kind in SHAPED_KINDS}
+    keys = [line.strip()[:CRITICAL_CAP] for line in lines]
+    shown = (
+        {repeat_key(key) for k, key in enumerate(keys) if flags[k] and key in shaped}
+        if distinct
+        else set()
+    )
+    for k, key in enumerate(keys):
+        if flags[k]:
+            continue
+        if key in exact:
+            flags[k] = True
+        elif key in shaped:
+            if distinct:
+                folded = repeat_key(key)
+                if folded in shown:
+                    continue
+                shown.add(folded)
+            flags[k] = True
 
 
 def _flag_partial_tokens(

@@ -15,7 +15,7 @@ verbatim       last ``prose_verbatim_turns`` (2)     not answered yet (step age 
 fresh          --                                    not answered yet, long, and a report,
                                                      log or build output: head (6) and
                                                      tail (6) lines, *every* critical line
-                                                     (not one per shape), the notes of
+                                                     (every copy), the notes of
                                                      earlier engines' markers, lines
                                                      relevant to the latest request (6)
 condensed      turns 2-3; assistant steps 8-15:      answered, within ``tool_recent_steps``
@@ -46,12 +46,18 @@ A condensed file read keeps whole, besides, every function the latest user messa
 
 What stays visible is always a superset of what the gate requires: every
 critical line (:func:`workers.fidelity.facts.critical_lines`: errors and
-warnings (one per distinct shape), test summaries, diff headers, findings,
-git status paths, the innermost frame; constraint and negation lines of
-prose) plus, in prose, every line with a polarity word (modals, hedges,
-conditionals), kept verbatim.  Everything else that is dropped goes, one
-run of lines at a time, into the stash behind ``… N lines omitted
-<<cx:KEY>>``; fenced code blocks are kept or stashed whole; lines are never
+warnings, test summaries, diff headers, findings, git status paths, the
+innermost frame; constraint and negation lines of prose) plus, in prose,
+every line with a polarity word (modals, hedges, conditionals), kept
+verbatim.  Error lines of an older output are kept one per
+:func:`~workers.fidelity.facts.repeat_key`, not one per shape of the gate:
+lines that differ only in a timestamp, a pid, a thread's name, a duration,
+a size or an attempt counter are one (a warning folds as the gate folds it),
+lines that differ in a version, a test's id, a line number or an error code
+are two (``types-requests 2.31.0.7 depends on urllib3>=2`` and ``... 2.31.0.8
+...``: standard shows both, so aggressive does).  Everything else that is
+dropped goes, one run of lines at a time, into the stash behind ``… N lines
+omitted <<cx:KEY>>``; fenced code blocks are kept or stashed whole; lines are never
 joined.  The tool-output tiers keep facts visible and drop context: the
 full output is one ``expand`` away.
 
@@ -72,12 +78,12 @@ from workers.engines._code import language_of, symbols
 from workers.engines._filters import builtin_filters
 from workers.engines._logs import is_marked_log_line
 from workers.engines._prose import (
-    CRITICAL_CAP,
     LanguagePack,
     Position,
     close_fences,
     critical_flags,
     fence_mask,
+    flag_critical_before,
     has_reference,
     language_pack,
     layout,
@@ -88,7 +94,7 @@ from workers.engines._prose import (
 from workers.engines._shell import parse_access
 from workers.engines._text import is_stack_frame
 from workers.engines.base import Engine, EngineContext, EngineOutput
-from workers.fidelity.facts import SHAPED_KINDS, critical_lines
+from workers.fidelity.facts import repeat_key
 from workers.markers.stash import LITERAL as STASH_LITERAL
 from workers.messages.model import Unit
 
@@ -394,6 +400,7 @@ class AgingEngine(Engine):
                 distinct=not fresh,
                 keep_markers=False,
                 command=unit.command,
+                shape=repeat_key,
             )
             if fresh:  # an earlier engine's note that lists locations or values stays
                 for k, line in enumerate(lines):
@@ -402,17 +409,9 @@ class AgingEngine(Engine):
 
             if original != text:
                 # a line critical in the output as it came in stays too (an earlier
-                # engine's markers can change what is critical here: the first user frame
-                # after a crash headline is found again further down); error lines of an
-                # older output stay one per shape
-                wanted = {
-                    c
-                    for kind, c in critical_lines(original, "tool_result", unit.command)
-                    if fresh or kind not in SHAPED_KINDS
-                }
-                for k, line in enumerate(lines):
-                    if not keep[k] and line.strip()[:CRITICAL_CAP] in wanted:
-                        keep[k] = True
+                # engine's markers can change what is critical here); error lines of an
+                # older output stay one per repeat key
+                flag_critical_before(original, lines, keep, unit.command, distinct=not fresh)
             if fresh:
                 head, tail = policy.fresh_head_lines, policy.fresh_tail_lines
                 relevant = policy.fresh_relevant_lines

@@ -18,7 +18,11 @@ prefix, pinned, leading system), system messages, the latest user message,
 every critical line of the gate in a tool output, every copy of it (the
 output comes from the engines before, which folded what only repeats: the same
 line under another file's header, stack or headline is another fact there),
-every constraint, negation and polarity line of prose, and fenced code
+the lines that were critical in the output as it came in (an earlier engine's
+markers can hide why a line is critical: the pip filter's view of a conflict;
+error lines one per :func:`~workers.fidelity.facts.repeat_key`, so each
+candidate version stays), every constraint, negation and polarity line of
+prose, and fenced code
 blocks that contain one of those.  Protected spans (numbers, paths, code...)
 only have to be recoverable, so they may go into the stash.
 
@@ -34,19 +38,18 @@ from dataclasses import dataclass
 
 from workers.core.tokens import TokenCounter
 from workers.engines._prose import (
-    CRITICAL_CAP,
     LanguagePack,
     Position,
     close_fences,
     critical_flags,
     dropped_runs,
     fence_mask,
+    flag_critical_before,
     language_pack,
     layout,
     stash_runs,
 )
 from workers.engines.base import Engine, EngineContext, EngineOutput
-from workers.fidelity.facts import SHAPED_KINDS, critical_lines
 from workers.messages.model import Unit
 
 __all__ = ["BudgetEngine"]
@@ -74,15 +77,8 @@ def _plan(unit: Unit, text: str, pack: LanguagePack, original: str | None = None
         if original is not None and original != text:
             # a line critical in the output as it came in stays too (as in aging: after an
             # earlier engine's markers the first user frame under a crash headline can be
-            # found on another line of this text); error lines stay one per shape
-            wanted = {
-                line
-                for kind, line in critical_lines(original, "tool_result", unit.command)
-                if kind not in SHAPED_KINDS
-            }
-            for k, line in enumerate(lines):
-                if not floor[k] and line.strip()[:CRITICAL_CAP] in wanted:
-                    floor[k] = True
+            # found on another line of this text); error lines one per repeat key
+            flag_critical_before(original, lines, floor, unit.command)
     else:
         floor = critical_flags(text, lines, "text", distinct=False, pack=pack, keep_markers=False)
     close_fences(floor, ranges)

@@ -45,6 +45,7 @@ __all__ = [
     "is_user_frame",
     "line_shape",
     "protected_spans",
+    "repeat_key",
     "visible_lines",
 ]
 
@@ -59,6 +60,15 @@ SHAPED_KINDS = frozenset({"error_line"})
 # is a number or a hex id), up to the end or a blank run that no alternative
 # of ``_SHAPE_TOKEN`` crosses.
 _COLD_TOKEN = r"(?:[^\s\da-f]++|[a-f]{1,6}+(?![a-f]))++(?=\s++(?![\d=:#+-])|\Z)"
+_TIMESTAMP = (
+    r"\d{4}-\d\d-\d\d(?:[T ]\d\d:\d\d(?::\d\d(?:[.,]\d+)?)?(?:Z|[+-]\d\d:?\d\d)?)?"
+    r"|\d\d?/[A-Z][a-z]{2}/\d{4}(?::\d\d:\d\d:\d\d(?: [+-]\d{4})?)?"
+    r"|\b\d\d?:\d\d:\d\d(?:[.,]\d+)?"
+)
+_THREAD_NAME = (
+    r"\b(?:pool-\d+-thread-\d+|(?:(?:https?|ajp)-)?(?:nio2?|bio|apr)-(?:[\w.]+-)?\d+-exec-\d+"
+    r"|ForkJoinPool(?:\.commonPool|-\d+)-worker-\d+|Thread-\d+|ThreadPoolExecutor-\d+_\d+)\b"
+)
 _SHAPE_TOKEN = re.compile(
     # Fast paths first (tests/property/test_facts_fastpaths.py holds the plain
     # pattern and checks both agree).  ``cold`` is kept as written, in one
@@ -81,13 +91,10 @@ _SHAPE_TOKEN = re.compile(
     # Volatile fields fold to "#": timestamps first (their digits look like
     # paths and positions), then, after the identifying spans, any other
     # number or hex id (durations, sizes, pids, addresses, counters).
-    r"|(?P<ts>\d{4}-\d\d-\d\d(?:[T ]\d\d:\d\d(?::\d\d(?:[.,]\d+)?)?(?:Z|[+-]\d\d:?\d\d)?)?"
-    r"|\d\d?/[A-Z][a-z]{2}/\d{4}(?::\d\d:\d\d:\d\d(?: [+-]\d{4})?)?"
-    r"|\b\d\d?:\d\d:\d\d(?:[.,]\d+)?)"
+    r"|(?P<ts>" + _TIMESTAMP + ")"
     # a worker thread's name folds as a pid does (``[pool-2-thread-3]``, Tomcat's
     # ``http-nio-8080-exec-7``, ``Thread-12``): the same failure on another thread is one fact
-    r"|\b(?:pool-\d+-thread-\d+|(?:(?:https?|ajp)-)?(?:nio2?|bio|apr)-(?:[\w.]+-)?\d+-exec-\d+"
-    r"|ForkJoinPool(?:\.commonPool|-\d+)-worker-\d+|Thread-\d+|ThreadPoolExecutor-\d+_\d+)\b"
+    r"|" + _THREAD_NAME +
     # Identifying spans stay as written: file:line positions (group ``pos``,
     # the numbers in group ``at``), paths, status codes, ids, named things with
     # a number (host-12, case_5, E0308; in an error, not a warning: ``order 12``,
@@ -204,6 +211,63 @@ def _warning_shape_token(match: re.Match[str]) -> str:
             return "line #"
         return match.group()[: -len(at)] + _DIGITS.sub("#", at)
     return "#" if group is None or group == "ts" else match.group()
+
+
+# What a repeat of one error line may change and still be the same fact, for the engines
+# that condense (aging, budget): a timestamp, a thread's name, a pid (``/proc/412``,
+# ``pid=412``, a logger's `` [3625] ``, syslog's ``sshd[812]:``), a hex address, a duration or
+# size with its unit (``1138 ms``, ``0.96s``, ``12 MB``), an attempt counter (``attempt 3/5``).
+# Any other number identifies: a version (``types-requests 2.31.0.7 depends on urllib3>=2``), a
+# parametrised test's id (``test_refund[338]``), a line number, an error code, a count.
+_VOLATILE = re.compile(
+    _TIMESTAMP + "|" + _THREAD_NAME + r"|/proc/\d+(?:/task/\d+)?"
+    r"|\b0x[0-9a-fA-F]+"
+    r"|(?<![\w.])\d+(?:[.,]\d+)?[ \t]?(?:ms|s|secs?|seconds?|us|µs|ns|mins?|minutes?|h|hrs?|hours?"
+    r"|[KMGT]i?B|kB|bytes?|B|%)(?!\w)"
+    r"|\b(?i:pid|tid|attempt|retry|try)[=:# ]{0,2}\d+(?:/\d+)?\b"
+    r"|(?<=\w)\[\d+\](?=:)|(?<!\S)\[\d+\](?!\S)"
+)
+
+
+# klog's and glog's header of a warning: ``W1203 07:02:14.830000    8629 reflector.go:535] ...``
+_KLOG_WARNING = re.compile(r"W\d{4} \d\d:\d\d:\d\d")
+
+
+def _is_warning(line: str) -> bool:
+    """Whether ``line`` is a warning or a compiler's note (as :func:`line_shape` reads one, or
+    a klog line of level W)."""
+    if ": note: " in line and _DIAG_NOTE.match(line) is not None:
+        return True
+    if line.startswith("W") and _KLOG_WARNING.match(line) is not None:
+        return True
+    return _WARNING_WORD.search(line) is not None and (
+        _ERROR_LEVEL_HINT.search(line) is None or _ERROR_LEVEL.search(line) is None
+    )
+
+
+@register
+@lru_cache(maxsize=1 << 16)
+def repeat_key(line: str) -> str:
+    """What makes error lines one fact for the engines that condense (aging, budget).
+
+    Two lines with one key are one fact: one of them visible is enough.  The key is finer
+    than :func:`line_shape` (a line of each key visible shows every shape the gate checks):
+    a warning (klog's ``W1203 ...`` too) or a compiler's note folds as the gate folds it (one
+    warning of one kind in one file); an error line folds only the fields of ``_VOLATILE`` (timestamps, thread names,
+    pids, addresses, durations, sizes, attempt counters), so lines that differ in anything
+    else (a version, a test's id, a line number, an error code, a count) are two facts, and
+    lines that are the same text are one.
+    """
+    shape = line_shape(line)
+    if shape == line or _is_warning(line):
+        return shape
+    if "/proc/" in line:
+        # lsof's and ps's columns repeat the pid of the line's /proc path: a pid there too
+        pids = {n for m in _PROC_PID.finditer(line) for n in _DIGITS.findall(m.group())}
+        if pids:
+            alternatives = "|".join(sorted(pids))
+            line = re.sub(rf"(?<![\w.])(?:{alternatives})(?![\w.])", "#", line)
+    return shape + "\x00" + _VOLATILE.sub("#", line)
 
 
 @register
