@@ -108,7 +108,8 @@ async def take_batches(stream: Any, max_events: int, within: float) -> AsyncIter
     message tracked as unacked, ``on_message_in``, ``on_stream_event_in``; events of an
     old generation or with flow control off are acked and left out, as Faust does) and
     acks the batch after the caller is done with it (``on_stream_event_out``,
-    ``on_message_out``).  The first event is awaited without limit, the rest of a batch
+    ``on_message_out``).  The stream's processors, if any, see each value as in the
+    stream's iterator (Faust's agent test wrapper counts processed values so).  The first event is awaited without limit, the rest of a batch
     for at most ``within`` seconds after it.
     """
     from faust.types import EventT
@@ -122,6 +123,7 @@ async def take_batches(stream: Any, max_events: int, within: float) -> AsyncIter
     unacked = app.consumer.unacked
     acking_topics = app.topics.acking_topics
     flow_control = app.flow_control
+    processors = stream._processors  # none in the worker; Faust's agent test wrapper adds one
     loop = asyncio.get_running_loop()
 
     def ack(event: Any, state: Any) -> None:
@@ -150,10 +152,12 @@ async def take_batches(stream: Any, max_events: int, within: float) -> AsyncIter
                             message.tracked = True
                             unacked.add(message)
                             sensors.on_message_in(message.tp, message.offset, message)
-                        states.append(
-                            sensors.on_stream_event_in(message.tp, message.offset, stream, item)
-                        )
-                        events.append(item)
+                        state = sensors.on_stream_event_in(message.tp, message.offset, stream, item)
+                        if processors and not await _processed(stream, processors, item):
+                            ack(item, state)  # a processor skipped it, as Faust acks a Skip
+                        else:
+                            states.append(state)
+                            events.append(item)
                 if len(events) >= max_events:
                     break
                 if not queue.empty():
@@ -178,6 +182,25 @@ async def take_batches(stream: Any, max_events: int, within: float) -> AsyncIter
         # Faust ends a stream's iteration so when it stops (the stream's own iterator
         # returns quietly too; an async generator may not let it through)
         return
+
+
+async def _processed(stream: Any, processors: Sequence[Any], event: Any) -> bool:
+    """Run the stream's processors on ``event``'s value as its iterator does; False: skipped."""
+    from faust.exceptions import Skip
+    from faust.streams import _current_event
+    from mode.utils.futures import maybe_async
+
+    _current_event.set(weakref.ref(event))
+    stream.current_event = event
+    value = event.value
+    try:
+        for processor in processors:
+            value = await maybe_async(processor(value))
+    except Skip:
+        return False
+    finally:
+        stream.current_event = None
+    return True
 
 
 def deliver_inline(consumer: Any) -> None:
