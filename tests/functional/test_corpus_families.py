@@ -42,7 +42,7 @@ FLOORS: dict[str, tuple[float, float]] = {
     "mypy": (0, 0),
     "go-build": (0, 0),  # every line of go build / go vet is a finding (labelled grep before)
     "tsc": (60, 60),
-    "eslint": (0, 3),
+    "eslint": (0, 2),  # each file keeps its own findings in aggressive too: 2.4 on v9
     "vitest": (32, 52),  # v9, passing tests in the view: 36.9 / 57.7
     "maven": (27, 31),  # corpus v9: 32.1 / 36.5 (bench --repeat 1)
 }

@@ -46,6 +46,7 @@ from workers.fidelity.facts import (
     _SPAN_PATTERNS,
     SHAPED_KINDS,
     critical_lines,
+    finding_sections,
     line_shape,
     repeat_key,
 )
@@ -301,8 +302,11 @@ def critical_flags(
     for i in other:
         flags[i] = True
     seen: set[str] = set()
+    seen_scoped: set[str] = set()
     seen_shapes: set[str] = set()
     shape_of: dict[str, str] = {}
+    # one copy per file header for findings that name no file (eslint's ``9:23  error ...``)
+    sections = finding_sections(lines) if critical and distinct else None
     if critical:
         wanted = exact | shaped
         if _OTHER_BREAKS.search(text) is None:
@@ -314,12 +318,17 @@ def critical_flags(
         else:
             hits = [(i, gate_keys(line)) for i, line in enumerate(lines) if i not in other]
         for i, keys in hits:
+            scope = sections[i] if sections is not None else ""
             for key in keys:
-                if key in exact and (not distinct or key not in seen):
+                scoped = f"{scope}\x00{key}" if scope else key
+                if key in exact and (not distinct or scoped not in seen_scoped):
                     seen.add(key)
+                    seen_scoped.add(scoped)
                     flags[i] = True
                 if key in shaped:
                     folded = shape_of.get(key) or shape_of.setdefault(key, shape(key))
+                    if scope:
+                        folded = f"{scope}\x00{folded}"
                     if not distinct or folded not in seen_shapes:
                         seen_shapes.add(folded)
                         flags[i] = True
@@ -351,8 +360,14 @@ def flag_critical_before(
     exact = {line for kind, line in critical if kind not in SHAPED_KINDS}
     shaped = {line for kind, line in critical if kind in SHAPED_KINDS}
     keys = [line.strip()[:CRITICAL_CAP] for line in lines]
+    sections = finding_sections(lines) if distinct else None
+
+    def fold(k: int, key: str) -> str:
+        scope = sections[k] if sections is not None else ""
+        return f"{scope}\x00{repeat_key(key)}" if scope else repeat_key(key)
+
     shown = (
-        {repeat_key(key) for k, key in enumerate(keys) if flags[k] and key in shaped}
+        {fold(k, key) for k, key in enumerate(keys) if flags[k] and key in shaped}
         if distinct
         else set()
     )
@@ -363,7 +378,7 @@ def flag_critical_before(
             flags[k] = True
         elif key in shaped:
             if distinct:
-                folded = repeat_key(key)
+                folded = fold(k, key)
                 if folded in shown:
                     continue
                 shown.add(folded)

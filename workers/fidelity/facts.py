@@ -24,7 +24,7 @@ text the previous engine produced.
 from __future__ import annotations
 
 import re
-from collections.abc import Iterable
+from collections.abc import Iterable, Sequence
 from functools import lru_cache
 
 import orjson
@@ -466,6 +466,30 @@ _ESLINT_FINDING = re.compile(r"^\s+\d+:\d+\s+(?:error|warning)\s")
 # error word.
 CODED_FINDING = re.compile(r"^\s+\d+:\d+\s+[A-Z]{1,6}\d{2,5}\b")
 _PATH_HEADER = re.compile(r"^(?:[A-Za-z]:)?[\w.@~+-]*(?:[/\\][\w.@~+-]+)+\.\w{1,12}:?$")
+#: a finding that names no file, only ``line:col`` (eslint's stylish ``  9:23  error  ...``,
+#: grouped linters' ``  32:29 ANN001 ...``): it is the finding of the file header above it
+POSITIONAL_FINDING = re.compile(r"^\s+\d+:\d+\s")
+
+
+def finding_sections(lines: Sequence[str]) -> list[str] | None:
+    """For each line, the file header its positional finding sits under (``""`` for any
+    other line); None when no line is such a finding.
+
+    The same finding text (``9:23  error  Expected '===' ...  eqeqeq``) under two files is
+    two facts, each with its own location: an engine that keeps one copy of each critical
+    line keeps one per file."""
+    if not any(POSITIONAL_FINDING.match(line) for line in lines):
+        return None
+    out: list[str] = []
+    header = ""
+    for line in lines:
+        stripped = line.strip()
+        if line[:1] not in ("", " ", "\t") and "." in stripped and _PATH_HEADER.match(stripped):
+            header = stripped
+        out.append(header if POSITIONAL_FINDING.match(line) else "")
+    return out
+
+
 # Go test results (kind ``test_failure``): ``--- FAIL: TestDiscount/case_5 (0.00s)``.
 _GO_FAIL = re.compile(r"^\s*--- FAIL: \S")
 # Crash and report headlines without an error word (kind ``error_line``):

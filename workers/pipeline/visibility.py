@@ -74,7 +74,9 @@ def lost_facts(data: dict[str, Any], output: dict[str, Any]) -> list[tuple[str, 
             if any(line in view for view in views):
                 continue
             if ansi.ESC in line:  # read as the ansi engine shows it: its plain text
-                line = ansi.strip(line)[0]
+                # (stripped again: ``\x1b[0m  \x1b[2m12:3 ...`` keeps the spaces the codes
+                # hid from the first strip, and the shapes below are of stripped lines)
+                line = ansi.strip(line)[0].strip()
                 if any(line in view for view in views):
                     continue
             if compact is None:
