@@ -17,7 +17,7 @@ from workers.messages import parse_record
 
 WORDS = st.sampled_from(
     [
-        "error", "errors", "ERROR", "Error", "FAILED", "FAIL", "FAILURE", "failed", "Failed",
+        "error", "errors", "ERROR", "Error", "Errors while running", "FAILED", "SUBFAILED", "FAIL", "FAILURE", "failed", "Failed",
         "fatal", "FATAL", "Fatal", "panic", "Exception", "Traceback", "CRITICAL", "critical",
         "Warning", "WARNING", "warning", "WARN", "denied", "refused", "KeyError", "IOException",
         "terror", "Errors", "xErrorx", "_error", "error_", "WARNED", "panicked", " ", "\t", ":",
@@ -54,6 +54,8 @@ def reference_tool_lines(text: str, family: str | None) -> Iterator[tuple[str, s
     last_user_frame: str | None = None
     in_traceback = False
     in_failures = False
+    mocha = re.search(r"^\s*\d+ failing\b", text, re.MULTILINE) is not None
+    title_lines = 0
     failed = False
     in_status_untracked = False
     in_hunk = False
@@ -84,6 +86,7 @@ def reference_tool_lines(text: str, family: str | None) -> Iterator[tuple[str, s
         # The token that must stay visible is the line as written (colours included).
         token = (raw_line if events is None else written[index]).strip()[:600]
         if not line:
+            title_lines = 0
             in_status_untracked = in_cmake_error = want_panic_message = rust_label = False
             in_example = in_conflict = False
             path_header = None
@@ -197,11 +200,18 @@ def reference_tool_lines(text: str, family: str | None) -> Iterator[tuple[str, s
         elif (
             facts._TEST_FAILURE.match(raw)
             or facts._GO_FAIL.match(raw)
-            or (in_failures and facts._NUMBERED_FAILURE.match(raw))
+            or ((in_failures or mocha) and facts._NUMBERED_FAILURE.match(raw))
         ):
             failed = want_frame = True
             want_message = line.startswith("●")
+            numbered = in_failures and mocha and facts._NUMBERED_FAILURE.match(raw) is not None
+            title_lines = 3 if numbered else 0
             yield "test_failure", token
+        elif title_lines and raw[:1].isspace() and not facts._ERROR_LINE.search(line):
+            title_lines -= 1
+            if line.endswith(":"):
+                title_lines = 0
+                yield "test_failure", token
         elif failed and facts._ASSERTION.match(raw):
             yield "test_failure", token
         elif failed and facts._EXPECTED_HEAD.match(line):
@@ -340,6 +350,9 @@ LINE_PARTS = st.sampled_from(
         "   |        ^^^^ expected `u32`, found `&str`", "   |   ---  ^^^ help", "warning: unused",
         "src/lib/A.java:10: error: cannot find symbol", "  symbol:   variable size",
         "  required: int", "  location: class A",
+        "  3 failing", "  1) cart", "    1) never returns a negative total", "       coupons",
+        "         never returns a negative total:", "SUBFAILED(total=10) tests/t.py::test_x",
+        "Errors while running CTest",
     ]
 )  # fmt: skip
 MULTILINE = st.lists(LINE_PARTS, max_size=25).map("\n".join)

@@ -341,12 +341,16 @@ def _iter_spans(text: str) -> Iterable[tuple[str, str]]:
 # --- visible lines ---------------------------------------------------------
 
 _ERROR_LINE = re.compile(
-    r"\b(?:error|errors|ERROR|Error|FAILED|FAIL|FAILURE|FAILURES|failed|Failed|failure|failures|"
+    # (pytest 9's subtests report ``SUBFAILED(total=10, parts=6) tests/...::test_x``)
+    r"\b(?:error|errors|ERROR|Error|FAILED|SUBFAILED|FAIL|FAILURE|FAILURES|failed|Failed|"
+    r"failure|failures|"
     r"Failure|Failures|fatal|FATAL|Fatal|panic|panicked|Exception|Traceback|CRITICAL|critical|"
     r"Warning|WARNING|warning|WARN|denied|refused|[A-Z]\w*(?:Error|Exception)"
     # the kernel's OOM killer and crash reports (``kernel: Out of memory: Killed process
     # 4242 (postgres)``, ``invoked oom-killer``, ``segfault at 0 ip ...``): no error word
-    r"|Out of memory|oom-kill(?:er)?|segfault|SEVERE)\b"
+    r"|Out of memory|oom-kill(?:er)?|segfault|SEVERE"
+    # ctest's closing line (``Errors`` alone is a table header: tsc's ``Errors  Files``)
+    r"|Errors while running)\b"
     # pino's and bunyan's JSON lines say warn, error and fatal as numbers (40, 50, 60)
     r'|"level":\s?[456]0(?![\d.])'
     # levels written in lower case: nginx's error log and winston (``[warn]``, ``[crit]``,
@@ -613,6 +617,10 @@ _FAILURES_HEAD = re.compile(
     r"^(?:\d+ failing\b|Failures:$|There (?:was|were) \d+ (?:failures?|errors?|risky tests?):$)"
 )
 _NUMBERED_FAILURE = re.compile(r"^\s*\d+\) \S")
+# mocha numbers a failing test where it runs it too (``  1) never returns a negative total``
+# among the ``✔`` lines, before its ``N failing`` summary), and under the summary's
+# ``  1) suite`` line it writes the suite path and the test's title, ending in ``:``
+_MOCHA_FAILING = re.compile(r"^\s*\d+ failing\b", re.MULTILINE)
 # After a failing test: its assertion and diff lines (kind ``test_failure`` too):
 # pytest's ``E`` lines, cargo's ``left:``/``right:``, jest's ``Expected:``/
 # ``Received:``, rspec's ``expected:``/``got:``, TAP's ``expected:``/``actual:``.
@@ -680,6 +688,8 @@ def _tool_lines(text: str, family: str | None) -> Iterable[tuple[str, str]]:
     last_user_frame: str | None = None  # the innermost Python frame in user code so far
     in_traceback = False  # after ``Traceback ...:`` or a Python frame, until its exception
     in_failures = False  # after a report's ``N failing`` / ``Failures:`` header
+    mocha = "failing" in text and _MOCHA_FAILING.search(text) is not None
+    title_lines = 0  # under mocha's ``  1) suite``: lines left where the test's title may be
     failed = False  # a failing test or an error line came before: assertion lines count
     in_status_untracked = False
     in_hunk = False
@@ -716,6 +726,7 @@ def _tool_lines(text: str, family: str | None) -> Iterable[tuple[str, str]]:
         raw = _ANSI.sub("", raw_line) if has_ansi else raw_line
         line = raw.strip()
         if not line:
+            title_lines = 0
             in_status_untracked = in_cmake_error = want_panic_message = rust_label = False
             in_example = in_conflict = False
             path_header = None
@@ -852,11 +863,18 @@ def _tool_lines(text: str, family: str | None) -> Iterable[tuple[str, str]]:
         elif (
             (first in _FAILURE_FIRST and _TEST_FAILURE.match(raw))
             or (first == "-" and _GO_FAIL.match(raw))
-            or (in_failures and first.isdecimal() and _NUMBERED_FAILURE.match(raw))
+            or ((in_failures or mocha) and first.isdecimal() and _NUMBERED_FAILURE.match(raw))
         ):
             failed = want_frame = True
             want_message = first == "●"
+            numbered = in_failures and mocha and first.isdecimal()
+            title_lines = 3 if numbered and _NUMBERED_FAILURE.match(raw) else 0
             yield "test_failure", token
+        elif title_lines and raw[:1].isspace() and not is_error_line(line):
+            title_lines -= 1
+            if line.endswith(":"):  # the test's title (the lines above: its suites)
+                title_lines = 0
+                yield "test_failure", token
         elif failed and _ASSERTION.match(raw):
             yield "test_failure", token
         elif failed and _EXPECTED_HEAD.match(line):

@@ -15,6 +15,15 @@ Captured on this machine (``tests/data/aging-facts/``):
   project written with the same code in each (a held-out polyglot set's run, its project path
   replaced by ``/home/dev/cart``): the same error text, ``9:23  error  Expected '===' ...``,
   under each file's header;
+- ``pytest9-subtests.txt``: ``python3 -m pytest -q`` (pytest 9) of a project with a
+  ``unittest`` ``subTest`` loop: ``SUBFAILED(total=10, parts=6) tests/...::test_split_fair``
+  per failing subtest in the short summary (the held-out polyglot set's run);
+- ``mocha-numbered-failures.txt``: ``npx mocha spec/`` with three failing tests among 29,
+  numbered where they run (``  1) never returns a negative total``) and again under
+  ``3 failing`` with their suites and titles (trailing blanks removed: standard mode
+  normalises them, and these tests expand every mode exactly);
+- ``ctest-failures.txt``: ``ctest --output-on-failure`` of a small C++ project, four failing
+  tests, ending ``Errors while running CTest`` (project path replaced by ``/home/dev/geo``);
 - ``sync-worker-retries.txt``: a worker whose ledger socket refuses, logging (Python
   ``logging``) each retry: the ``ledger connect failed (attempt N/3) after X ms`` lines differ
   only in their timestamp, attempt counter and duration; each ``giving up on
@@ -308,3 +317,48 @@ def test_the_same_error_under_another_file_is_its_own_fact() -> None:
         shown = _sections(_compressed(_older(name), mode))
         for header, errors in wanted.items():
             assert [e for e in errors if e not in shown.get(header, [])] == [], (mode, header)
+
+
+def test_every_failing_subtest_of_pytest_9_stays_visible() -> None:
+    # pytest 9 writes a failing subtest as ``SUBFAILED(total=10, parts=6) path::test``: no
+    # error word the facts knew (``SUBFAILED`` holds no word boundary before ``FAILED``), so
+    # aging stashed all four from an answered output (14 misses of the held-out set)
+    name = "pytest9-subtests"
+    subfailed = [line for line in _text(name).splitlines() if line.startswith("SUBFAILED(")]
+    assert len(subfailed) == 4
+    critical = {line for _, line in critical_lines(_text(name), "tool_result", COMMANDS[name])}
+    assert set(subfailed) <= critical
+    aggressive = _compressed(_older(name), "aggressive")
+    for line in subfailed:
+        assert line in aggressive
+
+
+def test_mocha_failing_test_titles_are_facts_and_stay() -> None:
+    # mocha's ``  1) never returns a negative total`` (where the test ran) and its title line
+    # under the ``3 failing`` summary were no facts: aging stashed them from an older output
+    name = "mocha-numbered-failures"
+    critical = {line for _, line in critical_lines(_text(name), "tool_result", COMMANDS[name])}
+    titles = {
+        "1) never returns a negative total",
+        "2) has a rate for Belgium",
+        "3) throws on garbage",
+        "never returns a negative total:",
+        "has a rate for Belgium:",
+        "throws on garbage:",
+    }
+    assert titles <= critical
+    assert "✔ rounds percentage discounts" not in critical
+    aggressive = _compressed(_older(name), "aggressive")
+    for line in titles:
+        assert line in aggressive
+
+
+def test_ctest_closing_error_line_stays() -> None:
+    # ``Errors while running CTest`` held no error word the facts knew (``Errors``)
+    name = "ctest-failures"
+    critical = {line for _, line in critical_lines(_text(name), "tool_result", COMMANDS[name])}
+    assert "Errors while running CTest" in critical
+    aggressive = _compressed(_older(name), "aggressive")
+    assert "Errors while running CTest" in aggressive
+    for test in ("area_circle", "registry_missing", "scale_neg", "sort_by_area"):
+        assert test in aggressive
