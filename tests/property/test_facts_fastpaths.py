@@ -221,8 +221,10 @@ def reference_tool_lines(text: str, family: str | None) -> Iterator[tuple[str, s
         elif facts._RUBY_FRAME.match(raw):
             yield "stack_frame", token
         elif (
-            facts._FINDING.match(raw) and not raw.startswith((" ", "\t", "+", "-"))
-        ) or facts._LOCATION.match(raw):
+            (facts._FINDING.match(raw) and not raw.startswith((" ", "\t", "+", "-")))
+            or facts._LOCATION.match(raw)
+            or facts.RELATED_LOCATION.match(raw)
+        ):
             # a compiler warning is an error line (one kind in one file is one fact)
             yield "error_line" if facts._is_diag_warning(line) else "finding", token
         elif facts.CODED_FINDING.match(raw):
@@ -352,7 +354,8 @@ LINE_PARTS = st.sampled_from(
         "  required: int", "  location: class A",
         "  3 failing", "  1) cart", "    1) never returns a negative total", "       coupons",
         "         never returns a negative total:", "SUBFAILED(total=10) tests/t.py::test_x",
-        "Errors while running CTest",
+        "Errors while running CTest", "  src/types.ts:1:51", "    'unitCents' is declared here.",
+        "\tlib/a.go:3:9",
     ]
 )  # fmt: skip
 MULTILINE = st.lists(LINE_PARTS, max_size=25).map("\n".join)

@@ -453,6 +453,9 @@ _LOCATION = re.compile(
     r"|^[Ww]ould reformat:? \S+$"
     r"|^>> Issue: \[\w+:\w+\] \S"  # bandit's finding headline, above its Location line
 )
+# A related location on its own indented line: tsc --pretty's ``  src/types.ts:1:51`` above
+# the snippet of what an error refers to (``'unitCents' is declared here.``), kind ``finding``
+RELATED_LOCATION = re.compile(r"^\s+(?:[\w.@~+-]*[/\\])*[\w.@~+-]+\.\w{1,12}:\d+:\d+$")
 # A property-based test's failing example (hypothesis: ``Falsifying example: test_x(`` or,
 # since 6.1xx, ``Failing test case: test_x(``, with or without pytest's ``E`` in front): its
 # argument lines up to the closing ``)`` are the failure (kind ``test_failure``), what
@@ -884,10 +887,14 @@ def _tool_lines(text: str, family: str | None) -> Iterable[tuple[str, str]]:
         elif first == "#" and _RUBY_FRAME.match(raw):
             yield "stack_frame", token
         elif (
-            ("(" in raw or ":" in raw)
-            and _FINDING.match(raw)
-            and not raw.startswith((" ", "\t", "+", "-"))
-        ) or ((first in _LOCATION_FIRST or ".go:" in line) and _LOCATION.match(raw)):
+            (
+                ("(" in raw or ":" in raw)
+                and _FINDING.match(raw)
+                and not raw.startswith((" ", "\t", "+", "-"))
+            )
+            or ((first in _LOCATION_FIRST or ".go:" in line) and _LOCATION.match(raw))
+            or (raw[:1] in " \t" and line[-1:].isdecimal() and RELATED_LOCATION.match(raw))
+        ):
             # a compiler warning is an error line: one kind in one file is one fact
             yield "error_line" if _is_diag_warning(line) else "finding", token
         elif first.isdecimal() and CODED_FINDING.match(raw):

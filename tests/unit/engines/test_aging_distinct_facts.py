@@ -24,6 +24,9 @@ Captured on this machine (``tests/data/aging-facts/``):
   normalises them, and these tests expand every mode exactly);
 - ``ctest-failures.txt``: ``ctest --output-on-failure`` of a small C++ project, four failing
   tests, ending ``Errors while running CTest`` (project path replaced by ``/home/dev/geo``);
+- ``tsc-pretty-declared-here.txt``: ``npx tsc --noEmit --pretty`` (colour) of a small
+  TypeScript project: errors whose related location stands on its own indented line
+  (``  src/types.ts:1:51`` above ``'unitCents' is declared here.``);
 - ``sync-worker-retries.txt``: a worker whose ledger socket refuses, logging (Python
   ``logging``) each retry: the ``ledger connect failed (attempt N/3) after X ms`` lines differ
   only in their timestamp, attempt counter and duration; each ``giving up on
@@ -360,3 +363,17 @@ def test_ctest_closing_error_line_stays() -> None:
     failed = [line for line in _text("ctest-failures").splitlines() if "***" in line]
     assert len(failed) == 4  # ``2/7 Test #2: area_circle ....***Failed`` and the aborted ones
     _critical_and_kept("ctest-failures", ["Errors while running CTest", *failed])
+
+
+def test_tsc_related_locations_are_findings_and_stay() -> None:
+    # tsc --pretty writes where an error's type or parameter is declared on a line of its
+    # own; no fact, aging stashed it from an older output (4 misses of the held-out set)
+    name = "tsc-pretty-declared-here"
+    plain = {
+        ansi.strip(line)[0].strip(): kind
+        for kind, line in critical_lines(_text(name), "tool_result", COMMANDS[name])
+    }
+    related = ["src/types.ts:1:51", "src/format.ts:3:44"]
+    assert [plain.get(line) for line in related] == ["finding", "finding"]
+    aggressive = _compressed(_older(name), "aggressive").split("\n")
+    assert [line for line in related if f"  {line}" not in aggressive] == []
