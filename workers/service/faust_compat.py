@@ -109,8 +109,9 @@ async def take_batches(stream: Any, max_events: int, within: float) -> AsyncIter
     old generation or with flow control off are acked and left out, as Faust does) and
     acks the batch after the caller is done with it (``on_stream_event_out``,
     ``on_message_out``).  The stream's processors, if any, see each value as in the
-    stream's iterator (Faust's agent test wrapper counts processed values so).  The first event is awaited without limit, the rest of a batch
-    for at most ``within`` seconds after it.
+    stream's iterator (Faust's agent test wrapper counts processed values so).  The first
+    event is awaited without limit, the rest of a batch for at most ``within`` seconds
+    after it.
     """
     from faust.types import EventT
 
@@ -133,6 +134,22 @@ async def take_batches(stream: Any, max_events: int, within: float) -> AsyncIter
         if last:
             sensors.on_message_out(message.tp, message.offset, message)
 
+    async def admit(event: Any) -> tuple[bool, Any]:
+        """Faust's per-event bookkeeping; (False, _) for an event it skips (acked here)."""
+        message = event.message
+        if not flow_control.is_active() or message.generation_id != app.consumer_generation_id:
+            ack(event, None)
+            return False, None
+        if message.topic in acking_topics and not message.tracked:
+            message.tracked = True
+            unacked.add(message)
+            sensors.on_message_in(message.tp, message.offset, message)
+        state = sensors.on_stream_event_in(message.tp, message.offset, stream, event)
+        if processors and not await _processed(stream, processors, event):
+            ack(event, state)  # a processor skipped it, as Faust acks a Skip
+            return False, None
+        return True, state
+
     try:
         while not stream.should_stop:
             item: Any = await queue.get()
@@ -141,23 +158,10 @@ async def take_batches(stream: Any, max_events: int, within: float) -> AsyncIter
             states: list[Any] = []
             while True:
                 if isinstance(item, EventT):
-                    message = item.message
-                    if (
-                        not flow_control.is_active()
-                        or message.generation_id != app.consumer_generation_id
-                    ):
-                        ack(item, None)
-                    else:
-                        if message.topic in acking_topics and not message.tracked:
-                            message.tracked = True
-                            unacked.add(message)
-                            sensors.on_message_in(message.tp, message.offset, message)
-                        state = sensors.on_stream_event_in(message.tp, message.offset, stream, item)
-                        if processors and not await _processed(stream, processors, item):
-                            ack(item, state)  # a processor skipped it, as Faust acks a Skip
-                        else:
-                            states.append(state)
-                            events.append(item)
+                    taken, state = await admit(item)
+                    if taken:
+                        states.append(state)
+                        events.append(item)
                 if len(events) >= max_events:
                     break
                 if not queue.empty():
