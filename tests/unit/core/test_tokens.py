@@ -120,3 +120,23 @@ def test_a_long_text_is_counted_in_pieces_with_either_backend(backend: str) -> N
         get_encoding("cl100k_base").encode_ordinary(text + "tail\n")
     )
     assert counter.piece_misses == again + 1  # only the new line was counted
+
+
+def test_the_fast_counter_loads_without_the_packages_python_side() -> None:
+    """bpe_openai's ``__init__`` loads every encoding's ranks in Python (1.1 s of start-up
+    per CLI call and worker); ctxpress loads only its Rust extension, and counts the same."""
+    import subprocess
+    import sys
+
+    script = (
+        "import sys\n"
+        "from workers.core.tokens import TokenCounter, get_encoding\n"
+        "counter = TokenCounter('cl100k_base')\n"
+        "text = 'def f(x):\\n    return x  # 1.50 ünïcode\\n' * 3\n"
+        "print(counter.backend, 'bpe_openai.compat' in sys.modules,\n"
+        "      counter.count(text) == len(get_encoding('cl100k_base').encode(text)))\n"
+    )
+    done = subprocess.run(
+        [sys.executable, "-c", script], capture_output=True, text=True, check=True, timeout=60
+    )
+    assert done.stdout.split() == ["bpe-openai", "False", "True"]
