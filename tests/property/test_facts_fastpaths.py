@@ -299,6 +299,7 @@ LINE_PARTS = st.sampled_from(
         "SUMMARY: AddressSanitizer: heap-buffer-overflow /w/vec.c:42:15 in vec_push",
         "Direct leak of 40 byte(s) in 1 object(s) allocated from:", "==42== Invalid read of size 4",
         "==42==    at 0x109182: sum (leak.c:14)", "==42==    definitely lost: 40 bytes in 1 blocks",
+        "==42==     in use at exit: 36 bytes in 6 blocks", "==42==   in use at exit: 0 bytes in 0 blocks",
         "==42== 40 bytes in 1 blocks are definitely lost in loss record 1 of 1",
         "==42==    by 0x4846828: malloc (in /usr/libexec/valgrind/vgpreload.so)",
         "==42== ERROR SUMMARY: 1 errors from 1 contexts", "CMake Error at CMakeLists.txt:12 (x):",

@@ -500,15 +500,16 @@ def finding_sections(lines: Sequence[str]) -> list[str] | None:
 # Go test results (kind ``test_failure``): ``--- FAIL: TestDiscount/case_5 (0.00s)``.
 _GO_FAIL = re.compile(r"^\s*--- FAIL: \S")
 # Crash and report headlines without an error word (kind ``error_line``):
-# sanitizer summaries and leak reports, valgrind's findings and leak summary,
+# sanitizer summaries and leak reports, valgrind's findings, leak summary and the heap
+# summary's ``in use at exit:`` when memory is left,
 # make's ``*** ...`` lines, Rust panics, C++'s ``terminate called after throwing an
 # instance of 'std::out_of_range'``, HTTP 5xx access-log lines.
 _CRASH_HEAD = re.compile(
     r"^(?:SUMMARY: \w*Sanitizer: |(?:Direct|Indirect) leak of |make(?:\[\d+\])?: \*\*\* "
     r"|thread '[^']*' panicked at "
     r"|terminate called (?:after throwing an instance of |without an active exception)"
-    r"|==\d+==\s*(?:definitely lost:|possibly lost:|Invalid (?:read|write|free)"
-    r"|Conditional jump|Use of uninitialised|Mismatched free|Syscall param|Source and destination"
+    r"|==\d+==\s*(?:definitely lost:|possibly lost:|in use at exit: [1-9]"
+    r"|Invalid (?:read|write|free)|Conditional jump|Use of uninitialised|Mismatched free|Syscall param|Source and destination"
     r"|[\d,]+ (?:\([\d,]+ direct, [\d,]+ indirect\) )?bytes in [\d,]+ blocks are"
     r" (?:definitely|possibly) lost))"
 )

@@ -42,6 +42,7 @@ pids, thread names, durations, sizes and attempt counters.
 
 from __future__ import annotations
 
+import copy
 import json
 import re
 from pathlib import Path
@@ -105,13 +106,23 @@ def _older(name: str) -> dict[str, Any]:
     return {"id": name, "messages": messages}
 
 
+def _without_trailing_blanks(record: dict[str, Any]) -> dict[str, Any]:
+    copied = copy.deepcopy(record)
+    text = copied["messages"][TOOL]["content"]
+    copied["messages"][TOOL]["content"] = "\n".join(line.rstrip(" \t") for line in text.split("\n"))
+    return copied
+
+
 def _compressed(record: dict[str, Any], mode: str) -> str:
     """The captured output's text after ``mode``, checked: the gate passed, every fact of the
     bench's count is visible, and expand gives the record back."""
     outcome = Pipeline(Settings(mode=mode)).run_raw(record)
     assert outcome.rejections == [], [r.as_dict() for r in outcome.rejections]
     assert lost_facts(record, outcome.record) == []
-    assert expanded_record(outcome) == record
+    expanded = expanded_record(outcome)
+    if mode == "standard":  # its whitespace engine's trailing blanks are not restored (README)
+        expanded, record = _without_trailing_blanks(expanded), _without_trailing_blanks(record)
+    assert expanded == record
     text: str = outcome.record["messages"][TOOL]["content"]
     return text
 
@@ -377,3 +388,13 @@ def test_tsc_related_locations_are_findings_and_stay() -> None:
     assert [plain.get(line) for line in related] == ["finding", "finding"]
     aggressive = _compressed(_older(name), "aggressive").split("\n")
     assert [line for line in related if f"  {line}" not in aggressive] == []
+
+
+def test_valgrind_heap_left_at_exit_stays() -> None:
+    # valgrind's heap summary said how much memory was left; aging stashed it from an older
+    # output (held-out set 4); ``in use at exit: 0 bytes`` is no finding
+    _critical_and_kept(
+        "valgrind-heap-summary", ["==6352==     in use at exit: 61 bytes in 5 blocks"]
+    )
+    clean = "==7== HEAP SUMMARY:\n==7==     in use at exit: 0 bytes in 0 blocks\n"
+    assert critical_lines(clean, "tool_result") == frozenset()
