@@ -651,11 +651,44 @@ _SHORT_STATUS = re.compile(r"^(?:[MADRCU?! ][MADRCU?! ]|\?\?) \S")
 _GREP_COMMANDS = frozenset({"grep", "egrep", "fgrep", "rg", "ag", "ack", "git-grep"})
 
 
+# A read of one source file (``cat src/app.py``, ``sed -n 10,80p lib.rs``, ``head -n 40
+# main.go``; a read tool's call arrives as ``cat PATH``): the text is code, not a report.
+# Its error words (``raise ValueError(``, ``log.error(...)``, ``if err != nil``) are no
+# findings: the outline engine and aging may stash whole bodies (expand gives them back).
+# A failed read (``cat: x.py: No such file or directory``) is read as any output.
+_READ_COMMANDS = frozenset({"cat", "head", "tail", "sed", "nl", "less", "more", "bat", "batcat"})
+_SOURCE_FILE = re.compile(
+    r"[\w@+-][\w.@+-]*\.(?:py|pyi|go|rs|ts|tsx|mts|cts|js|jsx|mjs|cjs|java|kt|kts|scala|groovy"
+    r"|c|h|cc|cpp|cxx|hpp|hh|hxx|cs|rb|php|swift|m|mm|lua|dart|ex|exs|erl|hs|ml|zig|vue|svelte"
+    r"|sh|bash)['\"]?$"
+)
+_READ_FAILURE = re.compile(
+    r"(?:(?:cat|head|tail|sed|nl|less|more|bat|batcat): |<tool_use_error>|error\b"
+    r"|file does not exist|no such file)",
+    re.I,
+)
+# a merge left in the file: the conflict's markers are what the reader must see
+_CONFLICT_MARKER = re.compile(r"^(?:<{7}|>{7})(?: |$)|^={7}$")
+
+
+def _source_read(segment: str) -> bool:
+    words = segment.split()
+    if words[0] not in _READ_COMMANDS or len(words) < 2:
+        return False
+    if words[0] == "sed" and "-n" not in words[1:-1]:
+        return False  # a sed that prints every line is an edit or a filter, not a read
+    return _SOURCE_FILE.search(words[-1]) is not None and "/" not in words[-1].rpartition(".")[2]
+
+
 def command_family(command: str | None) -> str | None:
-    """``grep``, ``git-status`` or ``None``: the families whose facts differ."""
+    """``grep``, ``git-status``, ``source-read`` or ``None``: the families whose facts differ."""
     if not command:
         return None
-    for segment in command_segments(command):  # wrappers, env assignments and paths removed
+    segments = command_segments(command)  # wrappers, env assignments and paths removed
+    reads = [s for s in segments if not s.startswith("cd ")]
+    if len(reads) == 1 and _source_read(reads[0]):
+        return "source-read"
+    for segment in segments:
         words = segment.split()
         head = words[0]
         if head == "git" and len(words) > 1:
@@ -1044,6 +1077,14 @@ def _is_short_status(text: str) -> bool:
 
 def _lines_of(key: tuple[str, str | None, str]) -> frozenset[tuple[str, str]]:
     kind, family, text = key
+    if family == "source-read":
+        if _READ_FAILURE.match(text.lstrip()[:200]) is None:
+            return frozenset(
+                ("conflict", line.strip())
+                for line in text.split("\n")
+                if line[:1] in "<>=" and _CONFLICT_MARKER.match(line.rstrip("\r"))
+            )
+        family = None
     if family is None and kind == "tool_result" and _is_short_status(text):
         family = "git-status"
     return frozenset(_tool_lines(text, family) if kind == "tool_result" else _prose_lines(text))
@@ -1066,7 +1107,8 @@ def critical_lines(text: str, kind: str, command: str | None = None) -> frozense
     ``command`` (the shell command of a tool result, when known) changes what
     counts: for grep-like commands each matched file must stay visible, not
     every match line; for ``git status`` the short format's lines count (they do in
-    any output whose every line is such a line, whatever the command).
+    any output whose every line is such a line, whatever the command); a read of one
+    source file is code, whose only critical lines are a merge conflict's markers.
     """
     family = command_family(command) if kind == "tool_result" else None
     return _LINES((kind, family, text))

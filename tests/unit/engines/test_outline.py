@@ -396,7 +396,9 @@ def test_later_traceback_keeps_the_function_it_names(pipeline: Pipeline, path: s
     assert expanded(text, stash) == source
 
 
-def test_python_docstring_first_line_and_critical_lines_stay(pipeline: Pipeline) -> None:
+def test_python_docstring_first_line_stays_and_error_words_go_with_the_body(
+    pipeline: Pipeline,
+) -> None:
     record = session(
         ("user", "Add a test for round_cents."), ("call", "cat src/shop/pricing.py", PY)
     )
@@ -404,8 +406,11 @@ def test_python_docstring_first_line_and_critical_lines_stay(pipeline: Pipeline)
     text = _read_text(out, "src/shop/pricing.py")
     assert '    """Compute the shipping cost of an order."""' in text
     assert "    … body of shipping_cost (lines " in text
-    # error lines of a body are facts for the gate: they stay where they were
-    assert '            raise ValueError(f"negative price for {sku}: {value}")' in text
+    # code is no report: ``raise ValueError(...)`` in a body is no finding, it goes into the
+    # body's stash with the rest (it stayed visible, splitting the body, before)
+    raise_line = '            raise ValueError(f"negative price for {sku}: {value}")'
+    assert raise_line in PY and raise_line not in text
+    assert "        … body of price (lines " in text
     assert "class PriceBook:" in text and "    def price(self, sku: str) -> Decimal:" in text
     assert _definition(PY, "round_cents") in text
     assert expanded(text, stash) == PY
@@ -646,3 +651,25 @@ def test_reads_that_dedup_shortened_are_outlined_and_expand_exactly() -> None:
         assert "def " in text and "-> Decimal:" in text  # the signatures stay
     saved = 1 - outcome.stats["tokens_after"] / outcome.stats["tokens_before"]
     assert saved > 0.2, saved  # 0.239 when written (0.044 with the reads left whole)
+
+
+def test_a_merge_conflict_in_a_body_stays_visible(pipeline: Pipeline) -> None:
+    conflicted = PY.replace(
+        "        scaled = value * 100\n",
+        "<<<<<<< HEAD\n        scaled = value * 100\n=======\n"
+        "        scaled = value * Decimal(100)\n>>>>>>> feature/decimal\n",
+        1,
+    )
+    assert conflicted != PY
+    record = session(
+        ("user", "Add a test for round_cents."), ("call", "cat src/shop/pricing.py", conflicted)
+    )
+    out, stash = _run(pipeline, record)
+    text = _read_text(out, "src/shop/pricing.py").split("\n")
+    assert "    … body of shipping_cost (lines " in "\n".join(text)  # outlined
+    assert [line for line in text if line[:7] in ("<<<<<<<", "=======", ">>>>>>>")] == [
+        "<<<<<<< HEAD",
+        "=======",
+        ">>>>>>> feature/decimal",
+    ]
+    assert expanded("\n".join(text), stash) == conflicted
