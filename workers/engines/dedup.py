@@ -19,7 +19,9 @@ frozen messages included as sources):
   for again): on the public corpus that saves more in every mode than leaving
   the document whole for the JSON engines;
 * blocks, the text between blank lines, outside those runs, exactly as
-  before (kept when the marker costs fewer tokens than the block).
+  before (kept when the marker costs fewer tokens than the block); within one file
+  read only in ``lossless`` mode (a file's repeated blocks are its code, which
+  outline reads as a whole).
 
 Each is replaced, in non-frozen messages, by::
 
@@ -229,8 +231,9 @@ class DedupEngine(LosslessEngine):
                 continue
             # runs of repeated lines first (they span blank lines), then whole blocks
             found: list[tuple[int, int, str]] = []
+            read = unit.kind == "tool_result" and is_file_read(unit)
             if unit.kind == "tool_result":  # tool outputs are the sources and the targets
-                replace = not unit.frozen and not is_file_read(unit)
+                replace = not unit.frozen and not read
                 # within one output only when nothing lossy reads it after (a JSON
                 # document is the JSON engines')
                 within = ctx.lossless_chain and not is_json_document(text)
@@ -246,6 +249,10 @@ class DedupEngine(LosslessEngine):
                 if unit.frozen or _overlaps(found, run_starts, a, b):
                     continue
                 src_pos, at = seen
+                if src_pos == pos and read and not ctx.lossless_chain:
+                    # a file's own repeats are its code: outline reads the file whole (a
+                    # body cut out of it no longer parses) and stashes what it does not show
+                    continue
                 marker = _marker(units, pos, src_pos, at, block)
                 if 3 * len(marker) > len(block) and ctx.tokens.count(marker) >= ctx.tokens.count(
                     block

@@ -322,7 +322,32 @@ class OutlineEngine(Engine):
                         run_start += 1  # a run starts on a line of the body's indentation
                     continue
                 if row - run_start >= 2:
-                    made = _stash_run(lines, numbers, sym.name, run_start, row - 1, ctx)
+                    made = _stash_run(
+                        lines, numbers, f"body of {sym.name}", run_start, row - 1, ctx
+                    )
+                    if made is not None:
+                        marker_line, key, original = made
+                        replaced[run_start] = (row - 1, marker_line)
+                        stash[key] = original
+                run_start = row + 1
+        whole = [s for s in source.symbols if s.name in named or s in whole_containers]
+        kept_rows = {row for sym in whole for row in range(sym.start, sym.end + 1)}
+        documented = {sym.start for sym in whole}  # a doc comment right above stays too
+        taken = {row for first, (last, _) in replaced.items() for row in range(first, last + 1)}
+        for first, last, what in _prose_blocks(lines, source.lang):
+            if last + 1 in documented:
+                continue
+            run_start = first + 1  # the block's first line stays: what it is about
+            for row in range(first + 1, last + 2):
+                if row <= last and (
+                    row not in taken
+                    and row not in kept_rows
+                    and row not in copied
+                    and lines[row].strip()[:600] not in critical
+                ):
+                    continue
+                if row - run_start >= 2:
+                    made = _stash_run(lines, numbers, what, run_start, row - 1, ctx)
                     if made is not None:
                         marker_line, key, original = made
                         replaced[run_start] = (row - 1, marker_line)
@@ -350,21 +375,65 @@ class OutlineEngine(Engine):
         return new_text, stash, len(replaced), kept
 
 
+MIN_PROSE_LINES = 6  # comment and docstring blocks shorter than this stay whole
+_LINE_COMMENT = {
+    "python": ("#",),
+}
+_C_COMMENT = ("//", "/*", "*", "*/")
+_DOCSTRING_OPEN = re.compile(r"""^[rRuUbB]{0,2}(\"\"\"|\'\'\')""")
+
+
+def _prose_blocks(lines: Sequence[str], lang: str) -> list[tuple[int, int, str]]:
+    """``(first row, last row, what)`` of comment runs and of a Python module docstring of
+    :data:`MIN_PROSE_LINES` lines or more: their first line says what they are about, the rest
+    may go (a licence header, a design note, a function's long doc comment)."""
+    blocks: list[tuple[int, int, str]] = []
+    prefixes = _LINE_COMMENT.get(lang, _C_COMMENT)
+    start = -1
+    for row, line in enumerate([*lines, ""]):
+        text = line.lstrip()
+        comment = bool(text) and text.startswith(prefixes) and not text.startswith("#!")
+        if comment and start < 0:
+            start = row
+        elif not comment and start >= 0:
+            if row - start >= MIN_PROSE_LINES:
+                blocks.append((start, row - 1, "rest of the comment"))
+            start = -1
+    if lang == "python":
+        row = 0
+        while row < len(lines) and (not lines[row].strip() or lines[row].startswith("#")):
+            row += 1
+        opened = _DOCSTRING_OPEN.match(lines[row]) if row < len(lines) else None
+        if opened is not None:
+            quote = opened.group(1)
+            rest = lines[row][opened.end() :]
+            end = row if quote in rest else None
+            probe = row + 1
+            while end is None and probe < len(lines):
+                if quote in lines[probe]:
+                    end = probe
+                probe += 1
+            if end is not None and end - row + 1 >= MIN_PROSE_LINES:
+                blocks.append((row, end, "rest of the module docstring"))
+    return blocks
+
+
 def _stash_run(
     lines: list[str],
     numbers: list[int | None],
-    name: str,
+    what: str,
     first: int,
     last: int,
     ctx: EngineContext,
 ) -> tuple[str, str, str] | None:
-    """``(marker line, key, stashed text)`` for rows ``first..last``, when worth it."""
+    """``(marker line, key, stashed text)`` for rows ``first..last``, when worth it;
+    ``what`` names them in the note (``body of price``, ``rest of the comment``)."""
     head = lines[first]
     indent = head[: len(head) - len(head.lstrip(" \t"))]
     original = "\n".join(lines[first : last + 1])[len(indent) :]
     a, b = numbers[first], numbers[last]
     where = f"lines {a}-{b}" if a is not None and b is not None else f"{last - first + 1} lines"
-    note = f"body of {name} ({where})"
+    note = f"{what} ({where})"
     if len(original) < _SURE_CHARS:  # longer runs always pay; shorter ones are counted
         cost = ctx.tokens.count(offload_marker(safe_note(note), _SAMPLE_KEY))
         if ctx.tokens.count(original) - cost < MIN_BODY_SAVING:

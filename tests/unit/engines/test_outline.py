@@ -673,3 +673,78 @@ def test_a_merge_conflict_in_a_body_stays_visible(pipeline: Pipeline) -> None:
         ">>>>>>> feature/decimal",
     ]
     assert expanded("\n".join(text), stash) == conflicted
+
+
+_HEADER = (
+    '"""Prices, discounts and taxes of orders.\n\n'
+    + "".join(
+        f"Rule {k}: a discount of {k} percent applies above {k * 10} items.\n" for k in range(8)
+    )
+    + '"""\n'
+)
+_NOTE = "".join(
+    f"# Why rounding {k}: the ledger keeps cents, the shop shows euros.\n" for k in range(8)
+)
+
+
+def test_a_long_module_docstring_and_comment_keep_their_first_line() -> None:
+    source = PY.replace('"""Prices, discounts and taxes of orders."""\n', _HEADER, 1).replace(
+        'VAT_RATE = Decimal("0.21")\n', _NOTE + 'VAT_RATE = Decimal("0.21")\n', 1
+    )
+    assert source.count("Rule 7") == 1 and source.count("Why rounding 7") == 1
+    record = session(
+        ("user", "Add a test for round_cents."), ("call", "cat src/shop/pricing.py", source)
+    )
+    out, stash = _run(Pipeline(Settings(mode="standard")), record)
+    text = _read_text(out, "src/shop/pricing.py")
+    lines = text.split("\n")
+    assert lines[0] == '"""Prices, discounts and taxes of orders.'
+    assert lines[1].startswith("… rest of the module docstring (lines 2-11) <<cx:")
+    assert "# Why rounding 0: the ledger keeps cents, the shop shows euros." in lines
+    assert any(line.startswith("… rest of the comment (lines ") for line in lines)
+    assert "Rule 7" not in text and "Why rounding 7" not in text
+    assert _definition(source, "round_cents") in text  # named: whole
+    assert expanded(text, stash) == source
+
+
+def test_a_named_functions_doc_comment_stays_whole() -> None:
+    doc = "".join(
+        f"// round_cents note {k}: banker's rounding is not used here.\n" for k in range(7)
+    )
+    source = GO.replace("// round_cents computes", doc + "// round_cents computes", 1)
+    assert source != GO
+    record = session(("user", "Fix round_cents."), ("call", "cat pricing/pricing.go", source))
+    text = _read_text(_run(Pipeline(Settings(mode="standard")), record)[0], "pricing/pricing.go")
+    assert all(line in text for line in doc.splitlines())
+
+
+def test_a_files_own_repeated_blocks_are_left_to_outline() -> None:
+    # dedup cut a block repeated in the same file (serde's impls): the rest no longer parsed
+    # and outline left the whole read alone; lossless mode still refers to the first copy
+    # the repeated block opens a loop that a later block closes: cut out, the rest does not parse
+    shared = "\tfor _, line := range o.Lines {\n" + "".join(
+        f"\t\ttotal += line.Price * {k}.5 // weight {k}\n" for k in range(4)
+    )
+
+    def fn(name: str) -> str:
+        return (
+            f"// {name} weighs an order.\nfunc {name}(o *Order) float64 {{\n\ttotal := 0.0\n\n"
+            f"{shared}\n\t\ttotal -= 1\n\t}}\n\treturn total\n}}\n"
+        )
+
+    twice = "\n".join([GO, fn("weighA"), fn("weighB"), fn("weighC"), fn("weighD")])
+    assert twice.count("\n\n" + shared + "\n") == 4
+    record = session(("user", "Fix weighB."), ("call", "cat pricing/pricing.go", twice))
+    standard = _read_text(
+        _run(Pipeline(Settings(mode="standard")), record)[0], "pricing/pricing.go"
+    )
+    # weighB, named, is shown whole: as written, not as a reference to weighA's loop
+    assert "[[dup:" not in standard and "… body of weighC" in standard
+    assert fn("weighB") in standard
+    record = session(
+        ("user", "Fix weighB."), ("call", "cat pricing/pricing.go", twice), mode="lossless"
+    )
+    lossless = _read_text(
+        _run(Pipeline(Settings(mode="lossless")), record)[0], "pricing/pricing.go"
+    )
+    assert "[[dup:v1 src=self" in lossless
