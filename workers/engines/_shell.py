@@ -33,6 +33,12 @@ _READ_TOOL = re.compile(
 _WRITE_TOOL = re.compile(
     r"(?i)write|edit|create|replace|patch|insert|append|save|update|delete|remove|move|rename"
 )
+# Anthropic's text editor tool (``str_replace_based_edit_tool``, ``str_replace_editor``): the
+# record codec writes its ``view`` as ``cat PATH`` (``sed -n 'A,Bp' PATH`` for a range) and its
+# ``create`` as ``tee PATH``, its ``str_replace``/``insert`` as ``patch PATH`` (workers.messages.codec)
+_EDITOR_TOOL = re.compile(r"(?i)str_replace|text_?editor")
+# write tools that change a file in place (Claude Code's Edit and MultiEdit, apply_patch)
+_EDIT_TOOL = re.compile(r"(?i)edit|replace|patch|insert|append|update")
 _NOT_READ_TOOL = re.compile(r"(?i)search|grep|find|list|glob|ls\b|dir|tree|symbol")
 _HEREDOC = re.compile(r"(?<!<)<<-?(?!<)\s*['\"]?([\w.-]{1,64})['\"]?")
 _FD = re.compile(r"(?<![\w\\$])([0-9])(?=>)")
@@ -75,10 +81,13 @@ class Read:
 
 @dataclass(frozen=True, slots=True)
 class Access:
-    """What one tool call did to files: the file it read (if any) and files it wrote."""
+    """What one tool call did to files: the file it read (if any), files it wrote (replaced,
+    created, moved or removed) and files it edited in place (``sed -i``, ``perl -i``,
+    ``patch``, an append, an edit tool's replace or insert)."""
 
     read: Read | None
     writes: tuple[str, ...] = ()
+    edits: tuple[str, ...] = ()
 
 
 def covers(new: Read, old: Read) -> bool:
@@ -346,22 +355,26 @@ def _filter_range(read: Read, words: list[str]) -> Read | None:
     return None
 
 
-def _writes_of(words: list[str], cwd: str) -> list[str]:
+def _writes_of(words: list[str], cwd: str) -> tuple[list[str], list[str]]:
+    """``(written, edited)`` paths of one simple command (see :class:`Access`)."""
     args, redirects = _split_redirects(words)
     paths: list[str] = []
+    edited: list[str] = []
     for _fd, op, target in redirects:
         if op in _REDIRECT and not (op == ">&" and (target.isdigit() or target == "-")):
-            paths.append(target)
+            (edited if op in (">>", "&>>") else paths).append(target)
     if args:
         name = posixpath.basename(args[0])
         rest = args[1:]
         plain = [a for a in rest if not a.startswith("-")]
         if name == "tee":
-            paths.extend(plain)
+            (edited if "-a" in rest or "--append" in rest else paths).extend(plain)
         elif name == "sed":
-            paths.extend(_sed_in_place_files(rest))
+            edited.extend(_sed_in_place_files(rest))
         elif name == "perl":
-            paths.extend(_perl_in_place_files(rest))
+            edited.extend(_perl_in_place_files(rest))
+        elif name == "patch" and plain:
+            edited.append(plain[0])  # ``patch FILE [PATCHFILE]``
         elif name in ("cp", "mv", "install", "ln") and len(plain) >= 2:
             dest = plain[-1]
             paths.append(dest)
@@ -373,7 +386,8 @@ def _writes_of(words: list[str], cwd: str) -> list[str]:
         elif name == "dd":
             paths.extend(a[3:] for a in rest if a.startswith("of="))
     cleaned = [_clean_path(p, cwd) for p in paths]
-    return [p for p in cleaned if p]
+    cleaned_edits = [_clean_path(p, cwd) for p in edited]
+    return [p for p in cleaned if p], [p for p in cleaned_edits if p]
 
 
 def _script_and_files(rest: list[str], script_opts: tuple[str, ...]) -> tuple[bool, list[str]]:
@@ -423,6 +437,7 @@ def _shell_access(command: str) -> Access | None:
         return None
     cwd = ""
     writes: list[str] = []
+    edits: list[str] = []
     for _op, words in segments:
         if words and words[0] == "cd" and len(words) == 2:
             target = words[1]
@@ -432,7 +447,9 @@ def _shell_access(command: str) -> Access | None:
                 cwd = posixpath.normpath(posixpath.join(cwd, target)) if cwd != "\x00" else cwd
             continue
         if cwd != "\x00":
-            writes.extend(_writes_of(words, cwd))
+            written, edited = _writes_of(words, cwd)
+            writes.extend(written)
+            edits.extend(edited)
     read: Read | None = None
     cwd = ""
     body = list(segments)
@@ -441,7 +458,9 @@ def _shell_access(command: str) -> Access | None:
             break
         target = body[0][1][1]
         if _BAD_PATH.search(target):
-            return Access(None, tuple(writes)) if writes else None
+            if not writes and not edits:
+                return None
+            return Access(None, tuple(dict.fromkeys(writes)), tuple(dict.fromkeys(edits)))
         cwd = posixpath.normpath(posixpath.join(cwd, target))
         body = body[1:]
     if len(body) == 1:
@@ -450,9 +469,9 @@ def _shell_access(command: str) -> Access | None:
         first = _read_of(body[0][1], cwd)
         if first is not None and first.first == 1 and first.last is None and first.tail is None:
             read = _filter_range(first, body[1][1])
-    if read is None and not writes:
+    if read is None and not writes and not edits:
         return None
-    return Access(read, tuple(dict.fromkeys(writes)))
+    return Access(read, tuple(dict.fromkeys(writes)), tuple(dict.fromkeys(edits)))
 
 
 def _numbered_range(path: str, text: str) -> Read | None:
@@ -479,14 +498,25 @@ def parse_access(command: str, tool_name: str | None, text: str = "") -> Access 
             words = shlex.split(command)
         except ValueError:
             return None
-        if len(words) != 2 or words[0] != "cat":
+        if words[:1] == ["sed"] and _EDITOR_TOOL.search(tool_name):
+            return _shell_access(command)  # the editor's view of a line range
+        if len(words) != 2 or words[0] not in ("cat", "tee", "patch"):
             return None
         path = _clean_path(words[1], "")
         if path is None:
             return None
-        if _WRITE_TOOL.search(tool_name) and not re.search(r"(?i)read", tool_name):
+        # what the record codec writes for an editor's create (``tee``) and its replace or
+        # insert (``patch``)
+        if words[0] == "tee":
             return Access(None, (path,))
-        if not _READ_TOOL.search(tool_name) or _NOT_READ_TOOL.search(tool_name):
+        if words[0] == "patch":
+            return Access(None, (), (path,))
+        editor = _EDITOR_TOOL.search(tool_name) is not None  # its ``cat`` is a view
+        if not editor and _WRITE_TOOL.search(tool_name) and not re.search(r"(?i)read", tool_name):
+            if _EDIT_TOOL.search(tool_name):
+                return Access(None, (), (path,))
+            return Access(None, (path,))
+        if not editor and (not _READ_TOOL.search(tool_name) or _NOT_READ_TOOL.search(tool_name)):
             return None
         numbered = _numbered_range(path, text)
         if numbered is not None:

@@ -195,7 +195,7 @@ class OutlineEngine(Engine):
             failed = unit.is_error or READ_FAILED.match(unit.text.lstrip()[:200]) is not None
             if access.read is not None and not failed:
                 reads[pos] = access.read
-            for path in access.writes:
+            for path in (*access.writes, *access.edits):
                 writes.setdefault(path, []).append(pos)
         sources: list[_Source] = []
         newer: set[int] | None = None

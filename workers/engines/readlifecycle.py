@@ -20,7 +20,10 @@ A read is *superseded* by the first later event on the same path that is
   that shares at least half of its lines with the older read unless a write
   came in between (a different working directory or an external rewrite would
   make them different files), or
-- a write of the file.
+- a write of the file that replaces, moves or removes it (``>``, ``tee``, ``cp``/``mv``
+  onto it, ``rm``, a write tool, the editor's ``create``); an edit in place (``sed -i``,
+  ``perl -i``, ``>>``, ``patch``, an edit tool, the editor's ``str_replace``/``insert``)
+  leaves the newest read whole: the model is editing that text.
 
 The superseded read becomes ``… superseded read of src/app.py (212 lines);
 newer copy in message 14 <<cx:KEY>>`` (or ``… stale read of PATH (N lines);

@@ -104,7 +104,8 @@ def command_from_arguments(arguments: Any) -> str | None:
 
 
 _EDITOR_READS = frozenset({"view", "read"})
-_EDITOR_WRITES = frozenset({"create", "str_replace", "insert", "undo_edit", "write", "edit"})
+_EDITOR_WRITES = frozenset({"create", "write"})  # the file's whole text: ``tee PATH``
+_EDITOR_EDITS = frozenset({"str_replace", "insert", "undo_edit", "edit"})  # ``patch PATH``
 
 
 def _editor_command(arguments: dict[str, Any]) -> str | None:
@@ -125,6 +126,8 @@ def _editor_command(arguments: dict[str, Any]) -> str | None:
         return f"cat {shlex.quote(path)}"
     if command in _EDITOR_WRITES:
         return f"tee {shlex.quote(path)}"
+    if command in _EDITOR_EDITS:
+        return f"patch {shlex.quote(path)}"
     return None
 
 

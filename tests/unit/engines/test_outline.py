@@ -748,3 +748,43 @@ def test_a_files_own_repeated_blocks_are_left_to_outline() -> None:
         _run(Pipeline(Settings(mode="lossless")), record)[0], "pricing/pricing.go"
     )
     assert "[[dup:v1 src=self" in lossless
+
+
+@pytest.mark.parametrize(
+    ("tool", "arguments"),
+    [
+        (
+            "str_replace_based_edit_tool",
+            {
+                "command": "str_replace",
+                "path": "src/shop/pricing.py",
+                "old_str": "a",
+                "new_str": "b",
+            },
+        ),
+        ("Edit", {"file_path": "src/shop/pricing.py", "old_string": "a", "new_string": "b"}),
+        (
+            "bash",
+            {"command": "sed -i 's/BULK_THRESHOLD = 10/BULK_THRESHOLD = 12/' src/shop/pricing.py"},
+        ),
+    ],
+)
+def test_the_read_of_a_file_being_edited_stays_whole(
+    pipeline: Pipeline, tool: str, arguments: dict[str, str]
+) -> None:
+    # an edit in place after the read: the model edits from that text (the editor's
+    # str_replace was not seen as a write, and sed -i made the read stale)
+    record = session(
+        ("user", "Add a test for round_cents."), ("call", "cat src/shop/pricing.py", PY)
+    )
+    call = {
+        "id": "edit",
+        "type": "function",
+        "function": {"name": tool, "arguments": json.dumps(arguments)},
+    }
+    record["messages"] += [
+        {"role": "assistant", "content": None, "tool_calls": [call]},
+        {"role": "tool", "tool_call_id": "edit", "content": "The file has been edited."},
+        {"role": "user", "content": "Now run the tests."},
+    ]
+    assert _read_text(_run(pipeline, record)[0], "src/shop/pricing.py") == PY

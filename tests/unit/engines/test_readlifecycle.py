@@ -76,22 +76,35 @@ def test_not_reads(command: str) -> None:
 
 
 @pytest.mark.parametrize(
-    ("command", "writes"),
+    ("command", "writes", "edits"),
     [
-        ("cat a.txt > b.txt", ("b.txt",)),
-        ("echo hi >> out.txt && cat out.txt", ("out.txt",)),
-        ("sed -i 's/a/b/' f.txt", ("f.txt",)),
-        ("sed -i.bak -e s/a/b/ f1 f2", ("f1", "f2")),
-        ("perl -pi -e 's/a/b/' g.txt", ("g.txt",)),
-        ("cat > f.py <<'EOF'\nprint('it''s')\nEOF", ("f.py",)),
-        ("make 2>&1 | tee build.log", ("build.log",)),
+        ("cat a.txt > b.txt", ("b.txt",), ()),
+        ("echo hi >> out.txt && cat out.txt", (), ("out.txt",)),
+        ("sed -i 's/a/b/' f.txt", (), ("f.txt",)),
+        ("sed -i.bak -e s/a/b/ f1 f2", (), ("f1", "f2")),
+        ("perl -pi -e 's/a/b/' g.txt", (), ("g.txt",)),
+        ("patch src/app.py fix.diff", (), ("src/app.py",)),
+        ("cat > f.py <<'EOF'\nprint('it''s')\nEOF", ("f.py",), ()),
+        ("make 2>&1 | tee build.log", ("build.log",), ()),
+        ("make 2>&1 | tee -a build.log", (), ("build.log",)),
     ],
 )
-def test_writes(command: str, writes: tuple[str, ...]) -> None:
+def test_writes(command: str, writes: tuple[str, ...], edits: tuple[str, ...]) -> None:
     access = parse_access(command, "bash")
     assert access is not None
     assert access.read is None
-    assert access.writes == writes
+    assert (access.writes, access.edits) == (writes, edits)
+
+
+def test_editor_and_edit_tools() -> None:
+    # the record codec turns the text editor's calls into these commands
+    editor = "str_replace_based_edit_tool"
+    assert parse_access("cat src/app.py", editor) == Access(Read("src/app.py", assumed=True))
+    assert parse_access("sed -n '3,9p' src/app.py", editor) == Access(Read("src/app.py", 3, 9))
+    assert parse_access("tee src/app.py", editor) == Access(None, ("src/app.py",))
+    assert parse_access("patch src/app.py", editor) == Access(None, (), ("src/app.py",))
+    assert parse_access("cat src/app.py", "Edit") == Access(None, (), ("src/app.py",))
+    assert parse_access("cat src/app.py", "MultiEdit") == Access(None, (), ("src/app.py",))
 
 
 def test_read_and_write_tools() -> None:
@@ -155,13 +168,32 @@ def test_grep_mentioning_cat_is_not_a_read() -> None:
 
 
 def test_later_write_makes_a_read_stale() -> None:
-    units = [tool(1, BODY, "cat src/app.py"), tool(2, "", "sed -i 's/x/y/' src/app.py")]
+    units = [tool(1, BODY, "cat src/app.py"), tool(2, "", "cp /tmp/app.py src/app.py")]
     texts, details, stash = run(units)
     assert texts[0].startswith(
         "… stale read of src/app.py (80 lines); the file was changed in message 2 <<cx:"
     )
     assert details["stale_reads"] == 1
     assert expanded(texts[0], stash) == BODY
+
+
+@pytest.mark.parametrize(
+    ("command", "tool_name"),
+    [
+        ("sed -i 's/x/y/' src/app.py", "bash"),
+        ("patch src/app.py", "str_replace_based_edit_tool"),
+        ("cat src/app.py", "Edit"),
+    ],
+)
+def test_an_edit_in_place_leaves_the_newest_read_whole(command: str, tool_name: str) -> None:
+    # the model is editing that text: the read it edits from stays (issue 13)
+    units = [tool(1, BODY, "cat src/app.py"), tool(2, "", command, tool_name)]
+    texts, details, _ = run(units)
+    assert texts[0] == BODY and "stale_reads" not in details
+    # a newer read still supersedes it
+    units.append(tool(3, BODY, "cat src/app.py"))
+    texts, details, _ = run(units)
+    assert details["reads_superseded"] == 1 and texts[0] != BODY
 
 
 def test_newer_copy_that_is_a_dedup_marker_does_not_supersede() -> None:

@@ -107,4 +107,5 @@ def test_text_editor_tool_calls_become_read_and_write_commands() -> None:
         }
     )
     commands = [u.command for u in parse_record(data).units if u.kind == "tool_result"]
-    assert commands == ["sed -n '1,40p' src/app.py", "tee src/app.py"]
+    # a view reads, a replace edits in place (``patch``), a create writes the whole file (``tee``)
+    assert commands == ["sed -n '1,40p' src/app.py", "patch src/app.py"]
