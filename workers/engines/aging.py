@@ -69,12 +69,12 @@ from __future__ import annotations
 
 import re
 from bisect import bisect_right
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
 import orjson
 
-from workers.engines._code import language_of, symbols
+from workers.engines._code import Symbol, language_of, symbols
 from workers.engines._filters import builtin_filters
 from workers.engines._logs import is_marked_log_line
 from workers.engines._prose import (
@@ -96,6 +96,7 @@ from workers.engines._text import is_stack_frame
 from workers.engines.base import Engine, EngineContext, EngineOutput
 from workers.fidelity.facts import repeat_key
 from workers.markers.stash import LITERAL as STASH_LITERAL
+from workers.markers.stash import NOTE_CAP
 from workers.messages.model import Unit
 
 __all__ = ["CONTENT_FAMILIES", "AgingEngine", "AgingPolicy"]
@@ -240,43 +241,91 @@ class AgingPolicy:
         return max(by_turn, by_step)
 
 
-def _named_symbol_rows(unit: Unit, original: str, lines: Sequence[str], latest: str) -> set[int]:
-    """Rows of ``lines`` (a file read as the earlier engines left it) that hold a function
-    the latest user message names, whole as long as they read as in the file: the model
-    is working on it in this turn (outline keeps it whole for the same reason).
-
-    The read's symbols come from the read as it came in (its path and language, see
-    :func:`workers.engines._code.symbols`); a function is found again in ``lines`` by its
-    first line, then line by line while they match (an outlined body stops the run)."""
-    if not latest or not unit.command or len(original) > _NAMED_MAX_BYTES:
-        return set()
-    words = set(_WORD.findall(latest))
-    if not words:
-        return set()
+def _read_symbols(unit: Unit, original: str) -> list[Symbol] | None:
+    """The symbols of a read of one source file, from the read as it came in (its path and
+    language, see :func:`workers.engines._code.symbols`), or None."""
+    if not unit.command or len(original) > _NAMED_MAX_BYTES:
+        return None
     access = parse_access(unit.command, unit.tool_name, original)
     read = access.read if access is not None else None
     if read is None:
-        return set()
+        return None
     lang = language_of(read.path, original)
-    found = symbols(original, lang) if lang is not None else None
-    if not found:
-        return set()
+    return (symbols(original, lang) or None) if lang is not None else None
+
+
+def _rows_as_written(
+    original: str, lines: Sequence[str], spans: Sequence[tuple[int, int]]
+) -> set[int]:
+    """Rows of ``lines`` (the read as the earlier engines left it) that show the rows
+    ``start..end`` of ``original`` as written: found by the span's first line, then line by
+    line while they match (an outlined body stops the run)."""
     source = original.split("\n")
     at = {line: k for k, line in reversed(list(enumerate(lines)))}
     rows: set[int] = set()
-    for sym in found:
-        if sym.kind != "function" or sym.name not in words or sym.start >= len(source):
+    for start, end in spans:
+        if start >= len(source):
             continue
-        k = at.get(source[sym.start])
+        k = at.get(source[start])
         if k is None:
             continue
-        for j in range(sym.end - sym.start + 1):
-            if k + j >= len(lines) or sym.start + j >= len(source):
+        for j in range(end - start + 1):
+            if k + j >= len(lines) or start + j >= len(source):
                 break
-            if lines[k + j] != source[sym.start + j]:
+            if lines[k + j] != source[start + j]:
                 break
             rows.add(k + j)
     return rows
+
+
+def _named_symbol_rows(
+    found: Sequence[Symbol], original: str, lines: Sequence[str], latest: str
+) -> set[int]:
+    """Rows of ``lines`` that hold a function the latest user message names, whole as long
+    as they read as in the file: the model is working on it in this turn (outline keeps it
+    whole for the same reason)."""
+    words = set(_WORD.findall(latest)) if latest else set()
+    if not words:
+        return set()
+    spans = [(s.start, s.end) for s in found if s.kind == "function" and s.name in words]
+    return _rows_as_written(original, lines, spans)
+
+
+def _symbol_map_note(
+    found: Sequence[Symbol], original: str, unit: Unit
+) -> Callable[[int, str], str]:
+    """The note of a marker in an older read of a source file: the lines it hides and the
+    top-level functions and classes that start there, by name and file line (``… 47 lines
+    omitted: Fields (line 340), FieldsFunc (line 388)``): a map of the file at a few tokens a
+    name, where showing each signature cost a line and a marker."""
+    access = parse_access(unit.command or "", unit.tool_name, original)
+    read = access.read if access is not None else None
+    offset = read.first if read is not None and read.tail is None else None
+    source = original.split("\n")
+    named: dict[str, str] = {}
+    for sym in found:
+        if sym.parents or sym.start >= len(source):
+            continue
+        where = f" (line {sym.start + offset})" if offset is not None else ""
+        named.setdefault(source[sym.start].strip(), f"{sym.name}{where}")
+
+    def note(count: int, run: str) -> str:
+        text = f"{count} line{'s' if count != 1 else ''} omitted"
+        names = [named[key] for key in (line.strip() for line in run.split("\n")) if key in named]
+        shown: list[str] = []
+        room = NOTE_CAP - len(text) - 2 - len(", +999 more")  # a marker's note is one short line
+        for name in names:
+            if len(name) + 2 > room:
+                break
+            shown.append(name)
+            room -= len(name) + 2
+        if shown:
+            text += ": " + ", ".join(shown)
+            if len(shown) < len(names):
+                text += f", +{len(names) - len(shown)} more"
+        return text
+
+    return note
 
 
 def _nonblank(lines: Sequence[str]) -> list[int]:
@@ -391,6 +440,7 @@ class AgingEngine(Engine):
         lines = text.split("\n")
         owner, ranges = fence_mask(text, lines)
         nonblank = _nonblank(lines)
+        map_note: Callable[[int, str], str] | None = None
         if unit.kind == "tool_result":
             fresh = tier == FRESH
             keep = critical_flags(
@@ -425,9 +475,12 @@ class AgingEngine(Engine):
                 keep[k] = True
             for k in _relevant(text, lines, query, relevant):
                 keep[k] = True
-            if tier == CONDENSED:
-                for k in _named_symbol_rows(unit, original, lines, ctx.latest_user_text):
-                    keep[k] = True
+            found = _read_symbols(unit, original) if not fresh else None
+            if found:  # an older read of a source file: its markers name what they hide
+                map_note = _symbol_map_note(found, original, unit)
+                if tier == CONDENSED:
+                    for k in _named_symbol_rows(found, original, lines, ctx.latest_user_text):
+                        keep[k] = True
         else:
             keep = critical_flags(
                 text, lines, "text", distinct=False, pack=pack, keep_markers=False
@@ -453,6 +506,8 @@ class AgingEngine(Engine):
                 return f"{count} line{plural} omitted"
 
             result = stash_runs(lines, keep, ctx.tokens, note=note)
+        elif map_note is not None:
+            result = stash_runs(lines, keep, ctx.tokens, note=map_note)
         else:
             result = stash_runs(lines, keep, ctx.tokens)
         stash.update(result.stash)
