@@ -92,7 +92,7 @@ from workers.engines._prose import (
     terms,
 )
 from workers.engines._shell import parse_access
-from workers.engines._text import is_stack_frame
+from workers.engines._text import dup_spans, is_stack_frame
 from workers.engines.base import Engine, EngineContext, EngineOutput
 from workers.fidelity.facts import repeat_key
 from workers.markers.stash import LITERAL as STASH_LITERAL
@@ -243,7 +243,10 @@ class AgingPolicy:
 
 def _read_symbols(unit: Unit, original: str) -> list[Symbol] | None:
     """The symbols of a read of one source file, from the read as it came in (its path and
-    language, see :func:`workers.engines._code.symbols`), or None."""
+    language, see :func:`workers.engines._code.symbols`), or None.
+
+    A part of a file (``sed -n '300,600p'``, ``head -n 420``) often does not parse: its
+    functions are then found by their shape (:func:`_shaped_functions`)."""
     if not unit.command or len(original) > _NAMED_MAX_BYTES:
         return None
     access = parse_access(unit.command, unit.tool_name, original)
@@ -251,7 +254,60 @@ def _read_symbols(unit: Unit, original: str) -> list[Symbol] | None:
     if read is None:
         return None
     lang = language_of(read.path, original)
-    return (symbols(original, lang) or None) if lang is not None else None
+    if lang is None:
+        return None
+    return symbols(original, lang) or _shaped_functions(original.split("\n")) or None
+
+
+# A function's first line, when the file part does not parse: a name and ``(`` after nothing
+# but words, types and modifiers (``def``, ``pub fn``, ``int *``, ``export function``, a
+# method's bare name), never after ``=``, ``.``, ``(``, ``,`` or ``return`` (a call).
+_SHAPED_DEF = re.compile(
+    r"^(?P<indent>[ \t]*)(?P<prefix>(?:[\w$@*&<>\[\]:]+[ \t]+\**)*)"
+    r"(?P<name>[A-Za-z_$][\w$]*)[ \t]*(?:<[^<>()\n]{0,80}>)?[ \t]*\("
+)
+_CONTAINER_WORDS = frozenset({"class", "struct", "impl", "interface", "enum", "trait", "object"})
+_NOT_A_DEF = frozenset({"return", "if", "while", "for", "switch", "catch", "await", "new", "else"})
+
+
+def _shaped_functions(lines: Sequence[str]) -> list[Symbol]:
+    """Functions of a file part found by their shape: a first line as :data:`_SHAPED_DEF`
+    whose signature ends (within 4 lines) in ``{`` or ``:``; the body runs while lines are
+    indented deeper (``:``) or until its braces close (``{``)."""
+    found: list[Symbol] = []
+    k = 0
+    n = len(lines)
+    while k < n:
+        m = _SHAPED_DEF.match(lines[k])
+        words = m.group("prefix").split() if m is not None else []
+        if m is None or m.group("name") in _NOT_A_DEF or any(w in _NOT_A_DEF for w in words):
+            k += 1
+            continue
+        end_sig = next(
+            (j for j in range(k, min(k + 4, n)) if lines[j].rstrip().endswith(("{", ":"))), None
+        )
+        if end_sig is None:
+            k += 1
+            continue
+        indent = len(m.group("indent").expandtabs())
+        last = end_sig
+        if lines[end_sig].rstrip().endswith(":"):
+            for j in range(end_sig + 1, n):
+                if lines[j].strip() and len(lines[j]) - len(lines[j].lstrip()) <= indent:
+                    break
+                last = j
+        else:
+            depth = 0
+            for j in range(k, n):
+                depth += lines[j].count("{") - lines[j].count("}")
+                last = j
+                if j >= end_sig and depth <= 0:
+                    break
+        body = (end_sig + 1, last) if last > end_sig else None
+        kind = "container" if _CONTAINER_WORDS.intersection(words) else "function"
+        found.append(Symbol(m.group("name"), kind, k, last, body))
+        k = end_sig + 1
+    return found
 
 
 def _rows_as_written(
@@ -278,6 +334,23 @@ def _rows_as_written(
     return rows
 
 
+def _char_spans_to_rows(text: str, spans: Sequence[tuple[int, int]]) -> list[tuple[int, int]]:
+    """The ``(first row, last row)`` of ``text`` that each character span touches."""
+    starts = [0]
+    at = text.find("\n")
+    while at >= 0:
+        starts.append(at + 1)
+        at = text.find("\n", at + 1)
+    rows = []
+    for begin, end in spans:
+        if begin >= len(text):
+            continue
+        first = bisect_right(starts, begin) - 1
+        last = bisect_right(starts, max(begin, min(end, len(text)) - 1)) - 1
+        rows.append((first, last))
+    return rows
+
+
 def _named_symbol_rows(
     found: Sequence[Symbol], original: str, lines: Sequence[str], latest: str
 ) -> set[int]:
@@ -288,6 +361,9 @@ def _named_symbol_rows(
     if not words:
         return set()
     spans = [(s.start, s.end) for s in found if s.kind == "function" and s.name in words]
+    if not spans:  # a part of a file that parsed without its methods (a class left open)
+        shaped = _shaped_functions(original.split("\n"))
+        spans = [(s.start, s.end) for s in shaped if s.kind == "function" and s.name in words]
     return _rows_as_written(original, lines, spans)
 
 
@@ -399,6 +475,7 @@ class AgingEngine(Engine):
         stash: dict[str, str] = {}
         tiers = {"fresh": 0, "condensed": 0, "summarised": 0}
         lines_dropped = runs = 0
+        spans: dict[str, list[tuple[int, int]]] | None = None  # dedup's copies, when needed
         for i, (unit, pos) in enumerate(zip(units, positions, strict=True)):
             if unit.frozen or unit.role == "system" or pos.latest_user or not unit.text.strip():
                 continue
@@ -408,7 +485,11 @@ class AgingEngine(Engine):
             if tier == VERBATIM:
                 continue
             original = ctx.input_texts[i] if i < len(ctx.input_texts) else unit.text
-            new, n_lines, n_runs = self._age(unit, tier, policy, pack, query, ctx, stash, original)
+            if spans is None:
+                spans = dup_spans(units)
+            new, n_lines, n_runs = self._age(
+                unit, tier, policy, pack, query, ctx, stash, original, spans.get(unit.uid, ())
+            )
             if new != unit.text:
                 texts[i] = new
                 tiers[_TIER_NAMES[tier]] += 1
@@ -435,6 +516,7 @@ class AgingEngine(Engine):
         ctx: EngineContext,
         stash: dict[str, str],
         original: str,
+        copied: Sequence[tuple[int, int]] = (),
     ) -> tuple[str, int, int]:
         text = unit.text
         lines = text.split("\n")
@@ -476,11 +558,11 @@ class AgingEngine(Engine):
             for k in _relevant(text, lines, query, relevant):
                 keep[k] = True
             found = _read_symbols(unit, original) if not fresh else None
-            if found:  # an older read of a source file: its markers name what they hide
+            if found:  # an older read of a source file: its markers name what they hide, and
+                # a function the latest user message names stays whole (at any age)
                 map_note = _symbol_map_note(found, original, unit)
-                if tier == CONDENSED:
-                    for k in _named_symbol_rows(found, original, lines, ctx.latest_user_text):
-                        keep[k] = True
+                for k in _named_symbol_rows(found, original, lines, ctx.latest_user_text):
+                    keep[k] = True
         else:
             keep = critical_flags(
                 text, lines, "text", distinct=False, pack=pack, keep_markers=False
@@ -490,6 +572,9 @@ class AgingEngine(Engine):
                     keep[nonblank[0]] = True  # the request or the topic line
                 if unit.role == "assistant":
                     self._assistant_keeps(lines, owner, ranges, pack, keep)
+        if copied:  # what another message's dedup back-reference shows stays visible here
+            for k in _rows_as_written(original, lines, _char_spans_to_rows(original, copied)):
+                keep[k] = True
         if unit.kind == "tool_result":
             _drop_orphan_frames(lines, keep)
         close_fences(keep, ranges)

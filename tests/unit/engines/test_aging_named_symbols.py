@@ -71,3 +71,93 @@ def test_the_named_function_stays_whole_in_an_answered_read() -> None:
 def test_without_a_named_function_the_read_is_condensed_as_before() -> None:
     text = _aggressive(_chat("Add type hints to the ledger module."))
     assert "    def to_json(self):" not in text.splitlines()
+
+
+def _asked_later(
+    ask: str, command: str = "cat src/invtrack/ledger.py", read: str = LEDGER
+) -> dict[str, Any]:
+    """The read is answered and the user asks about it in a new turn (set 5's shape: 18 of 25
+    asked functions went into the stash, aging named symbols only in the read's own turn)."""
+    call = {
+        "id": "call_1",
+        "type": "function",
+        "function": {"name": "bash", "arguments": json.dumps({"command": command})},
+    }
+    return {
+        "id": "later",
+        "messages": [
+            {"role": "user", "content": "Read the ledger module."},
+            {"role": "assistant", "content": None, "tool_calls": [call]},
+            {"role": "tool", "tool_call_id": "call_1", "content": read},
+            {"role": "assistant", "content": "I have the output above. What do you want to know?"},
+            {"role": "user", "content": ask},
+        ],
+    }
+
+
+def test_a_function_asked_about_in_a_later_turn_stays_whole() -> None:
+    text = _aggressive(_asked_later("Walk me through to_json line by line."))
+    for line in TO_JSON:
+        assert line in text.splitlines()
+    assert "            self.bins[src].put(sku, qty)" not in text
+
+
+def test_an_older_read_names_what_its_markers_hide() -> None:
+    text = _aggressive(_asked_later("Add type hints everywhere."))
+    assert "class Ledger:" not in text.splitlines()
+    assert "lines omitted: Ledger (line 13) <<cx:" in text  # the top level, with its file line
+    assert "to_json" not in text  # a method: in the stash
+
+
+def test_a_function_of_a_part_of_a_file_that_does_not_parse_is_found_by_its_shape() -> None:
+    # ``sed -n`` from inside a class: tree-sitter finds no method; the shape does
+    start = LINES.index("    def to_json(self):")
+    part = "\n".join(LINES[start - 12 : start + 40]) + "\n"
+    command = f"sed -n '{start - 11},{start + 40}p' src/invtrack/ledger.py"
+    text = _aggressive(_asked_later("What does to_json return?", command, part))
+    for line in TO_JSON:
+        assert line in text.splitlines()
+
+
+def test_what_a_later_back_reference_copies_stays_visible_in_an_older_output() -> None:
+    # set 5: the re-read wrote an unchanged function as ``[[dup:v1 src=m3 ...]]`` while aging
+    # had condensed m3: the function was visible nowhere
+    block = "".join(
+        f"    def helper_{k}(self):\n        return self.total * {k}\n" for k in range(4)
+    )
+    first = "\n".join(f"line {i}: nothing to see" for i in range(60)) + "\n\n" + block + "\n"
+    second = "header of the second run\n\n" + block + "\ntrailer of the second run\n"
+
+    def call(n: int) -> dict[str, Any]:
+        return {
+            "role": "assistant",
+            "content": None,
+            "tool_calls": [
+                {
+                    "id": f"c{n}",
+                    "type": "function",
+                    "function": {
+                        "name": "bash",
+                        "arguments": json.dumps({"command": f"./step{n}"}),
+                    },
+                }
+            ],
+        }
+
+    record = {
+        "id": "dup",
+        "messages": [
+            {"role": "user", "content": "Run step one."},
+            call(1),
+            {"role": "tool", "tool_call_id": "c1", "content": first},
+            {"role": "user", "content": "Now step two."},
+            call(2),
+            {"role": "tool", "tool_call_id": "c2", "content": second},
+        ],
+    }
+    outcome = Pipeline(Settings(mode="aggressive")).run_raw(record)
+    assert expanded_record(outcome) == record
+    older, newer = (outcome.record["messages"][k]["content"] for k in (2, 5))
+    assert "[[dup:v1 src=m2" in newer  # the block is a reference to the older output
+    assert "… " in older and "lines omitted" in older  # which aging condensed
+    assert all(line in older.splitlines() for line in block.splitlines())
