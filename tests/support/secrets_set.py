@@ -298,6 +298,11 @@ def _lookalikes() -> list[tuple[str, str]]:
         "skip-secret-scan=true",
         "tokenizer=cl100k_base",
         "auth_method=oauth2",
+        # ids a log writes under a secret-sounding key (held-out set 5: the zap field
+        # ``"auth":"auth_amex_19399"`` came back from a stash as [REDACTED:kv_secret])
+        '{"level":"info","msg":"captured","auth":"auth_amex_19399","amount":4210}',
+        "token=order-2024-0042",
+        "api_key=Billing.v2.eu",
     ]
     out += [("identifier", t) for t in idents]
     branches = [
