@@ -439,7 +439,9 @@ def reference_line_shape(line: str) -> str:
     """line_shape with every regex on every line (no hints, no cold runs, no guards)."""
     if "/proc/" in line:
         line = facts._PROC_PID.sub(lambda m: facts._DIGITS.sub("#", m.group()), line)
-    note = facts._DIAG_NOTE.match(line) is not None
+    note = facts._DIAG_NOTE.match(line) is not None or (
+        line[:1] not in " \t" and facts._LINT_WARNING.match(line) is not None
+    )
     if note or (
         facts._WARNING_WORD.search(line) is not None and facts._ERROR_LEVEL.search(line) is None
     ):
@@ -466,6 +468,7 @@ SHAPE_PARTS = st.sampled_from(
         "src/app.py:12:5", "a/b.js(3,4)", "Makefile:5", "x.c:[12,5]", "/proc/123/task/45",
         "/var/log/app.log", "./run.sh", "~/x", "a.b.c", "inventory.sync", "/tmp/rx9h6i2j/x.py",
         "warning: ", "warning[E1]: ", "x.c:3:4: warning: ", "a.ts(1,2): warning ", "3:7  warning ",
+        "a.py:55:80: E501 ", "a.py:3:1: F821 ", "a.py:12:0: W0611: ", "a.py:1:0: E1101: ",
         "WARNING", "Warning", "WARN", "error", "ERROR", "Error", "FAILED", "fatal", "panicked",
         "ValueError", "denied", "expected", "Expected", "got", "want", "but was", "Received",
         "assert", " == ", " != ", " === ", "==", "unused variable 'a'", "`b`", '"c d"', "\u2018e\u2019",

@@ -42,6 +42,7 @@ __all__ = [
     "critical_lines",
     "is_crash_headline",
     "is_error_line",
+    "is_lint_warning",
     "is_user_frame",
     "line_shape",
     "protected_spans",
@@ -157,6 +158,17 @@ _DIAG_WARNING = re.compile(
     r"|\d+:\d+\s+warning\s)"
 )
 _QUOTED = re.compile(r"'[^'\n]{1,200}'|`[^`\n]{1,200}`|\"[^\"\n]{1,200}\"|‘[^’\n]{1,200}’")
+# A linter's coded finding that is a warning by its code, whatever words its message holds:
+# flake8/ruff/pycodestyle's ``path:55:80: E501 line too long (88 > 79 characters)``, ``W291``,
+# ``C901``, ``D100``, ``N802``, ``B006``, ``ANN201``, ``F401`` (unused import), pylint's
+# ``path:12:0: W0611: Unused import os (unused-import)``, ``C0301``, ``R0913``.  Not a warning:
+# pylint's ``E1101``/``F0001``, pyflakes' undefined and redefined names (``F811``, ``F821``),
+# syntax errors (``E999``), ``F63x``/``F7xx`` (invalid comparisons, misplaced statements).
+# As a compiler's warning, one kind in one file is one fact (the tool filter lists the places).
+_LINT_WARNING = re.compile(
+    r"^\S+?:\d+(?::\d+)?:? (?!E9\d\d\b|F8[0-2]\d\b|F63\d\b|F7\d\d\b|[EF]\d{4}\b)"
+    r"[A-Z]{1,4}\d{3,4}:? "
+)
 # gcc/clang's ``file:line:col: note: ...`` under a finding: it folds as a warning does
 # (positions and quoted names), so a note repeated with its warning at another place
 # is the same fact (the tool filter lists the warning's places)
@@ -282,7 +294,9 @@ def line_shape(line: str) -> str:
     """
     if "/proc/" in line:
         line = _PROC_PID.sub(lambda m: _DIGITS.sub("#", m.group()), line)
-    note = ": note: " in line and _DIAG_NOTE.match(line) is not None
+    note = (": note: " in line and _DIAG_NOTE.match(line) is not None) or (
+        line[:1] not in " \t" and _LINT_WARNING.match(line) is not None
+    )
     if note or (
         _WARNING_WORD.search(line) is not None
         and (_ERROR_LEVEL_HINT.search(line) is None or _ERROR_LEVEL.search(line) is None)
@@ -1023,9 +1037,17 @@ def _indent(raw: str) -> int:
     return len(raw) - len(raw.lstrip())
 
 
+def is_lint_warning(line: str) -> bool:
+    """Whether ``line`` is a linter's coded finding that is a warning by its code
+    (``path:55:80: E501 line too long ...``, ``path:12:0: W0611: ...``)."""
+    return _LINT_WARNING.match(line) is not None
+
+
 def _is_diag_warning(line: str) -> bool:
     if _DIAG_NOTE.match(line) is not None:
         return True  # a note belongs to its finding: one shape of it is one fact
+    if _LINT_WARNING.match(line) is not None:
+        return True
     return (
         _DIAG_WARNING.match(line) is not None
         and _ERROR_LEVEL.search(line) is None

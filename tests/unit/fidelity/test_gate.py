@@ -42,11 +42,22 @@ def test_negations_and_constraints_in_prose() -> None:
 
 
 def test_diff_headers_and_findings() -> None:
-    before = (
-        "diff --git a/x.py b/x.py\n@@ -1,3 +1,4 @@ def f():\nsrc/x.py:12:5: E501 line too long\n"
-    )
+    before = "diff --git a/x.py b/x.py\n@@ -1,3 +1,4 @@ def f():\nsrc/x.py:12:5: F821 undefined name 'y'\n"
     violations = check_lossy(before, "", "tool_result", {})
     assert {v.kind for v in violations} >= {"diff_header", "finding"}
+
+
+def test_a_linters_warning_is_one_fact_per_code_and_file() -> None:
+    # flake8's E501 at two places of one file: one shape, as a compiler's warning (the tool
+    # filter's note lists every place); an error code (F821) stays a finding of its own
+    lines = [f"src/x.py:{n}:80: E501 line too long ({n + 80} > 79 characters)" for n in (3, 9)]
+    before = "\n".join([*lines, "src/x.py:4:1: F821 undefined name 'y'"]) + "\n"
+    marker = "… warning E501 1 more time at 9:80 <<cx:0123456789abcdef>>"
+    stash = {"0123456789abcdef": lines[1]}
+    after = "\n".join([lines[0], marker, "src/x.py:4:1: F821 undefined name 'y'"]) + "\n"
+    assert check_lossy(before, after, "tool_result", stash) == []
+    without_error = "\n".join([lines[0], marker]) + "\n"
+    assert {v.kind for v in check_lossy(before, without_error, "tool_result", stash)} == {"finding"}
 
 
 def test_error_lines_differing_only_in_numbers_are_one_distinct_line() -> None:

@@ -84,6 +84,7 @@ from workers.fidelity.facts import (
     SYSTEM_HEADER_NOTE,
     SYSTEM_HEADER_STEP,
     is_crash_headline,
+    is_lint_warning,
     is_user_frame,
     line_shape,
 )
@@ -331,6 +332,7 @@ _HEADLINE = re.compile(
     r"|^\S+\.[jt]sx?[:(]\d+[:,]\d+\)?:? -? ?(?:error|warning) (?:TS\d+)?"  # tsc
     r"|^\s*❯ \S+:\d+:\d+$"  # vitest location above a code frame
     r"|^[A-Z]{1,4}\d{3,4}(?: \[\*\])? \S"  # ruff's full format (a headline above its ``-->``)
+    r"|^\S+?:\d+(?::\d+)?:? [A-Z]{1,4}\d{3,4}:? \S"  # flake8, pylint, ruff's concise format
 )
 # headlines that are a diagnostic only when a ``--> file:line:col`` follows: rustc's
 # bare ``warning: ...`` and ruff's ``E501 Line too long (94 > 88)``
@@ -385,7 +387,8 @@ _ANY = re.compile(
     r"|(?:error|warning)(?:\[[\w:]+\])?: |\S+?:\d+(?::\d+)?: (?:fatal error|error|warning): "
     r"|\S+\.java:\d+: (?:error|warning): |\S+\.[jt]sx?[:(]\d+[:,]\d+|[ \t]*❯ \S+:\d+:\d+$"
     r"|[ \t]+\d+:\d+[ \t]+(?:warning|error)[ \t]|(?:PASS|FAIL) \S+\.[cm]?[jt]sx?\b"
-    r"|[A-Z]{1,4}\d{3,4}(?: \[\*\])? \S[^\n]*\n[ \t]*--> )",
+    r"|[A-Z]{1,4}\d{3,4}(?: \[\*\])? \S[^\n]*\n[ \t]*--> "
+    r"|\S+?:\d+(?::\d+)?:? [A-Z]{1,4}\d{3,4}:? \S)",
     re.M,
 )
 # ... and crash reports: a headline with a frame under it, within 9 lines (an output with only these
@@ -711,6 +714,11 @@ _GCC_HEAD = re.compile(
 _TSC_HEAD = re.compile(
     r"^(?P<file>\S+)\((?P<where>\d+,\d+)\): (?P<level>warning|error) (?P<code>TS\d+): (?P<msg>.*)$"
 )
+# a linter's one-line coded finding: flake8/ruff ``path:55:80: E501 line too long (88 > 79
+# characters)``, pylint ``path:12:0: W0611: Unused import os (unused-import)``
+_LINT_HEAD = re.compile(
+    r"^(?P<file>\S+?):(?P<where>\d+(?::\d+)?):? (?P<code>[A-Z]{1,4}\d{3,4}):? (?P<msg>.*)$"
+)
 _RUST_HEAD = re.compile(r"^(?P<level>warning|error)(?:\[(?P<code>[\w:]+)\])?: (?P<msg>.*)$")
 _ESLINT_LINE = re.compile(
     r"^\s+(?P<where>\d+:\d+)\s+(?P<level>warning|error)\s+(?P<msg>.*?)\s{2,}(?P<code>[\w@/-]+)$"
@@ -964,6 +972,9 @@ def _repeat_of(
         if code is None:
             flag = _FLAG.search(msg)
             code = flag.group(1) if flag is not None else None
+    elif (found := _LINT_HEAD.match(head)) is not None:
+        file, where, code, msg = found["file"], found["where"], found["code"], found["msg"]
+        level = "warning" if is_lint_warning(head) else "error"
     elif (found := _RUST_HEAD.match(head)) is not None:
         loc = RUST_LOCATION.match(location)
         if loc is None:
