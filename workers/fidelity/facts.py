@@ -513,6 +513,9 @@ def finding_sections(lines: Sequence[str]) -> list[str] | None:
 
 # Go test results (kind ``test_failure``): ``--- FAIL: TestDiscount/case_5 (0.00s)``.
 _GO_FAIL = re.compile(r"^\s*--- FAIL: \S")
+# ``commit 782d22417f776f4e4fd05782c9c9d6bd2942b3fc`` (git log, git show; kind ``commit``): the
+# id a later step names (``git revert``, ``git show``); aging kept 14 of 52 of an older log's
+_GIT_COMMIT = re.compile(r"^commit [0-9a-f]{40}\b")
 # Crash and report headlines without an error word (kind ``error_line``):
 # sanitizer summaries and leak reports, valgrind's findings, leak summary and the heap
 # summary's ``in use at exit:`` when memory is left,
@@ -909,6 +912,8 @@ def _tool_lines(text: str, family: str | None) -> Iterable[tuple[str, str]]:
                 yield "error_detail", token
         if family == "git-status" and _SHORT_STATUS.match(raw):
             yield "git_status_path", token
+        elif first == "c" and _GIT_COMMIT.match(raw):
+            yield "commit", token
         elif (first in _SUMMARY_FIRST or first.isdecimal()) and _SUMMARY_LINE.match(line):
             yield "test_summary", token
         elif (
