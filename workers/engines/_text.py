@@ -25,6 +25,7 @@ from typing import Any
 import orjson
 
 from workers.core.offload import MemoryStore
+from workers.engines._prose import language_pack
 from workers.markers import dup, superseded
 from workers.markers.stash import LITERAL as STASH_LITERAL
 from workers.markers.stash import NOTE_CAP, expand_offload, safe_note, stash_marker
@@ -36,8 +37,10 @@ __all__ = [
     "dup_sources",
     "expanded",
     "is_json_document",
+    "named_lines",
     "newer_copy_indexes",
     "nonzero",
+    "request_terms",
     "restores",
     "safe_note",
     "stash_marker",
@@ -148,3 +151,40 @@ def is_stack_frame(line: str) -> bool:
     """Whether ``line`` is a frame of a crash report's stack (:data:`CRASH_FRAME`): the same
     frame under another headline belongs to that stack, it is no repeat of the one above."""
     return CRASH_FRAME.match(line) is not None
+
+
+# A word of the latest request that an output holds on this many lines or fewer names those
+# lines (an order id's row, a package of pip list, a pid of ps): the filter keeps them
+NAMED_ROWS = 2
+_REQUEST_TERM = re.compile(r"[A-Za-z0-9_][\w.@/:-]{2,}")
+# words of a request about any output: they name no line
+_TOOL_WORDS = frozenset({"file", "files", "line", "lines", "output", "error", "errors", "test"})
+
+
+def request_terms(text: str) -> frozenset[str]:
+    """Lower-cased words of the latest request (3+ characters, no common words)."""
+    if not text:
+        return frozenset()
+    found = {m.group(0).strip(".:/-").lower() for m in _REQUEST_TERM.finditer(text[:4000])}
+    common = language_pack().stopwords | _TOOL_WORDS
+    return frozenset(t for t in found if len(t) >= 3 and t not in common)
+
+
+def named_lines(text: str, terms: frozenset[str]) -> frozenset[int]:
+    """Indexes of the lines of ``text`` holding a term that at most :data:`NAMED_ROWS` lines
+    hold (as a whole word, case-insensitive)."""
+    if not terms:
+        return frozenset()
+    lowered = text.lower()
+    if len(lowered) != len(text):
+        return frozenset()
+    lines = lowered.split("\n")
+    found: set[int] = set()
+    for term in terms:
+        if lowered.count(term) > 4 * NAMED_ROWS or term not in lowered:
+            continue
+        pattern = re.compile(rf"(?<![\w]){re.escape(term)}(?![\w])")
+        rows = [k for k, line in enumerate(lines) if term in line and pattern.search(line)]
+        if 0 < len(rows) <= NAMED_ROWS:
+            found.update(rows)
+    return frozenset(found)

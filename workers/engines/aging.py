@@ -92,7 +92,7 @@ from workers.engines._prose import (
     terms,
 )
 from workers.engines._shell import parse_access
-from workers.engines._text import dup_spans, is_stack_frame
+from workers.engines._text import dup_spans, is_stack_frame, named_lines, request_terms
 from workers.engines.base import Engine, EngineContext, EngineOutput
 from workers.fidelity.facts import repeat_key
 from workers.markers.stash import LITERAL as STASH_LITERAL
@@ -556,6 +556,9 @@ class AgingEngine(Engine):
             for k in nonblank[len(nonblank) - tail :] if tail else ():
                 keep[k] = True
             for k in _relevant(text, lines, query, relevant):
+                keep[k] = True
+            # a line the request names (an id, a package, a pid only it holds) stays too
+            for k in named_lines(text, request_terms(ctx.latest_user_text)):
                 keep[k] = True
             found = _read_symbols(unit, original) if not fresh else None
             if found:  # an older read of a source file: its markers name what they hide, and

@@ -8,7 +8,7 @@ from collections.abc import Sequence
 from typing import Any
 
 from workers.engines._filters import builtin_filters
-from workers.engines._text import is_json_document
+from workers.engines._text import is_json_document, named_lines, request_terms
 from workers.engines.base import Engine, EngineContext, EngineOutput
 from workers.engines.listing import compact_listing
 from workers.engines.toolfilter.blocks import structure_family
@@ -33,6 +33,7 @@ class ToolFilterEngine(Engine):
         structures: Counter[str] = Counter()
         listings: Counter[str] = Counter()
         omitted = markers = 0
+        asked = request_terms(ctx.latest_user_text)
         for unit in units:
             text = unit.text
             if (
@@ -65,7 +66,7 @@ class ToolFilterEngine(Engine):
             if filt is None:
                 texts.append(text)
                 continue
-            result = filter_text(text, filt, ctx.tokens)
+            result = filter_text(text, filt, ctx.tokens, named_lines(text, asked))
             if result is None:
                 texts.append(text)
                 continue

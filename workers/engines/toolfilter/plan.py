@@ -146,8 +146,10 @@ def _clean_key(key: str) -> str:
 class Plan:
     """Per-line classes and labels of one output under one filter."""
 
-    def __init__(self, text: str, filt: Filter) -> None:
+    def __init__(self, text: str, filt: Filter, pinned: frozenset[int] = frozenset()) -> None:
+        """``pinned``: lines the latest request names (kept as a critical line is)."""
         self.filt = filt
+        self.pinned = pinned
         lines = text.split("\n")
         self.trailing = len(lines) > 1 and lines[-1] == ""
         if self.trailing:
@@ -293,7 +295,7 @@ class Plan:
                 )
                 if crit
                 else False
-            )
+            ) or i in self.pinned
             stext = s_drop.get(i)
             if critical and not (stext == STACK_FRAMES and raw.strip() in seen_kept):
                 # a critical line stays, unless it is a frame of a stack shown above whose

@@ -176,9 +176,13 @@ def _structure_note(labels: Counter[Label], lines: str, repeats: list[str]) -> s
     return f"{lines} omitted ({', '.join(parts)})" if parts else f"{lines} omitted"
 
 
-def filter_text(text: str, filt: Filter, tokens: TokenCounter) -> FilterResult | None:
-    """Apply one filter to one output; None when nothing worth dropping was found."""
-    plan = Plan(text, filt)
+def filter_text(
+    text: str, filt: Filter, tokens: TokenCounter, pinned: frozenset[int] = frozenset()
+) -> FilterResult | None:
+    """Apply one filter to one output; None when nothing worth dropping was found.
+
+    ``pinned``: indexes of lines the latest request names; they stay visible."""
+    plan = Plan(text, filt, pinned)
     lines = plan.lines
     if len(lines) < filt.min_lines:
         return None
