@@ -559,7 +559,8 @@ def _stat_view(
             continue
         s = _SUMMARY.match(line)
         if s is not None:
-            out.append(f" {s.group(1)} files " + _pm(s.group(2) or "0", s.group(3) or "0"))
+            files = "file" if s.group(1) == "1" else "files"
+            out.append(f" {s.group(1)} {files} " + _pm(s.group(2) or "0", s.group(3) or "0"))
             summaries += 1
             continue
         if not line.strip():

@@ -368,12 +368,14 @@ def test_git_log_shortstat_keeps_every_commit_and_its_numbers(tokens: TokenCount
     for c in range(20):
         out += [f"commit {c:040x}", "Author: Dev <d@example.org>", f"Date:   Dec {c + 1} 2026", ""]
         out += [f"    subject {c}", "", "    a body line", "    another body line", "", ""]
-        out.append(f" {c + 1} files changed, {3 * c} insertions(+), {c} deletions(-)")
+        files = "1 file" if c == 0 else f"{c + 1} files"
+        out.append(f" {files} changed, {3 * c + 1} insertions(+), {c} deletions(-)")
     text = "\n".join(out) + "\n"
     view = compact_listing(text, tokens, "git-log", "git log --shortstat")
     assert view is not None and view.kind == "git-stat"
     lines = view.text.splitlines()
+    assert " 1 file +1" in lines  # one file: no plural (it read ``1 files``)
     for c in range(1, 20):
         assert f"commit {c:040x}" in lines and f"    subject {c}" in lines
-        assert f" {c + 1} files +{3 * c} -{c}" in lines
+        assert f" {c + 1} files +{3 * c + 1} -{c}" in lines
     assert _restore(view.text, view.stash) == text
