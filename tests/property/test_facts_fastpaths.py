@@ -195,7 +195,9 @@ def reference_tool_lines(text: str, family: str | None) -> Iterator[tuple[str, s
                 yield "error_detail", token
         if family == "git-status" and facts._SHORT_STATUS.match(raw):
             yield "git_status_path", token
-        elif facts._GIT_COMMIT.match(raw):
+        elif facts._GIT_COMMIT.match(raw) or (
+            family == "git-log" and facts._ONELINE_COMMIT.match(raw)
+        ):
             yield "commit", token
         elif facts._SUMMARY_LINE.match(line):
             yield "test_summary", token

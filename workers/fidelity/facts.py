@@ -516,6 +516,8 @@ _GO_FAIL = re.compile(r"^\s*--- FAIL: \S")
 # ``commit 782d22417f776f4e4fd05782c9c9d6bd2942b3fc`` (git log, git show; kind ``commit``): the
 # id a later step names (``git revert``, ``git show``); aging kept 14 of 52 of an older log's
 _GIT_COMMIT = re.compile(r"^commit [0-9a-f]{40}\b")
+# ``git log --oneline [--graph]``: ``* 4d8a4d6 (HEAD -> main) Fix ...``, ``| * a0e3378 Add ...``
+_ONELINE_COMMIT = re.compile(r"^(?:[*|/\\_][*|/\\_ ]*)?[0-9a-f]{7,12} \S")
 # Crash and report headlines without an error word (kind ``error_line``):
 # sanitizer summaries and leak reports, valgrind's findings, leak summary and the heap
 # summary's ``in use at exit:`` when memory is left,
@@ -698,7 +700,8 @@ def _source_read(segment: str) -> bool:
 
 
 def command_family(command: str | None) -> str | None:
-    """``grep``, ``git-status``, ``source-read`` or ``None``: the families whose facts differ."""
+    """``grep``, ``git-status``, ``git-log``, ``source-read`` or ``None``: the families whose
+    facts differ."""
     if not command:
         return None
     segments = command_segments(command)  # wrappers, env assignments and paths removed
@@ -712,6 +715,8 @@ def command_family(command: str | None) -> str | None:
             sub = next((w for w in words[1:] if not w.startswith("-")), "")
             if sub == "status":
                 return "git-status"
+            if sub == "log":
+                return "git-log"
             if sub == "grep":
                 return "grep"
         if head in _GREP_COMMANDS:
@@ -912,7 +917,9 @@ def _tool_lines(text: str, family: str | None) -> Iterable[tuple[str, str]]:
                 yield "error_detail", token
         if family == "git-status" and _SHORT_STATUS.match(raw):
             yield "git_status_path", token
-        elif first == "c" and _GIT_COMMIT.match(raw):
+        elif (first == "c" and _GIT_COMMIT.match(raw)) or (
+            family == "git-log" and _ONELINE_COMMIT.match(raw)
+        ):
             yield "commit", token
         elif (first in _SUMMARY_FIRST or first.isdecimal()) and _SUMMARY_LINE.match(line):
             yield "test_summary", token
