@@ -91,7 +91,7 @@ from workers.engines._prose import (
     stash_runs,
     terms,
 )
-from workers.engines._shell import parse_access
+from workers.engines._shell import Read, parse_access
 from workers.engines._text import dup_spans, is_stack_frame, named_lines, request_terms
 from workers.engines.base import Engine, EngineContext, EngineOutput
 from workers.fidelity.facts import repeat_key
@@ -241,8 +241,8 @@ class AgingPolicy:
         return max(by_turn, by_step)
 
 
-def _read_symbols(unit: Unit, original: str) -> list[Symbol] | None:
-    """The symbols of a read of one source file, from the read as it came in (its path and
+def _read_symbols(unit: Unit, original: str) -> tuple[Read, list[Symbol]] | None:
+    """The read of one source file and its symbols, from the read as it came in (its path and
     language, see :func:`workers.engines._code.symbols`), or None.
 
     A part of a file (``sed -n '300,600p'``, ``head -n 420``) often does not parse: its
@@ -256,7 +256,8 @@ def _read_symbols(unit: Unit, original: str) -> list[Symbol] | None:
     lang = language_of(read.path, original)
     if lang is None:
         return None
-    return symbols(original, lang) or _shaped_functions(original.split("\n")) or None
+    found = symbols(original, lang) or _shaped_functions(original.split("\n"))
+    return (read, found) if found else None
 
 
 # A function's first line, when the file part does not parse: a name and ``(`` after nothing
@@ -368,15 +369,13 @@ def _named_symbol_rows(
 
 
 def _symbol_map_note(
-    found: Sequence[Symbol], original: str, unit: Unit
+    found: Sequence[Symbol], original: str, read: Read
 ) -> Callable[[int, str], str]:
     """The note of a marker in an older read of a source file: the lines it hides and the
     top-level functions and classes that start there, by name and file line (``… 47 lines
     omitted: Fields (line 340), FieldsFunc (line 388)``): a map of the file at a few tokens a
     name, where showing each signature cost a line and a marker."""
-    access = parse_access(unit.command or "", unit.tool_name, original)
-    read = access.read if access is not None else None
-    offset = read.first if read is not None and read.tail is None else None
+    offset = read.first if read.tail is None else None
     source = original.split("\n")
     named: dict[str, str] = {}
     for sym in found:
@@ -471,6 +470,7 @@ class AgingEngine(Engine):
         policy = self.policy
         positions = layout(units)
         query = terms(ctx.latest_user_text, pack)
+        asked = request_terms(ctx.latest_user_text)  # words that name the lines holding them
         texts = [u.text for u in units]
         stash: dict[str, str] = {}
         tiers = {"fresh": 0, "condensed": 0, "summarised": 0}
@@ -488,7 +488,16 @@ class AgingEngine(Engine):
             if spans is None:
                 spans = dup_spans(units)
             new, n_lines, n_runs = self._age(
-                unit, tier, policy, pack, query, ctx, stash, original, spans.get(unit.uid, ())
+                unit,
+                tier,
+                policy,
+                pack,
+                query,
+                asked,
+                ctx,
+                stash,
+                original,
+                spans.get(unit.uid, ()),
             )
             if new != unit.text:
                 texts[i] = new
@@ -513,6 +522,7 @@ class AgingEngine(Engine):
         policy: AgingPolicy,
         pack: LanguagePack,
         query: set[str],
+        asked: frozenset[str],
         ctx: EngineContext,
         stash: dict[str, str],
         original: str,
@@ -558,12 +568,15 @@ class AgingEngine(Engine):
             for k in _relevant(text, lines, query, relevant):
                 keep[k] = True
             # a line the request names (an id, a package, a pid only it holds) stays too
-            for k in named_lines(text, request_terms(ctx.latest_user_text)):
+            for k in named_lines(text, asked):
                 keep[k] = True
-            found = _read_symbols(unit, original) if not fresh else None
-            if found:  # an older read of a source file: its markers name what they hide, and
+            source = _read_symbols(unit, original) if not fresh else None
+            if source is not None:
+                read, found = (
+                    source  # an older read of a source file: its markers name what they hide, and
+                )
                 # a function the latest user message names stays whole (at any age)
-                map_note = _symbol_map_note(found, original, unit)
+                map_note = _symbol_map_note(found, original, read)
                 for k in _named_symbol_rows(found, original, lines, ctx.latest_user_text):
                     keep[k] = True
         else:

@@ -28,21 +28,25 @@ LINES = LEDGER.splitlines()
 TO_JSON = LINES[LINES.index("    def to_json(self):") : LINES.index("    def to_json(self):") + 5]
 
 
-def _chat(ask: str) -> dict[str, Any]:
+def _read_call(command: str, read: str) -> list[dict[str, Any]]:
+    """The assistant's call that reads a file, and its result."""
     call = {
         "id": "call_1",
         "type": "function",
-        "function": {
-            "name": "bash",
-            "arguments": json.dumps({"command": "cat src/invtrack/ledger.py"}),
-        },
+        "function": {"name": "bash", "arguments": json.dumps({"command": command})},
     }
+    return [
+        {"role": "assistant", "content": None, "tool_calls": [call]},
+        {"role": "tool", "tool_call_id": "call_1", "content": read},
+    ]
+
+
+def _chat(ask: str) -> dict[str, Any]:
     return {
         "id": "read",
         "messages": [
             {"role": "user", "content": ask},
-            {"role": "assistant", "content": None, "tool_calls": [call]},
-            {"role": "tool", "tool_call_id": "call_1", "content": LEDGER},
+            *_read_call("cat src/invtrack/ledger.py", LEDGER),
             {"role": "assistant", "content": "The note field is missing from the dict."},
         ],
     }
@@ -78,17 +82,11 @@ def _asked_later(
 ) -> dict[str, Any]:
     """The read is answered and the user asks about it in a new turn (set 5's shape: 18 of 25
     asked functions went into the stash, aging named symbols only in the read's own turn)."""
-    call = {
-        "id": "call_1",
-        "type": "function",
-        "function": {"name": "bash", "arguments": json.dumps({"command": command})},
-    }
     return {
         "id": "later",
         "messages": [
             {"role": "user", "content": "Read the ledger module."},
-            {"role": "assistant", "content": None, "tool_calls": [call]},
-            {"role": "tool", "tool_call_id": "call_1", "content": read},
+            *_read_call(command, read),
             {"role": "assistant", "content": "I have the output above. What do you want to know?"},
             {"role": "user", "content": ask},
         ],
