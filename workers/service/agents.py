@@ -60,20 +60,48 @@ def to_message(event: Any) -> InMessage:
     )
 
 
-def add_savings(table: Any, events: Sequence[Any], savings: Savings, now: float) -> None:
-    """Add one batch's aggregates to the windowed table (key: mode/engine/partition)."""
+def add_savings(
+    table: Any,
+    events: Sequence[Any],
+    savings: Savings,
+    now: float,
+    changelog_partitions: int | None = None,
+) -> set[int]:
+    """Add one batch's aggregates to the windowed table (key: mode/engine/partition).
+
+    ``changelog_partitions``: how many partitions the table's changelog has (None:
+    unknown).  A row of an input partition the changelog lacks is skipped, and its
+    partition returned: Faust would send that changelog write later, from its producer
+    buffer, where an unknown partition fails an assertion and crashes the app (an input
+    topic that got more partitions than the changelog; Faust checks the counts once per
+    topic, before the topic grew).
+    """
+    skipped: set[int] = set()
     if not savings.rows:
-        return
+        return skipped
     by_partition = {e.message.partition: e for e in events}
     window = table.relative_to(now)
     for (partition, mode, engine), (records, before, after) in savings.rows.items():
         event = by_partition.get(partition)
         if event is None:
             continue
+        if changelog_partitions is not None and partition >= changelog_partitions:
+            skipped.add(partition)
+            continue
         key = f"{mode}/{engine}/{partition}"
         with current_event(event):
             current = window[key].value() or [0, 0, 0]
             window[key] = [current[0] + records, current[1] + before, current[2] + after]
+    return skipped
+
+
+def changelog_partition_count(app: Any, table: Any) -> int | None:
+    """The partitions the consumer's metadata knows for the table's changelog (or None)."""
+    try:
+        count = app.consumer.topic_partitions(table.table.changelog_topic_name)
+    except Exception:  # no consumer yet, or no metadata: Faust then sends without a check
+        return None
+    return int(count) if count is not None else None
 
 
 def savings_rows(table: Any) -> list[dict[str, Any]]:
@@ -102,6 +130,17 @@ def savings_rows(table: Any) -> list[dict[str, Any]]:
             }
         )
     return out
+
+
+def _log_mismatch(reason: str, changelog_topic: str | None) -> None:
+    log.warning(
+        "the savings table is off until its changelog has the input topics' "
+        "partition count (records are processed as before): %s. Raise the "
+        "partitions of both input topics and of %s to the same count, then "
+        "restart the workers one by one (README: Adding partitions)",
+        reason,
+        changelog_topic or "the changelog topic",
+    )
 
 
 def install_agents(
@@ -179,18 +218,23 @@ def install_agents(
                 await app.crash(exc)
                 raise
             try:
-                add_savings(table, events, savings_of(results), time.time())
+                skipped = add_savings(
+                    table,
+                    events,
+                    savings_of(results),
+                    time.time(),
+                    changelog_partition_count(app, table),
+                )
+                if skipped and not mismatch_logged:
+                    mismatch_logged = True
+                    _log_mismatch(
+                        f"input partitions {sorted(skipped)} have no changelog partition",
+                        changelog_topic,
+                    )
             except PartitionsMismatch as exc:  # an input topic got more partitions
                 if not mismatch_logged:
                     mismatch_logged = True
-                    log.warning(
-                        "the savings table is off until its changelog has the input topics' "
-                        "partition count (records are processed as before): %s. Raise the "
-                        "partitions of both input topics and of %s to the same count, then "
-                        "restart the workers one by one (README: Adding partitions)",
-                        exc,
-                        changelog_topic or "the changelog topic",
-                    )
+                    _log_mismatch(str(exc), changelog_topic)
             except Exception:  # aggregates are best effort; they never hold up a batch
                 log.exception("updating the savings table failed")
 
