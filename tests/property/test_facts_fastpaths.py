@@ -414,7 +414,7 @@ PLAIN_SHAPE_TOKEN = re.compile(
     r"|(?<![\w.~%+/-])(?=\S*?[A-Za-z_])[\w.~%+-]*(?:/[\w.~%+-]+)+"
     r"|\b(?:status|code|Status|HTTP)[=: ]{1,3}\d{3}\b"
     r"|(?:\b\w+_id|\b\w*[a-z]Id|\bID|\bid)\b[=:# ]{1,3}\d+"
-    r"|\b[A-Za-z][A-Za-z_]*[-_]?\d+\b"
+    r"|\b[A-Za-z][A-Za-z_]*[-_]?\d+(?:-\d+)*\b"
     r"|(?P<named>(?i:\b(?:record|row|item|order|job|task|case|shard|partition|offset|page"
     r"|request|index|entry|element|account|customer|invoice|user|test|chunk|batch|column|step"
     r"|ticket|issue)s?) #?\d+\b)"

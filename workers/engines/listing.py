@@ -69,6 +69,7 @@ __all__ = [
 MIN_ENTRIES = 8  # fewer entries than this: not worth a view
 MIN_COMMITS = 3  # a plain git log of fewer commits stays as it is
 MIN_SAVED = 0.10  # the view must save at least this share of the tokens ...
+MIN_SAVED_STAT = 0.05  # ... of a git log (its summaries stay as written: less to gain)
 MIN_SAVED_TOKENS = 12  # ... or, when the command says listing, at least this many
 MAX_CHARS = 4_000_000
 _INDENT = "  "
@@ -557,10 +558,8 @@ def _stat_view(
             out.append(f" {m.group('path')} {m.group('bin')}")
             entries += 1
             continue
-        s = _SUMMARY.match(line)
-        if s is not None:
-            files = "file" if s.group(1) == "1" else "files"
-            out.append(f" {s.group(1)} {files} " + _pm(s.group(2) or "0", s.group(3) or "0"))
+        if _SUMMARY.match(line) is not None:
+            out.append(line)  # as written: a commit's summary is a fact of its own
             summaries += 1
             continue
         if not line.strip():
@@ -741,7 +740,8 @@ def compact_listing(
     stash = {key: text}
     before = tokens.count(text)
     after = tokens.count(new)
-    if after > before * (1 - MIN_SAVED) and (
+    least = MIN_SAVED_STAT if kind in ("git-stat", "git-log") else MIN_SAVED
+    if after > before * (1 - least) and (
         hint not in _PATH_HINTS or after > before - MIN_SAVED_TOKENS
     ):
         return None

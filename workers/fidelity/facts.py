@@ -109,7 +109,7 @@ _SHAPE_TOKEN = re.compile(
     r"|(?<![\w.~%+/-])(?=[\w.~%+-]*+/)(?=\S*?[A-Za-z_])[\w.~%+-]*(?:/[\w.~%+-]+)+"
     r"|\b(?:status|code|Status|HTTP)[=: ]{1,3}\d{3}\b"
     r"|\b(?=\w++(?<=id|Id|ID)[=:# ]{1,3}\d)(?:\w+_id|\w*[a-z]Id|ID|id)\b[=:# ]{1,3}\d+"
-    r"|\b(?=[A-Za-z][A-Za-z_]*+-?\d)[A-Za-z][A-Za-z_]*[-_]?\d+\b"
+    r"|\b(?=[A-Za-z][A-Za-z_]*+-?\d)[A-Za-z][A-Za-z_]*[-_]?\d+(?:-\d+)*\b"
     r"|(?P<named>\b(?=(?i:[abceijoprstu])\w*+(?<=(?i:[bdehkmnprstwxy])) #?\d)(?i:(?:record|row|item|order|job|task|case|shard|partition"
     r"|offset|page|request|index|entry|element|account|customer|invoice|user|test|chunk|batch"
     r"|column|step|ticket|issue)s?) #?\d+\b)"
@@ -176,10 +176,10 @@ _DIAG_NOTE = re.compile(r"^\S+?:\d+(?::\d+)?: note: ")
 _BLANKS = re.compile(r"[ \t]{2,}")
 # ... and such a note inside the system's or a toolchain's headers (g++'s ``/usr/include/c++/
 # 12/bits/basic_string.h:3432:5: note: candidate: ...``, clang's ``candidate template
-# ignored``): help text of the finding above it, as a library frame is of an exception, so
+# ignored`` under ``/usr/bin/../lib/gcc/x86_64-linux-gnu/12/../../../../include/c++/12/``): help text of the finding above it, as a library frame is of an exception, so
 # no fact; the finding, and notes in the project's own files, stay facts
 _SYSTEM_HEADER = (
-    r"^(?:/usr/(?:local/)?(?:include|lib|lib64|share)/|/nix/store/|/Library/Developer/"
+    r"^(?:/usr/(?:local/)?(?:bin/\.\./)?(?:include|lib|lib64|share)/|/nix/store/|/Library/Developer/"
     r"|/Applications/Xcode[^/]*\.app/|/opt/(?:homebrew|local|rh|intel|cuda|rocm)/"
     r"|[A-Za-z]:[\\/]Program Files(?: \(x86\))?[\\/])[^:\n]*"
 )

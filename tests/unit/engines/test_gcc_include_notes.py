@@ -200,3 +200,66 @@ def test_instantiation_chains_in_system_headers_are_library_frames(mode: str) ->
         "tool_result",
     )
     assert saved > 0.85  # 0.52 before
+
+
+# clang++ on Debian: its libstdc++ headers sit under /usr/bin/../lib/gcc/...; the
+# instantiation chain's steps in the project's own files stay (written in clang 14's shape)
+CLANG_LINUX_STL = "/usr/bin/../lib/gcc/x86_64-linux-gnu/12/../../../../include/c++/12/bits"
+CLANG_LINUX = f"""In file included from catalog.cpp:1:
+In file included from ./catalog.hpp:2:
+In file included from {CLANG_LINUX_STL}/stl_tree.h:65:
+{CLANG_LINUX_STL}/stl_function.h:408:20: error: invalid operands to binary expression ('const Sku' and 'const Sku')
+      {{ return __x < __y; }}
+               ~~~ ^ ~~~
+{CLANG_LINUX_STL}/stl_map.h:509:22: note: in instantiation of member function 'std::less<Sku>::operator()' requested here
+        if (__i == end() || key_comp()(__k, (*__i).first))
+                            ^
+./catalog.hpp:26:39: note: in instantiation of member function 'std::map<Sku, Item>::operator[]' requested here
+    void put(const Key &k, Value v) {{ data_[k] = std::move(v); }}
+                                      ^
+catalog.cpp:7:11: note: in instantiation of member function 'Index<Sku, Item>::put' requested here
+    bySku.put(Sku{{"ACME", 1}}, Item{{{{"ACME", 1}}, "anvil", 99.5}});
+          ^
+{CLANG_LINUX_STL}/stl_pair.h:663:5: note: candidate template ignored: could not match 'const pair<_T1, _T2>' against 'const Sku'
+    operator<(const pair<_T1, _T2>& __x, const pair<_T1, _T2>& __y)
+    ^
+1 error generated.
+"""
+
+
+def test_clang_on_linux_library_notes_go_the_project_chain_stays() -> None:
+    lines = CLANG_LINUX.split("\n")
+    structure = analyse(lines)
+    dropped = {lines[i]: label for i, label in structure.drop.items()}
+    assert dropped[lines[6]] == LIBRARY_NOTES  # stl_map.h's instantiation note
+    assert dropped[lines[15]] == LIBRARY_NOTES  # stl_pair.h's candidate
+    for kept in (3, 9, 12):  # the error, then catalog.hpp and catalog.cpp's steps
+        assert lines[kept] not in dropped
+    facts = {line for _, line in critical_lines(CLANG_LINUX, "tool_result", "clang++")}
+    assert lines[3] in facts and lines[9] in facts and lines[12] in facts
+    assert lines[6] not in facts and lines[15] not in facts
+
+
+# clang's own snippet art has no line numbers: the code as written, then its caret line
+CLANG_PLAIN = """\
+avif.c:10:23: warning: comparison of integers of different signs: 'int' and 'size_t' (aka 'unsigned long') [-Wsign-compare]
+    for (int i = 0; i < len && i < 4; i++)
+                    ~ ^ ~~~
+ppm.c:35:52: warning: unused parameter 'flags' [-Wunused-parameter]
+int ppm_info(const char *path, int *w, int *h, int flags) {
+                                                   ^
+bmp.c:24:55: error: use of undeclared identifier 'undefined_bmp_size'
+    return img->width * img->height * img->channels + undefined_bmp_size;
+                                                      ^
+3 warnings and 1 error generated.
+"""
+
+
+def test_clang_snippets_without_line_numbers_are_snippet_art() -> None:
+    lines = CLANG_PLAIN.split("\n")
+    structure = analyse(lines)
+    assert {i: structure.drop.get(i) for i in (1, 2, 4, 5, 7, 8)} == dict.fromkeys(
+        (1, 2, 4, 5, 7, 8), SNIPPET
+    )
+    for headline in (0, 3, 6, 9):
+        assert headline not in structure.drop

@@ -41,4 +41,5 @@ def test_repeated_bodies_do_not_stop_the_stat_view() -> None:
     assert HEADER_LINE in text
     for k in range(8):
         assert f"src/stage_{k}.py" in text and f"tests/test_stage_{k}.py" in text
-    assert saved > 0.2
+        assert f" 2 files changed, {9 + k} insertions(+), {5 + k} deletions(-)" in text
+    assert saved > 0.12  # (0.15: the summaries stay as written)

@@ -46,3 +46,26 @@ def test_commit_date_and_subject_lines_stay(command: str) -> None:
         body = [line for line in commit if line.startswith("    ") and line.strip()]
         assert body[0] in shown  # the subject
     assert saved > 0.1
+
+
+def _short_stat_log() -> str:
+    out: list[str] = []
+    for c in range(3):
+        out += [f"commit {c:040x}", "Author: Dev <d@example.org>", f"Date:   Dec {c + 1} 2026", ""]
+        out += [f"    routing: step {c}", ""]
+        out += [f"    body line {k} explains why step {c} was needed here" for k in range(8)]
+        out += ["", f" warehouse/routing.py | {c + 2} +{'+' * (c + 1)}"]
+        out += [f" 1 file changed, {c + 2} insertions(+)", ""]
+    return "\n".join(out)
+
+
+@pytest.mark.parametrize("mode", ["standard", "aggressive"])
+def test_a_short_stat_log_keeps_its_stat_and_summary_lines_as_written(mode: str) -> None:
+    text = _short_stat_log()
+    after, _saved = compress_soundly(tool_output(text, "git log --stat -n 3"), mode)
+    shown = after.split("\n")
+    for c in range(3):
+        assert f"commit {c:040x}" in shown
+        assert f" 1 file changed, {c + 2} insertions(+)" in shown
+        assert any(line.startswith(" warehouse/routing.py") for line in shown)
+    assert "body line 5 explains why step 1 was needed here" not in after

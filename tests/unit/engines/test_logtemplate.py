@@ -339,6 +339,25 @@ def test_error_lines_that_identify_different_things_stay_visible() -> None:
     assert after == text and stash == {}
 
 
+def test_error_lines_naming_dashed_ids_stay_visible() -> None:
+    # pino's JSON lines: the invoice ids (INV-2026-00046) are what each error is about
+    rows = [
+        f'{{"level":50,"time":"2026-12-06T14:43:19.{s:03d}Z","pid":32010,"hostname":"billing-7c9f",'
+        f'"msg":"tax is NaN for INV-2026-{invoice:05d} (rate undefined)"}}'
+        for s, invoice in enumerate([46, 69, 92, 115, 138, 161], start=100)
+    ]
+    info = [
+        f'{{"level":30,"time":"2026-12-06T14:43:19.{s:03d}Z","pid":32010,"msg":"invoice rendered"}}'
+        for s in range(10, 40)
+    ]
+    text = "\n".join(info + rows) + "\n"
+    after, stash = _fold(text, "node worker.js")
+    _sound(text, after, stash, "node worker.js")
+    for row in rows:
+        assert row in after.splitlines()
+    assert len(after) < len(text)
+
+
 def test_error_lines_differing_only_in_measures_fold() -> None:
     rows = [
         f"2026-03-02 10:00:{s:02d},000 ERROR worker: order 338 failed after {ms}ms (attempt {s})"

@@ -848,6 +848,12 @@ def _diagnostics(
                 location = location or line.strip()
             elif javac and j == i + 1 and line.startswith(" "):
                 pass  # javac repeats the source line under its headline
+            elif (
+                j + 1 < n
+                and (j == i + 1 or _GCC_NOTE.match(lines[j - 1]))
+                and _CARET.match(lines[j + 1])
+            ):
+                j += 1  # clang without line numbers: the code as written, then its caret
             elif not (_SNIPPET.match(line) or _HELP.match(line) or _GCC_NOTE.match(line)):
                 break
             j += 1
@@ -897,8 +903,8 @@ def _diagnostics(
             ):
                 drop[context] = CONTEXT_LINES  # each warning's file:line says where it is
             for k in range(i + 1, j):
-                if k in keep or k <= told or RUST_LOCATION.match(lines[k]):
-                    continue
+                if k in keep or k <= told or k in drop or RUST_LOCATION.match(lines[k]):
+                    continue  # (in drop: a system header note's code, labelled with it)
                 if _library_notes(lines, k, keep, drop):
                     continue
                 if _GCC_NOTE.match(lines[k]):
