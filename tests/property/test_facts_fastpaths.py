@@ -199,6 +199,8 @@ def reference_tool_lines(text: str, family: str | None) -> Iterator[tuple[str, s
             family == "git-log" and facts._ONELINE_COMMIT.match(raw)
         ):
             yield "commit", token
+        elif facts._STAT_SUMMARY.match(line):
+            yield "stat_summary", token
         elif facts._SUMMARY_LINE.match(line):
             yield "test_summary", token
         elif (

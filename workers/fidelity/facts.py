@@ -264,15 +264,21 @@ def repeat_key(line: str) -> str:
 
     Two lines with one key are one fact: one of them visible is enough.  The key is finer
     than :func:`line_shape` (a line of each key visible shows every shape the gate checks):
-    a warning (klog's ``W1203 ...`` too) or a compiler's note folds as the gate folds it (one
-    warning of one kind in one file); an error line folds only the fields of ``_VOLATILE`` (timestamps, thread names,
+    a warning (klog's ``W1203 ...`` too) or a compiler's note in a system header folds as the
+    gate folds it (one warning of one kind in one file); a note in the project's files and an error line folds only the fields of ``_VOLATILE`` (timestamps, thread names,
     pids, addresses, durations, sizes, attempt counters), so lines that differ in anything
     else (a version, a test's id, a line number, an error code, a count) are two facts, and
     lines that are the same text are one.
     """
     shape = line_shape(line)
-    if shape == line or _is_warning(line):
+    if shape == line:
         return shape
+    if _is_warning(line):
+        if ": note: " not in line or SYSTEM_HEADER_NOTE.match(line) is not None:
+            return shape
+        # a compiler's note in the project's files (``image.h:26:5: note: 'ppm_write'
+        # declared here``) points at one place: each place is a fact for aging and budget
+        return shape + "\x00" + _VOLATILE.sub("#", line)
     if "/proc/" in line:
         # lsof's and ps's columns repeat the pid of the line's /proc path: a pid there too
         pids = {n for m in _PROC_PID.finditer(line) for n in _DIGITS.findall(m.group())}
@@ -410,9 +416,10 @@ _SUMMARY_LINE = re.compile(
     r"|^\d+ examples?, \d+ failures?"  # rspec
     r"|^Tests: \d+, Assertions: \d+|^(?:FAILURES|ERRORS)!$"  # phpunit
     r"|^# (?:tests|suites|pass|fail|cancelled|skipped|todo) \d+$"  # TAP (node --test)
-    # node --test's spec reporter: its totals that count something (a zero, ``ℹ todo 0``,
-    # tells nothing that ``ℹ tests 17`` and ``ℹ pass 17`` do not)
-    r"|^ℹ (?:tests|pass|fail|cancelled|skipped|todo) [1-9]\d*$"
+    # node --test's spec reporter: its totals, zeros too (``ℹ fail 0`` says no test failed)
+    r"|^ℹ (?:tests|pass|fail|cancelled|skipped|todo) \d+$"
+    r"|^Your code has been rated at -?\d"  # pylint's score
+    r"|^\d+ director(?:y|ies), \d+ files?$"  # tree's count
     r"|^(?:Test Files|Tests)  +\d+ (?:passed|failed|skipped|todo)\b",  # vitest
     re.M,
 )
@@ -516,6 +523,10 @@ _GO_FAIL = re.compile(r"^\s*--- FAIL: \S")
 # ``commit 782d22417f776f4e4fd05782c9c9d6bd2942b3fc`` (git log, git show; kind ``commit``): the
 # id a later step names (``git revert``, ``git show``); aging kept 14 of 52 of an older log's
 _GIT_COMMIT = re.compile(r"^commit [0-9a-f]{40}\b")
+# git's --stat summary of a commit or a diff (`` 2 files changed, 9 insertions(+), 1 deletion(-)``)
+_STAT_SUMMARY = re.compile(
+    r"^\d+ files? changed(?:, \d+ insertions?\(\+\))?(?:, \d+ deletions?\(-\))?$"
+)
 # ``git log --oneline [--graph]``: ``* 4d8a4d6 (HEAD -> main) Fix ...``, ``| * a0e3378 Add ...``
 _ONELINE_COMMIT = re.compile(r"^(?:[*|/\\_][*|/\\_ ]*)?[0-9a-f]{7,12} \S")
 # Crash and report headlines without an error word (kind ``error_line``):
@@ -728,7 +739,7 @@ def command_family(command: str | None) -> str | None:
 # can start with: one set lookup spares most lines five regex calls.
 _DIFF_FIRST = frozenset("d@+-rn")
 _FRAME_FIRST = frozenset("Fa")
-_SUMMARY_FIRST = frozenset("=TFoPtROSaAIUurcBE#ℹ")
+_SUMMARY_FIRST = frozenset("=TFoPtROSaAIUurcBE#ℹY")
 # surefire's result of one test class that passed (``Time elapsed`` names a class, the
 # totals line has none): a passing test, counted by the marker, not a failure word
 _SUREFIRE_PASS = re.compile(
@@ -921,6 +932,8 @@ def _tool_lines(text: str, family: str | None) -> Iterable[tuple[str, str]]:
             family == "git-log" and _ONELINE_COMMIT.match(raw)
         ):
             yield "commit", token
+        elif first.isdecimal() and _STAT_SUMMARY.match(line):
+            yield "stat_summary", token
         elif (first in _SUMMARY_FIRST or first.isdecimal()) and _SUMMARY_LINE.match(line):
             yield "test_summary", token
         elif (

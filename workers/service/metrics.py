@@ -76,6 +76,8 @@ GATE_KINDS = (
     "test_summary",
     "git_status_path",
     "grep_file",
+    "commit",
+    "stat_summary",
     "constraint",
     "negation",
     "lossless",

@@ -398,3 +398,13 @@ def test_valgrind_heap_left_at_exit_stays() -> None:
     )
     clean = "==7== HEAP SUMMARY:\n==7==     in use at exit: 0 bytes in 0 blocks\n"
     assert critical_lines(clean, "tool_result") == frozenset()
+
+
+def test_notes_in_project_files_are_one_fact_per_place() -> None:
+    # clang under two errors: each note points at another declaration in the project
+    first = "/work/proj/include/image.h:21:5: note: 'filter_apply' declared here"
+    second = "/work/proj/include/image.h:26:5: note: 'ppm_write' declared here"
+    assert repeat_key(first) != repeat_key(second)
+    # in the system's headers a note is help text: one shape, one key
+    lib = "/usr/include/c++/12/bits/stl_pair.h:{}:5: note: candidate template ignored: '{}'"
+    assert repeat_key(lib.format(663, "pair")) == repeat_key(lib.format(451, "iterator"))
