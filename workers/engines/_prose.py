@@ -257,6 +257,7 @@ def critical_flags(
     keep_markers: bool = True,
     command: str | None = None,
     shape: Callable[[str], str] = line_shape,
+    last_too: bool = False,
 ) -> list[bool]:
     """Lines that must stay visible.
 
@@ -268,7 +269,8 @@ def critical_flags(
     error lines the first of each ``shape`` (by default the gate's: lines that
     differ only in numbers and hex ids; the engines that condense pass
     :func:`~workers.fidelity.facts.repeat_key`, which folds only timestamps,
-    pids, durations and such).  With ``pack`` (prose), lines with
+    pids, durations and such); ``last_too`` flags the last of each shape as well (a
+    retry loop's last attempt, ``attempt 30/30``, is where it ended).  With ``pack`` (prose), lines with
     a polarity word are flagged too.  With ``keep_markers``, lines carrying
     markers of earlier engines are flagged (engines that would only re-stash
     a marker leave it); without, an offload marker line may join a run (a
@@ -304,6 +306,7 @@ def critical_flags(
     seen: set[str] = set()
     seen_scoped: set[str] = set()
     seen_shapes: set[str] = set()
+    last_of_shape: dict[str, int] = {}
     shape_of: dict[str, str] = {}
     # one copy per file header for findings that name no file (eslint's ``9:23  error ...``)
     sections = finding_sections(lines) if critical and distinct else None
@@ -332,6 +335,10 @@ def critical_flags(
                     if not distinct or folded not in seen_shapes:
                         seen_shapes.add(folded)
                         flags[i] = True
+                    elif last_too:
+                        last_of_shape[folded] = i
+    for i in last_of_shape.values():
+        flags[i] = True
     if critical and len(seen) < len(exact):
         _flag_partial_tokens(text, lines, exact - seen, flags)
     return flags
@@ -344,9 +351,11 @@ def flag_critical_before(
     command: str | None,
     *,
     distinct: bool = True,
+    last_too: bool = False,
 ) -> None:
     """Flag the lines of ``lines`` (a tool output as earlier engines left it) that were
-    critical in ``original`` (the output as it came in).
+    critical in ``original`` (the output as it came in).  ``last_too``: the last line of
+    each repeat key as well as the first (see :func:`critical_flags`).
 
     An earlier engine's markers can change what is critical in the text: the first user
     frame under a crash headline is found again further down, a line of pip's ``The conflict
@@ -371,8 +380,11 @@ def flag_critical_before(
         if distinct
         else set()
     )
+    last_of_key: dict[str, int] = {}
     for k, key in enumerate(keys):
         if flags[k]:
+            if last_too and key in shaped:
+                last_of_key.pop(fold(k, key), None)  # shown: the last so far is this one
             continue
         if key in exact:
             flags[k] = True
@@ -380,9 +392,13 @@ def flag_critical_before(
             if distinct:
                 folded = fold(k, key)
                 if folded in shown:
+                    if last_too:
+                        last_of_key[folded] = k
                     continue
                 shown.add(folded)
             flags[k] = True
+    for k in last_of_key.values():
+        flags[k] = True
 
 
 def _flag_partial_tokens(

@@ -18,9 +18,11 @@ from workers.messages.model import Unit
 __all__ = [
     "Access",
     "Read",
+    "cat_files",
     "covers",
     "is_file_read",
     "parse_access",
+    "read_paths",
 ]
 
 MAX_COMMAND = 20_000
@@ -533,3 +535,44 @@ def is_file_read(unit: Unit) -> bool:
         return False
     access = parse_access(unit.command, unit.tool_name, unit.text)
     return access is not None and access.read is not None
+
+
+def cat_files(command: str) -> tuple[str, ...]:
+    """The files a ``[cd DIR &&] cat [-n] A B ...`` of two files or more prints, one after
+    the other (no pipe, no redirect to a file); ``()`` for any other command."""
+    if not command or len(command) > MAX_COMMAND or "cat" not in command:
+        return ()
+    tokens = _tokens(command)
+    if tokens is None:
+        return ()
+    segments = _segments(tokens)
+    cwd = ""
+    while len(segments) > 1 and segments[0][1][:1] == ["cd"] and len(segments[0][1]) == 2:
+        if segments[1][0] not in ("&&", ";", "\n") or _BAD_PATH.search(segments[0][1][1]):
+            return ()
+        cwd = posixpath.normpath(posixpath.join(cwd, segments[0][1][1]))
+        segments = segments[1:]
+    if len(segments) != 1:
+        return ()
+    args, redirects = _split_redirects(segments[0][1])
+    if redirects or not args or posixpath.basename(args[0]) != "cat":
+        return ()
+    opts = [a for a in args[1:] if a.startswith("-") and a != "-"]
+    files = [a for a in args[1:] if not (a.startswith("-") and a != "-")]
+    if len(files) < 2 or any(not set(o[1:]) <= _CAT_OPTS for o in opts):
+        return ()
+    paths = [_clean_path(f, cwd) for f in files]
+    return tuple(p for p in paths if p) if all(paths) else ()
+
+
+def read_paths(unit: Unit) -> tuple[str, ...]:
+    """The files ``unit`` shows as they are: the path of a read of one file, the paths of a
+    ``cat`` of several; ``()`` for any other output."""
+    if not unit.command:
+        return ()
+    access = parse_access(unit.command, unit.tool_name, unit.text)
+    if access is not None and access.read is not None:
+        return (access.read.path,)
+    if unit.tool_name is None or _SHELL_TOOL.search(unit.tool_name) is not None:
+        return cat_files(unit.command)
+    return ()

@@ -91,7 +91,7 @@ from workers.engines._prose import (
     stash_runs,
     terms,
 )
-from workers.engines._shell import Read, parse_access
+from workers.engines._shell import cat_files, parse_access
 from workers.engines._text import dup_spans, is_stack_frame, named_lines, request_terms
 from workers.engines.base import Engine, EngineContext, EngineOutput
 from workers.fidelity.facts import repeat_key
@@ -241,23 +241,29 @@ class AgingPolicy:
         return max(by_turn, by_step)
 
 
-def _read_symbols(unit: Unit, original: str) -> tuple[Read, list[Symbol]] | None:
-    """The read of one source file and its symbols, from the read as it came in (its path and
-    language, see :func:`workers.engines._code.symbols`), or None.
+def _read_symbols(unit: Unit, original: str) -> tuple[int | None, list[Symbol]] | None:
+    """The symbols of a read of source code, from the read as it came in (its path and
+    language, see :func:`workers.engines._code.symbols`), with the file line of the read's
+    first line (None: unknown), or None.
 
     A part of a file (``sed -n '300,600p'``, ``head -n 420``) often does not parse: its
-    functions are then found by their shape (:func:`_shaped_functions`)."""
+    functions are then found by their shape (:func:`_shaped_functions`).  A ``cat`` of
+    several files of one language is read as one text (no file lines: the names stay)."""
     if not unit.command or len(original) > _NAMED_MAX_BYTES:
         return None
     access = parse_access(unit.command, unit.tool_name, original)
     read = access.read if access is not None else None
-    if read is None:
-        return None
-    lang = language_of(read.path, original)
+    offset: int | None = None
+    if read is not None:
+        lang = language_of(read.path, original)
+        offset = read.first if read.tail is None else None
+    else:
+        langs = {language_of(path, original) for path in cat_files(unit.command)}
+        lang = langs.pop() if len(langs) == 1 else None
     if lang is None:
         return None
     found = symbols(original, lang) or _shaped_functions(original.split("\n"))
-    return (read, found) if found else None
+    return (offset, found) if found else None
 
 
 # A function's first line, when the file part does not parse: a name and ``(`` after nothing
@@ -369,13 +375,12 @@ def _named_symbol_rows(
 
 
 def _symbol_map_note(
-    found: Sequence[Symbol], original: str, read: Read
+    found: Sequence[Symbol], original: str, offset: int | None
 ) -> Callable[[int, str], str]:
     """The note of a marker in an older read of a source file: the lines it hides and the
     top-level functions and classes that start there, by name and file line (``… 47 lines
     omitted: Fields (line 340), FieldsFunc (line 388)``): a map of the file at a few tokens a
     name, where showing each signature cost a line and a marker."""
-    offset = read.first if read.tail is None else None
     source = original.split("\n")
     named: dict[str, str] = {}
     for sym in found:
@@ -543,6 +548,7 @@ class AgingEngine(Engine):
                 keep_markers=False,
                 command=unit.command,
                 shape=repeat_key,
+                last_too=not fresh,
             )
             if fresh:  # an earlier engine's note that lists locations or values stays
                 for k, line in enumerate(lines):
@@ -553,7 +559,9 @@ class AgingEngine(Engine):
                 # a line critical in the output as it came in stays too (an earlier
                 # engine's markers can change what is critical here); error lines of an
                 # older output stay one per repeat key
-                flag_critical_before(original, lines, keep, unit.command, distinct=not fresh)
+                flag_critical_before(
+                    original, lines, keep, unit.command, distinct=not fresh, last_too=not fresh
+                )
             if fresh:
                 head, tail = policy.fresh_head_lines, policy.fresh_tail_lines
                 relevant = policy.fresh_relevant_lines
@@ -572,11 +580,10 @@ class AgingEngine(Engine):
                 keep[k] = True
             source = _read_symbols(unit, original) if not fresh else None
             if source is not None:
-                read, found = (
-                    source  # an older read of a source file: its markers name what they hide, and
-                )
-                # a function the latest user message names stays whole (at any age)
-                map_note = _symbol_map_note(found, original, read)
+                offset, found = source
+                # an older read of a source file: its markers name what they hide, and a
+                # function the latest user message names stays whole (at any age)
+                map_note = _symbol_map_note(found, original, offset)
                 for k in _named_symbol_rows(found, original, lines, ctx.latest_user_text):
                     keep[k] = True
         else:

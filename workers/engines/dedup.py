@@ -19,9 +19,11 @@ frozen messages included as sources):
   for again): on the public corpus that saves more in every mode than leaving
   the document whole for the JSON engines;
 * blocks, the text between blank lines, outside those runs, exactly as
-  before (kept when the marker costs fewer tokens than the block); within one file
-  read only in ``lossless`` mode (a file's repeated blocks are its code, which
-  outline reads as a whole).
+  before (kept when the marker costs fewer tokens than the block); in a file read
+  (one file, or a ``cat`` of several), from that read itself or an earlier read of the
+  same file only in ``lossless`` mode (a file's repeated blocks are its code, which
+  outline reads as a whole, and a file read again stays whole for read-lifecycle, which
+  supersedes the older copy); a header another file shares is referred to.
 
 Each is replaced, in non-frozen messages, by::
 
@@ -42,7 +44,7 @@ from bisect import bisect_right
 from collections.abc import Mapping, Sequence
 from itertools import accumulate
 
-from workers.engines._shell import is_file_read
+from workers.engines._shell import read_paths
 from workers.engines._text import is_json_document
 from workers.engines.base import EngineContext, EngineOutput, LosslessEngine
 from workers.markers.dup import DUP_MARKER, decode, dup_marker
@@ -224,14 +226,16 @@ class DedupEngine(LosslessEngine):
         texts: list[str] = []
         replaced = lines_replaced = 0
         chars_saved = 0
+        paths: list[frozenset[str]] = []  # per unit, the files it shows as they are
         for pos, unit in enumerate(units):
             text = unit.text
+            paths.append(frozenset(read_paths(unit)) if unit.kind == "tool_result" else frozenset())
             if len(text) < MIN_CHARS:
                 texts.append(text)
                 continue
             # runs of repeated lines first (they span blank lines), then whole blocks
             found: list[tuple[int, int, str]] = []
-            read = unit.kind == "tool_result" and is_file_read(unit)
+            read = bool(paths[pos])
             if unit.kind == "tool_result":  # tool outputs are the sources and the targets
                 replace = not unit.frozen and not read
                 # within one output only when nothing lossy reads it after (a JSON
@@ -249,9 +253,16 @@ class DedupEngine(LosslessEngine):
                 if unit.frozen or _overlaps(found, run_starts, a, b):
                     continue
                 src_pos, at = seen
-                if src_pos == pos and read and not ctx.lossless_chain:
+                if (
+                    read
+                    and not ctx.lossless_chain
+                    and (src_pos == pos or paths[pos] & paths[src_pos])
+                ):
                     # a file's own repeats are its code: outline reads the file whole (a
-                    # body cut out of it no longer parses) and stashes what it does not show
+                    # body cut out of it no longer parses) and stashes what it does not show;
+                    # and a file read again stays whole too: read-lifecycle supersedes the
+                    # older copy, the model reads the newest in one piece (a function
+                    # after an edit, not its unchanged blocks as references to the old one)
                     continue
                 marker = _marker(units, pos, src_pos, at, block)
                 if 3 * len(marker) > len(block) and ctx.tokens.count(marker) >= ctx.tokens.count(

@@ -181,7 +181,8 @@ def test_aging_folds_a_retry_that_differs_in_time_attempt_and_duration_only() ->
     retries = [line for line in text.splitlines() if "ledger connect failed" in line]
     assert len(retries) == 9 and len({repeat_key(line) for line in retries}) == 1
     aged = _aged_only("sync-worker-retries")
-    assert sum(1 for line in aged.splitlines() if "ledger connect failed" in line) == 1
+    shown = [line for line in aged.splitlines() if "ledger connect failed" in line]
+    assert shown == [retries[0], retries[-1]]  # where the retries started and where they ended
     for oid in (114, 338, 412):
         assert f"giving up on /api/orders/{oid}/ledger-sync after 3 attempts" in aged
     assert "done: 0 synced, 3 failed" in aged
@@ -408,3 +409,24 @@ def test_notes_in_project_files_are_one_fact_per_place() -> None:
     # in the system's headers a note is help text: one shape, one key
     lib = "/usr/include/c++/12/bits/stl_pair.h:{}:5: note: candidate template ignored: '{}'"
     assert repeat_key(lib.format(663, "pair")) == repeat_key(lib.format(451, "iterator"))
+
+
+def test_an_older_retry_loop_keeps_its_first_and_last_attempt() -> None:
+    # a retry loop that gave up: where it started and where it ended are both facts to read
+    rows = ["2026-12-06 14:20:10,001 INFO [sync] starting sync of 3 regions"]
+    rows += [
+        f"2026-12-06 14:20:{10 + k // 3:02d},{k * 37 % 1000:03d} WARNING [sync] sync to "
+        f"us-east failed (attempt {k}/30): [Errno 111] Connection refused; retrying in 50ms"
+        for k in range(1, 31)
+    ]
+    rows += ["2026-12-06 14:20:21,000 ERROR [sync] us-east gave up after 30 attempts"]
+    record = _older("sync-worker-retries")
+    record["messages"][1] = _call(1, "python3 sync_client.py")
+    record["messages"][2]["content"] = "\n".join(rows) + "\n"
+    outcome = Pipeline(Settings(mode="aggressive")).run_raw(record)
+    assert outcome.rejections == []
+    assert expanded_record(outcome) == record
+    shown = outcome.record["messages"][TOOL]["content"]
+    assert "(attempt 1/30)" in shown and "(attempt 30/30)" in shown
+    assert "(attempt 15/30)" not in shown
+    assert "gave up after 30 attempts" in shown

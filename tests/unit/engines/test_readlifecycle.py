@@ -268,15 +268,23 @@ def _pipeline() -> Pipeline:
 
 
 def test_dedup_then_read_lifecycle_never_deletes_the_only_copy() -> None:
-    # dedup turns the second identical read into a back-reference to the first;
-    # read-lifecycle must then keep the first (the newer copy is only a marker)
+    # dedup leaves a file read again whole (outside lossless mode), so read-lifecycle
+    # supersedes the older copy: exactly one copy stays, the newest
     data = _transcript(("cat src/app.py", BODY), ("cat src/app.py", BODY))
     data["mode"] = "chain"
     outcome = _pipeline().run_raw(data)
     messages = outcome.record["messages"]
-    assert messages[2]["content"] == BODY
-    assert messages[4]["content"].startswith("[[dup:v1 src=m2 ")
+    assert messages[2]["content"].startswith("… superseded read of src/app.py (80 lines)")
+    assert messages[4]["content"] == BODY
     assert outcome.rejections == []
+    # a back-reference another output makes to the older read keeps that read whole
+    data = _transcript(
+        ("cat src/app.py", BODY), ("cat src/app.py", BODY), ("python3 show.py", BODY)
+    )
+    data["mode"] = "chain"
+    messages = _pipeline().run_raw(data).record["messages"]
+    assert messages[6]["content"].startswith("[[dup:v1 src=m2 ")
+    assert messages[2]["content"] == BODY
 
 
 def test_pipeline_supersedes_and_expand_restores() -> None:
