@@ -156,6 +156,11 @@ def is_stack_frame(line: str) -> bool:
 # A word of the latest request that an output holds on this many lines or fewer names those
 # lines (an order id's row, a package of pip list, a pid of ps): the filter keeps them
 NAMED_ROWS = 2
+# ... and a name with a dot, digit, dash or underscore (``http.server``, ``us-east``,
+# ``ord_105523``) on up to this many lines: it names what it is about, an English word names
+# anything
+NAMED_ID_ROWS = 6
+_ID_LIKE = re.compile(r"[\d._/-]")
 _REQUEST_TERM = re.compile(r"[A-Za-z0-9_][\w.@/:-]{2,}")
 # words of a request about any output: they name no line
 _TOOL_WORDS = frozenset({"file", "files", "line", "lines", "output", "error", "errors", "test"})
@@ -172,7 +177,8 @@ def request_terms(text: str) -> frozenset[str]:
 
 def named_lines(text: str, terms: frozenset[str]) -> frozenset[int]:
     """Indexes of the lines of ``text`` holding a term that at most :data:`NAMED_ROWS` lines
-    hold (as a whole word, case-insensitive)."""
+    hold (:data:`NAMED_ID_ROWS` for a name like ``http.server``; as a whole word,
+    case-insensitive)."""
     if not terms:
         return frozenset()
     lowered = text.lower()
@@ -181,10 +187,11 @@ def named_lines(text: str, terms: frozenset[str]) -> frozenset[int]:
     lines = lowered.split("\n")
     found: set[int] = set()
     for term in terms:
-        if lowered.count(term) > 4 * NAMED_ROWS or term not in lowered:
+        limit = NAMED_ID_ROWS if _ID_LIKE.search(term) else NAMED_ROWS
+        if lowered.count(term) > 4 * limit or term not in lowered:
             continue
         pattern = re.compile(rf"(?<![\w]){re.escape(term)}(?![\w])")
         rows = [k for k, line in enumerate(lines) if term in line and pattern.search(line)]
-        if 0 < len(rows) <= NAMED_ROWS:
+        if 0 < len(rows) <= limit:
             found.update(rows)
     return frozenset(found)

@@ -77,3 +77,21 @@ def test_aging_keeps_the_named_row_of_an_older_output_too() -> None:
     text = outcome.record["messages"][2]["content"]
     row = next(line for line in _pip_list().splitlines() if line.startswith("package-37 "))
     assert row in text and "package-12 " not in text
+
+
+def test_a_dotted_or_dashed_name_names_up_to_six_rows() -> None:
+    ps = "\n".join(
+        [
+            f"root {4400 + k} 0.1 0.0 {20000 + k} ? S 14:47 0:00 python3 worker.py --id w{k}"
+            for k in range(9)
+        ]
+        + [
+            f"root {4500 + k} 0.4 0.0 26828 ? S 14:47 0:00 python3 -m http.server {7410 + k}"
+            for k in range(3)
+        ]
+    )
+    terms = request_terms("On which ports do the http.server processes listen?")
+    assert "http.server" in terms
+    assert named_lines(ps, terms) == frozenset({9, 10, 11})
+    # an English word on three lines still names none
+    assert named_lines("x ports\ny ports\nz ports\n", frozenset({"ports"})) == frozenset()
