@@ -443,6 +443,9 @@ def plain_warning_shape_token(match: re.Match[str]) -> str:
 
 def reference_line_shape(line: str) -> str:
     """line_shape with every regex on every line (no hints, no cold runs, no guards)."""
+    eslint = facts._ESLINT_ERROR.match(line)
+    if eslint is not None:
+        return eslint.group(1) + reference_line_shape(eslint.group(2))
     if "/proc/" in line:
         line = facts._PROC_PID.sub(lambda m: facts._DIGITS.sub("#", m.group()), line)
     note = facts._DIAG_NOTE.match(line) is not None or (

@@ -194,6 +194,12 @@ SYSTEM_HEADER_STEP = re.compile(
 )
 
 
+# eslint's stylish row of an error under its file header (``  12:3  error  'describe' is not
+# defined  no-undef``): its position names no file, so no position rule above keeps it
+_ESLINT_ERROR = re.compile(r"^([ \t]*\d+:\d+)([ \t]+error[ \t].*)$", re.S)
+_ESLINT_FIRST = frozenset(" \t0123456789")
+
+
 def _shape_token(match: re.Match[str]) -> str:
     return "#" if match.lastgroup is None or match.lastgroup == "ts" else match.group()
 
@@ -293,11 +299,15 @@ def repeat_key(line: str) -> str:
 def line_shape(line: str) -> str:
     """The line with its volatile numbers and hex ids replaced by ``#``.
 
-    In a warning (a warning word, no error word) and in a compiler's
-    ``file:line:col: note:`` the line and column of a position fold too (in a warning the id of
+    An eslint error row's ``line:col`` stays.  In a warning (a warning word, no error word)
+    and in a compiler's ``file:line:col: note:`` the line and column of a position fold too (in a warning the id of
     the request it was logged for too); in an assertion (``==``, ``expected``,
     ``got`` ...) only timestamps fold.
     """
+    if line[:1] in _ESLINT_FIRST:
+        eslint = _ESLINT_ERROR.match(line)
+        if eslint is not None:  # an eslint error's ``12:3`` is where it is: two places, two facts
+            return eslint.group(1) + line_shape(eslint.group(2))
     if "/proc/" in line:
         line = _PROC_PID.sub(lambda m: _DIGITS.sub("#", m.group()), line)
     note = (": note: " in line and _DIAG_NOTE.match(line) is not None) or (
@@ -371,6 +381,15 @@ _ERROR_LINE = re.compile(
     r"|Out of memory|oom-kill(?:er)?|segfault|SEVERE"
     # ctest's closing line (``Errors`` alone is a table header: tsc's ``Errors  Files``)
     r"|Errors while running)\b"
+    # ctest's other ways to fail: ``***Timeout   3.00 sec``, ``5 - lru_stress (Timeout)``
+    r"|\*\*\*(?:Timeout|Not Run|SEGFAULT|Subprocess aborted|Child aborted)"
+    r"|^\s*\d+ - \S+ \((?:Timeout|Not Run|SEGFAULT|NUMERICAL|Subprocess aborted)\)$"
+    # Kubernetes: a pod's state or an event's reason that is a failure
+    r"|\b(?:CrashLoopBackOff|OOMKill(?:ed|ing)|ImagePullBackOff|ErrImagePull|Evicted)\b"
+    # a shell's word for a program killed by a signal (``bash: line 1: 26463 Segmentation
+    # fault  valgrind ...``, ``Aborted (core dumped)``)
+    r"|\b(?:Segmentation fault|Bus error|Illegal instruction|Floating point exception"
+    r"|core dumped)"
     # pino's and bunyan's JSON lines say warn, error and fatal as numbers (40, 50, 60)
     r'|"level":\s?[456]0(?![\d.])'
     # levels written in lower case: nginx's error log and winston (``[warn]``, ``[crit]``,
@@ -386,6 +405,9 @@ _ERROR_HINT = re.compile(
     r"rror|RROR|ailed|ailure|FAIL|atal|FATAL|anic|xception|Traceback|RITICAL|ritical|arning|WARN|"
     r'denied|refused|of memory|oom-kill|segfault|SEVERE|"level":|warn\]|crit\]|alert\]|emerg\]'
     r'|warn"|crit"|alert"|emerg"|dpanic"|^[EWF]\d{4} '
+    r"|\*\*\*|Timeout\)|Not Run\)|SEGFAULT\)|NUMERICAL\)|aborted\)"
+    r"|BackOff|OOMKill|ErrImagePull|Evicted|Segmentation|Bus error|Illegal instr|Floating point"
+    r"|core dumped"
 )
 
 
@@ -476,7 +498,8 @@ _LOCATION = re.compile(
 )
 # A related location on its own indented line: tsc --pretty's ``  src/types.ts:1:51`` above
 # the snippet of what an error refers to (``'unitCents' is declared here.``), kind ``finding``
-RELATED_LOCATION = re.compile(r"^\s+(?:[\w.@~+-]*[/\\])*[\w.@~+-]+\.\w{1,12}:\d+:\d+$")
+# (esbuild writes it with a colon: ``    web/main.js:4:21:`` under ``✘ [ERROR] Could not resolve``)
+RELATED_LOCATION = re.compile(r"^\s+(?:[\w.@~+-]*[/\\])*[\w.@~+-]+\.\w{1,12}:\d+:\d+:?$")
 # A property-based test's failing example (hypothesis: ``Falsifying example: test_x(`` or,
 # since 6.1xx, ``Failing test case: test_x(``, with or without pytest's ``E`` in front): its
 # argument lines up to the closing ``)`` are the failure (kind ``test_failure``), what
@@ -538,6 +561,10 @@ _CRASH_HEAD = re.compile(
     r"^(?:SUMMARY: \w*Sanitizer: |(?:Direct|Indirect) leak of |make(?:\[\d+\])?: \*\*\* "
     r"|thread '[^']*' panicked at "
     r"|terminate called (?:after throwing an instance of |without an active exception)"
+    r"|Program (?:received|terminated with) signal SIG[A-Z]+"  # gdb
+    r"|(?:\[pid\s+\d+\] )?(?:--- SIG(?:SEGV|BUS|FPE|ILL|ABRT|SYS) \{|\+\+\+ killed by SIG[A-Z]+"
+    r"|--- SIGCHLD \{.*si_status=SIG(?:SEGV|BUS|FPE|ILL|ABRT|SYS|KILL)\b)"
+    r"|< HTTP/\d(?:\.\d)? 5\d\d\b"  # curl -v: the server's answer, a 5xx
     r"|==\d+==\s*(?:definitely lost:|possibly lost:|in use at exit: [1-9]"
     r"|Invalid (?:read|write|free)|Conditional jump|Use of uninitialised|Mismatched free|Syscall param|Source and destination"
     r"|[\d,]+ (?:\([\d,]+ direct, [\d,]+ indirect\) )?bytes in [\d,]+ blocks are"
@@ -591,15 +618,20 @@ _FRAME_HEAD = re.compile(
     r"|==\d+==(?:ERROR: |\s*(?:Invalid|Conditional|Use of"
     r"|Mismatched|Syscall|Source and|[\d,]+ .*lost))|(?:Direct|Indirect) leak of "
     r"|Exception in thread |Caused by: |thread '[^'\n]{0,200}'(?: \(\d+\))? panicked at "
+    r"|Program received signal "
     r"|(?:Uncaught )?(?:[A-Za-z_$][\w.$]*)?(?:Exception|Error)(?: \[[\w-]+\])?(?::|$))"
 )
 _NATIVE_FRAME = re.compile(
     r"^\s+/\S+\.go:\d+(?: \+0x[0-9a-f]+)?$"
-    r"|^\s*#\d+ 0x[0-9a-f]+ in \S+ \S+:\d+"
+    # a sanitizer's frame, its function one word or a C++ signature (``in LruCache::put(std::
+    # basic_string<char> const&, int) /src/lru.cpp:10``)
+    r"|^\s*#\d+ 0x[0-9a-f]+ in (?:\S+|[^()\n]+\(.*\)(?: const)?) \S+:\d+"
     r"|^\s*#\d+ \S+ \S+:\d+(?::\d+)? \([^()\s]+\+0x[0-9a-f]+\)$"  # ThreadSanitizer's
     r"|^==\d+==\s+(?:at|by) 0x[0-9A-Fa-f]+: .*\(\S+:\d+\)$"
     r"|^\s+at [\w$.<>]+\(.*:\d+\)|^\s+at .+ \(.+:\d+:\d+\)$"
     r"|^\s+at \S+:\d+:\d+$"  # a Rust backtrace frame's location (under its function)
+    # gdb's frame: ``#1  0x00005555 in main (argc=4, argv=0x7ff) at tools/tilecat.c:24``
+    r"|^(?:#\d+\s+)?(?:0x[0-9a-f]+ in )?[\w:~<>.]+ \(.*\) at \S+:\d+$"
 )
 # a JVM frame (``at pkg.Class.method(File.java:12)``) in the runtime or a framework or
 # library that applications run on, not in the application: servlet containers, Spring,
@@ -620,7 +652,12 @@ _NOT_USER_FRAME = re.compile(
     r"/usr/|\(/lib|^\s*/lib|/go/src/|/rustc/|/\.cargo/registry/|/pkg/mod/|\bnode:[\w/]+:\d|"
     r"/lib/python\d|site-packages/|<frozen |"
     r"node_modules|\(internal/|" + JVM_LIBRARY_FRAME + "|"
-    r"sanitizer|asan_|libc[.-]|compiler-rt|/csu/|/sysdeps/"
+    r"sanitizer|asan_|libc[.-]|compiler-rt|/csu/|/sysdeps/|"
+    # valgrind's frame in libc's allocator or string functions built with their line table
+    # (``by 0x48F99A9: strdup (strdup.c:42)``): the caller below is the user's frame
+    r"^==\d+==\s+(?:at|by) 0x[0-9A-Fa-f]+: (?:malloc|calloc|realloc|reallocarray|free|strdup"
+    r"|strndup|memcpy|memmove|memset|strcpy|strncpy|strcat|strlen|asprintf|vasprintf"
+    r"|operator new(?:\[\])?|operator delete(?:\[\])?)[ (]"
 )
 
 
@@ -748,8 +785,8 @@ _SUREFIRE_PASS = re.compile(
 )
 _FAILURE_FIRST = frozenset("✕×✗✘✖●n_-r")
 _LOCATION_FIRST = frozenset("-[❯lLwW>")
-_CRASH_FIRST = frozenset("SDImt=")
-_NATIVE_FIRST = frozenset("/#=a")
+_CRASH_FIRST = frozenset("SDImt=P[-+<")
+_NATIVE_FIRST = frozenset("/#=a0")
 
 
 def _tool_lines(text: str, family: str | None) -> Iterable[tuple[str, str]]:
@@ -966,7 +1003,11 @@ def _tool_lines(text: str, family: str | None) -> Iterable[tuple[str, str]]:
                 and not raw.startswith((" ", "\t", "+", "-"))
             )
             or ((first in _LOCATION_FIRST or ".go:" in line) and _LOCATION.match(raw))
-            or (raw[:1] in " \t" and line[-1:].isdecimal() and RELATED_LOCATION.match(raw))
+            or (
+                raw[:1] in " \t"
+                and (line[-1:].isdecimal() or line[-1:] == ":")
+                and RELATED_LOCATION.match(raw)
+            )
         ):
             # a compiler warning is an error line: one kind in one file is one fact
             yield "error_line" if _is_diag_warning(line) else "finding", token

@@ -51,7 +51,7 @@ MIN_SAVED = {
     "ctest": 70,
     "cargo-build": 45,
     "gcc": 50,
-    "eslint": 45,
+    "eslint": 25,  # (its errors stay one per place: an error is never folded into another)
     "tsc-pretty": 18,
     "mvn-test": 50,
 }

@@ -42,7 +42,7 @@ javac's ``symbol:``/``location:``) are dropped (``snippet lines``, ``help
 lines``); gcc's ``In function 'f':`` context stays above an error and goes with the
 help text above a warning (``function context lines``: its ``file:line:col`` says where).
 
-Repeats: a warning (or an eslint finding without a snippet) of the same kind
+Repeats: a warning (or an eslint warning, which has no snippet) of the same kind
 in the same file as one shown above (rustc's, whose headline names no file: in
 any file), whose headline the gate folds to the same shape (:func:`~workers.fidelity.facts.line_shape`: positions and quoted
 names fold for compiler warnings), is dropped whole, context line included;
