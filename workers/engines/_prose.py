@@ -247,6 +247,10 @@ def gate_keys(line: str) -> list[str]:
     return [line.strip()[:CRITICAL_CAP]]
 
 
+# an error line of a retry loop: its last one says where the loop ended
+_RETRY = re.compile(r"(?i)\b(?:attempts?|retr(?:y|ies|ying|ied)|tries)\b")
+
+
 def critical_flags(
     text: str,
     lines: Sequence[str],
@@ -269,8 +273,8 @@ def critical_flags(
     error lines the first of each ``shape`` (by default the gate's: lines that
     differ only in numbers and hex ids; the engines that condense pass
     :func:`~workers.fidelity.facts.repeat_key`, which folds only timestamps,
-    pids, durations and such); ``last_too`` flags the last of each shape as well (a
-    retry loop's last attempt, ``attempt 30/30``, is where it ended).  With ``pack`` (prose), lines with
+    pids, durations and such); ``last_too`` flags the last of each shape of a retry
+    (a line that says attempt, retry or tries) as well: ``attempt 30/30`` is where it ended.  With ``pack`` (prose), lines with
     a polarity word are flagged too.  With ``keep_markers``, lines carrying
     markers of earlier engines are flagged (engines that would only re-stash
     a marker leave it); without, an offload marker line may join a run (a
@@ -335,7 +339,7 @@ def critical_flags(
                     if not distinct or folded not in seen_shapes:
                         seen_shapes.add(folded)
                         flags[i] = True
-                    elif last_too:
+                    elif last_too and _RETRY.search(key) is not None:
                         last_of_shape[folded] = i
     for i in last_of_shape.values():
         flags[i] = True
@@ -383,7 +387,7 @@ def flag_critical_before(
     last_of_key: dict[str, int] = {}
     for k, key in enumerate(keys):
         if flags[k]:
-            if last_too and key in shaped:
+            if last_too and key in shaped and _RETRY.search(key) is not None:
                 last_of_key.pop(fold(k, key), None)  # shown: the last so far is this one
             continue
         if key in exact:
@@ -392,7 +396,7 @@ def flag_critical_before(
             if distinct:
                 folded = fold(k, key)
                 if folded in shown:
-                    if last_too:
+                    if last_too and _RETRY.search(key) is not None:
                         last_of_key[folded] = k
                     continue
                 shown.add(folded)

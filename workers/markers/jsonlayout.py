@@ -190,8 +190,38 @@ def _split_prefix(prefix: str, unit: str) -> tuple[int, int]:
 # -- finding JSON ------------------------------------------------------------
 
 
+# A tool result whose last lines are one JSON document after lines that are not JSON (``curl
+# -v``'s request and response headers, then the body; a script's banner, then its JSON): the
+# document is a span too.  Tried from the first lines that start with ``{`` or ``[``: at most
+# this many (a JSON-lines log fails on each, after its first object)
+TRAILING_TRIES = 8
+TRAILING_MIN_CHARS = 400
+_JSON_LINE_START = re.compile(r"\n(?=[\[{])")
+
+
+def _trailing_document(text: str) -> tuple[int, int] | None:
+    """The span of a JSON object or array that runs from a line's start to the end of
+    ``text``, or None."""
+    end = len(text.rstrip(" \t\r\n"))
+    if end < TRAILING_MIN_CHARS or text[end - 1] not in "]}":
+        return None
+    for tries, m in enumerate(_JSON_LINE_START.finditer(text, 0, end)):
+        if tries >= TRAILING_TRIES:
+            return None
+        start = m.end()
+        if end - start < TRAILING_MIN_CHARS:
+            return None
+        try:
+            value = orjson.loads(text[start:end])
+        except orjson.JSONDecodeError:
+            continue
+        return (start, end) if isinstance(value, (list, dict)) else None
+    return None
+
+
 def doc_spans(text: str, whole: bool) -> Iterator[tuple[int, int]]:
-    """Spans of candidate JSON values: the whole (stripped) text, or fenced blocks.
+    """Spans of candidate JSON values: the whole (stripped) text, or a document that ends
+    it after lines of other text (:func:`_trailing_document`), or fenced blocks.
 
     Only spans starting with ``[`` or ``{`` are given.
     """
@@ -200,6 +230,10 @@ def doc_spans(text: str, whole: bool) -> Iterator[tuple[int, int]]:
         if start < len(text) and text[start] in "[{":
             yield start, len(text.rstrip(" \t\r\n"))
             # valid JSON has no line starting with a fence: both cannot overlap
+        elif "```" not in text and "~~~" not in text:
+            trailing = _trailing_document(text)
+            if trailing is not None:
+                yield trailing
     if "```" not in text and "~~~" not in text:
         return
     for a, b in _fenced_bodies(text):

@@ -172,3 +172,20 @@ def test_decode_leaves_malformed_markers_as_text() -> None:
 def test_decode_of_the_plain_format_gives_compact_json() -> None:
     marker = '[[json-table:v1 columns=["id","name"] rows=2]]\n[1,"a"]\n[2,"b"]\n[[/json-table]]'
     assert decode(marker) == '[{"id":1,"name":"a"},{"id":2,"name":"b"}]'
+
+
+def test_a_document_that_ends_a_text_after_other_lines() -> None:
+    # curl -v: request and response headers, curl's progress line, then the body
+    head = (
+        "> GET /api/v2/hosts HTTP/1.1\n> Host: 127.0.0.1:7491\n>\n< HTTP/1.0 200 OK\n"
+        "< Content-Type: application/json\n<\n{ [412 bytes data]\n"
+    )
+    body = json.dumps({"hosts": ROWS * 4, "count": 32})
+    out = run(head + body + "\n")
+    assert out.startswith(head) and "[[json-table:v1 " in out
+    # a JSON-lines log after a banner is no document: left alone
+    lines = "starting\n" + "\n".join(json.dumps(row) for row in ROWS * 8) + "\n"
+    assert run(lines) == lines
+    # nor is a body that other output broke (curl's stderr inside it)
+    broken = head + body[:200] + "* Closing connection 0\n" + body[200:] + "\n"
+    assert run(broken) == broken
