@@ -146,3 +146,40 @@ def test_a_node_assertion_with_its_diff_above_the_frames_is_a_crash_report() -> 
     dropped = {lines[i].strip() for i in structure.drop}
     assert "at Test.postRun (node:internal/test_runner/test:889:19)" in dropped
     assert all("shop.test.js" not in line for line in dropped)
+
+
+def _race(access: str, line: int, offset: int) -> list[str]:
+    """One report of ``go test -race`` (the race detector's shape): both stacks in user code."""
+    stack = [
+        "  example.com/fleet/dispatch.(*Dispatcher).Assign()",
+        f"      /src/fleet/dispatch/dispatch.go:{line} +0x{offset:x}",
+        "  example.com/fleet/dispatch.TestAssignConcurrent.func1()",
+        "      /src/fleet/dispatch/dispatch_test.go:33 +0xe5",
+        "  example.com/fleet/dispatch.TestAssignConcurrent.gowrap1()",
+        "      /src/fleet/dispatch/dispatch_test.go:36 +0x38",
+    ]
+    return [
+        "==================",
+        "WARNING: DATA RACE",
+        f"{access} at 0x00c00008c8b0 by goroutine 10:",
+        *stack,
+        "",
+        "Previous write at 0x00c00008c8b0 by goroutine 17:",
+        *[row.replace(f"+0x{offset:x}", f"+0x{offset + 30:x}") for row in stack],
+        "",
+    ]
+
+
+def test_a_go_stack_the_same_as_one_above_but_for_offsets_goes() -> None:
+    text = "\n".join([*_race("Read", 54, 531), *_race("Read", 56, 903), "FAIL"]) + "\n"
+    record = {
+        "id": "race",
+        "kind": "tool_output",
+        "command": "go test -race ./...",
+        "content": text,
+    }
+    shown, saved = compress_soundly(record, "standard")
+    assert shown.count("dispatch_test.go:33 +0xe5") == 2  # each line of the code, once per line
+    assert "dispatch.go:54 +0x213" in shown and "dispatch.go:56 +0x387" in shown
+    assert "dispatch.go:54 +0x231" not in shown  # the first report's Previous write: its Read
+    assert saved > 0.3

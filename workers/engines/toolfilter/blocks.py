@@ -65,7 +65,9 @@ the headline, its first user frame (a fact of the gate) and the summary
 are visible; AddressSanitizer's shadow memory map and legend and
 valgrind's banner are dropped too.  A stack of ``at`` frames (JVM, JavaScript)
 that is frame for frame one above goes whole (``repeated stack frames``): a
-service log that logs one failure per request shows its stack once.
+service log that logs one failure per request shows its stack once; so does a Go stack
+the same but for its ``+0x`` offsets (the race detector's ``Previous write`` and
+``created at`` stacks of each report).
 
 Everything dropped is stashed by :mod:`.render` (``<<cx:KEY>>``), so
 expanding gives the output back exactly.
@@ -278,6 +280,29 @@ def _repeated_stack(
     return j - 1
 
 
+def _repeated_go_stack(
+    lines: list[str], i: int, stacks: set[tuple[str, ...]], drop: dict[int, str]
+) -> int | None:
+    """The index of the last line of the Go stack (function and file line pairs, two frames
+    or more) that starts at ``i`` when a stack above was the same but for the frames'
+    ``+0x`` offsets and arguments (the race detector writes each report's ``Previous write``
+    and ``created at`` stacks again): its lines are dropped (``repeated stack frames``);
+    None when it is the first such stack."""
+    n = len(lines)
+    j = i
+    while j + 1 < n and _GO_FUNC.match(lines[j]) and _GO_FILE.match(lines[j + 1]):
+        j += 2
+    if j - i < 4:
+        return None
+    stack = tuple(_GO_VOLATILE.sub("#", line.strip()) for line in lines[i:j])
+    if stack not in stacks:
+        stacks.add(stack)
+        return None
+    for k in range(i, j):
+        drop[k] = STACK_FRAMES
+    return j - 1
+
+
 def _crash(lines: list[str], keep: set[int], drop: dict[int, str]) -> None:
     n = len(lines)
     stacks: set[tuple[str, ...]] = set()  # the ``at`` stacks seen so far
@@ -304,6 +329,11 @@ def _crash(lines: list[str], keep: set[int], drop: dict[int, str]) -> None:
         elif m[0] in " \t#" and _NATIVE.match(m):
             _native_frame(m, i, keep, drop)
         elif i + 1 < n and _GO_FILE.match(lines[i + 1]) and _GO_FUNC.match(m):
+            head = i == 0 or not _GO_FILE.match(lines[i - 1])  # a stack starts here
+            end = _repeated_go_stack(lines, i, stacks, drop) if head else None
+            if end is not None:
+                i = end + 1
+                continue
             pair = m + " " + lines[i + 1]
             if is_user_frame(pair):
                 keep.update((i, i + 1))
