@@ -56,7 +56,14 @@ from workers.core.offload import stash_key
 from workers.core.tokens import TokenCounter
 from workers.engines._logs import MIN_LOG_LINES, Field, Masked, is_log_line, mask, reads_a_log
 from workers.engines._shell import is_file_read
-from workers.engines._text import PointedAt, is_json_document, nonzero, restores
+from workers.engines._text import (
+    PointedAt,
+    is_json_document,
+    named_lines,
+    nonzero,
+    request_terms,
+    restores,
+)
 from workers.engines.base import Engine, EngineContext, EngineOutput
 from workers.fidelity.facts import SHAPED_KINDS, critical_lines, is_error_line, line_shape
 from workers.fidelity.lossy import hidden_critical
@@ -349,11 +356,19 @@ class FoldResult:
     lines_folded: int
 
 
-def fold_log(text: str, tokens: TokenCounter, command: str | None = None) -> FoldResult | None:
-    """Fold the template runs of one tool output; None when nothing was worth folding."""
+def fold_log(
+    text: str,
+    tokens: TokenCounter,
+    command: str | None = None,
+    pinned: frozenset[int] = frozenset(),
+) -> FoldResult | None:
+    """Fold the template runs of one tool output; None when nothing was worth folding.
+
+    ``pinned``: lines the latest request names (:func:`~workers.engines._text.named_lines`):
+    they stay visible and end a run, as a line the gate must see does."""
     if len(text) < MIN_CHARS or _OTHER_BREAKS.search(text) or is_json_document(text):
         return None
-    runs = _runs_of((text, command))
+    runs = _runs_of((text, command, pinned))
     if runs is None:
         return None
     lines = text.split("\n")
@@ -420,7 +435,8 @@ def _show(shown: set[str], *members: _Line) -> None:
 
 
 def _key_chars(key: object) -> int:
-    """What a ``(text, command)`` key or a value of ``_runs_of`` counts for in its memo."""
+    """What a ``(text, command, pinned)`` key or a value of ``_runs_of`` counts for in its
+    memo."""
     if isinstance(key, tuple) and key and isinstance(key[0], str):
         return len(key[0]) + 1
     return 1
@@ -429,9 +445,9 @@ def _key_chars(key: object) -> int:
 # The runs are a pure function of the text and its command (what is stashed and how
 # it is keyed is not: the stash key redacts the record's own secrets), and an output
 # recurs: in several records, in every request that sends a conversation again.
-def _runs(text_command: tuple[str, str | None]) -> tuple[_Run, ...] | None:
+def _runs(text_command: tuple[str, str | None, frozenset[int]]) -> tuple[_Run, ...] | None:
     """The runs of consecutive log lines of one template (None: too few log lines)."""
-    text, command = text_command
+    text, command, pinned = text_command
     lines = text.split("\n")
     ansi = "\x1b" in text
     plain = [_ANSI.sub("", line) for line in lines] if ansi else lines
@@ -475,7 +491,7 @@ def _runs(text_command: tuple[str, str | None]) -> tuple[_Run, ...] | None:
             ):
                 riding_marker = True
                 continue
-        elif log_flags[i]:
+        elif log_flags[i] and i not in pinned:
             key = keys[i]
             crit = kinds.get(key)
             if crit is None or crit <= SHAPED_KINDS:
@@ -551,7 +567,7 @@ def _may_ride(line: _Line, shown: set[str], last: dict[str, int]) -> bool:
 
 
 # Emptied with the content caches; the runs are only read after they are built.
-_runs_of: Memo[tuple[str, str | None], tuple[_Run, ...] | None] = Memo(
+_runs_of: Memo[tuple[str, str | None, frozenset[int]], tuple[_Run, ...] | None] = Memo(
     _runs, entries=128, chars=2_000_000, size=_key_chars
 )
 
@@ -566,6 +582,7 @@ class LogTemplateEngine(Engine):
 
     def apply(self, units: Sequence[Unit], ctx: EngineContext) -> EngineOutput:
         pointed = PointedAt(units)
+        asked = request_terms(ctx.latest_user_text)  # words that name the lines holding them
         texts: list[str] = []
         stash: dict[str, str] = {}
         changed = runs = folded = 0
@@ -581,7 +598,7 @@ class LogTemplateEngine(Engine):
             ):
                 texts.append(text)
                 continue
-            result = fold_log(text, ctx.tokens, unit.command)
+            result = fold_log(text, ctx.tokens, unit.command, named_lines(text, asked))
             if result is None:
                 texts.append(text)
                 continue

@@ -546,3 +546,23 @@ def test_warnings_per_batch_fold_with_their_batches_listed_errors_per_batch_stay
     assert re.search(r"… 6 more lines like this \(numbers 6, 9, 12, 15, 18, 21;", after), after
     for line in errors:
         assert line in after
+
+
+def test_a_line_the_request_names_stays_out_of_a_run() -> None:
+    rows = [
+        f"2026-03-02 10:00:{s:02d},000 INFO sync: pushed snapshot region=eu-central "
+        f"batch=b-{1000 + s} bytes={4000 + 7 * s}"
+        for s in range(40)
+    ]
+    text = "\n".join(rows) + "\n"
+    named = rows[17]
+    folded, _ = _fold(text, "python3 sync.py")
+    assert named not in folded.splitlines()  # nobody asks: it folds with the rest
+    out = LogTemplateEngine().apply(
+        [make_unit(1, text, command="python3 sync.py", tool_name="bash")],
+        EngineContext(tokens=TokenCounter(), latest_user_text="How big was batch b-1017?"),
+    )
+    after = out.texts[0]
+    _sound(text, after, out.stash, "python3 sync.py")
+    assert named in after.splitlines()
+    assert len(after) < len(text) / 2  # the runs around it still fold

@@ -36,7 +36,7 @@ def _service_log(lines: int, every: int, seed: int = 3) -> str:
 
 def test_a_health_check_between_retries_rides_along_in_the_run() -> None:
     text = _service_log(60, 4)
-    runs = _runs((text, "python3 api.py"))
+    runs = _runs((text, "python3 api.py", frozenset()))
     assert runs is not None
     longest = max(runs, key=lambda r: len(r.members))
     assert len(longest.members) == 45 and longest.passengers == 14
@@ -52,20 +52,20 @@ def test_two_foreign_lines_in_a_row_end_the_run() -> None:
         "health check ok",
         "health check ok\n2026-12-02 10:59:59,000 INFO  api.pool [pid 4120] pool resized",
     )
-    runs = _runs((text, "python3 api.py"))
+    runs = _runs((text, "python3 api.py", frozenset()))
     assert runs is not None
     assert all(r.passengers == 0 for r in runs)
 
 
 def test_a_line_with_an_identifier_never_rides() -> None:
     text = _service_log(40, 4).replace("health check ok", "health check ok for /srv/a")
-    runs = _runs((text, "python3 api.py"))
+    runs = _runs((text, "python3 api.py", frozenset()))
     assert runs is not None and all(r.passengers == 0 for r in runs)
 
 
 def test_an_error_line_rides_only_after_a_visible_line_of_its_shape() -> None:
     text = _service_log(40, 4).replace("health check ok", "health check failed")
-    runs = _runs((text, "python3 api.py"))
+    runs = _runs((text, "python3 api.py", frozenset()))
     assert runs is not None
     lines = text.splitlines()
     firsts = [run.first.index for run in runs]
@@ -95,7 +95,7 @@ def test_an_error_line_of_a_shape_not_shown_never_rides() -> None:
     ]:
         # each check fails for another service: ten facts
         text = text.replace("health check ok", f"health check failed for {name}", 1)
-    runs = _runs((text, "python3 api.py"))
+    runs = _runs((text, "python3 api.py", frozenset()))
     assert runs is not None and all(r.passengers == 0 for r in runs)
 
 
