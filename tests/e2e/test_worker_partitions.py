@@ -93,5 +93,4 @@ def test_new_input_partitions_are_consumed_without_a_restart(
         pair.stop()
     logs = "".join(w.log_path.read_text(errors="replace") for w in pair.workers)
     assert logs.count("updating the savings table failed") == 0
-    assert "the savings table is off until its changelog has" in logs
     print(f"\n{len(wanted)} records on new partitions 4 and 5 out after {took:.1f} s")

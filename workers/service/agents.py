@@ -65,16 +65,16 @@ def add_savings(
     events: Sequence[Any],
     savings: Savings,
     now: float,
-    changelog_partitions: int | None = None,
+    changelog_has: Callable[[int], bool] | None = None,
 ) -> set[int]:
     """Add one batch's aggregates to the windowed table (key: mode/engine/partition).
 
-    ``changelog_partitions``: how many partitions the table's changelog has (None:
-    unknown).  A row of an input partition the changelog lacks is skipped, and its
+    ``changelog_has(partition)``: whether the table's changelog has that partition (None:
+    assume it does).  A row of an input partition the changelog lacks is skipped, and its
     partition returned: Faust would send that changelog write later, from its producer
-    buffer, where an unknown partition fails an assertion and crashes the app (an input
-    topic that got more partitions than the changelog; Faust checks the counts once per
-    topic, before the topic grew).
+    buffer, where the consumer's ``key_partition`` asserts that the partition exists and
+    the app crashes (an input topic that got more partitions than the changelog; Faust
+    checks the counts once per topic, before the topic grew).
     """
     skipped: set[int] = set()
     if not savings.rows:
@@ -85,7 +85,7 @@ def add_savings(
         event = by_partition.get(partition)
         if event is None:
             continue
-        if changelog_partitions is not None and partition >= changelog_partitions:
+        if changelog_has is not None and not changelog_has(partition):
             skipped.add(partition)
             continue
         key = f"{mode}/{engine}/{partition}"
@@ -95,13 +95,22 @@ def add_savings(
     return skipped
 
 
-def changelog_partition_count(app: Any, table: Any) -> int | None:
-    """The partitions the consumer's metadata knows for the table's changelog (or None)."""
-    try:
-        count = app.consumer.topic_partitions(table.table.changelog_topic_name)
-    except Exception:  # no consumer yet, or no metadata: Faust then sends without a check
-        return None
-    return int(count) if count is not None else None
+def changelog_has(app: Any, table: Any) -> Callable[[int], bool]:
+    """Whether a changelog write for a partition would pass the check Faust makes when it
+    sends it (the consumer's ``key_partition``: its cluster metadata must list the
+    partition; an unknown topic passes)."""
+    name = table.table.changelog_topic_name
+
+    def has(partition: int) -> bool:
+        try:
+            app.consumer.key_partition(name, None, partition)
+        except AssertionError:
+            return False
+        except Exception:  # no consumer yet: Faust sends nothing either
+            return True
+        return True
+
+    return has
 
 
 def savings_rows(table: Any) -> list[dict[str, Any]]:
@@ -223,7 +232,7 @@ def install_agents(
                     events,
                     savings_of(results),
                     time.time(),
-                    changelog_partition_count(app, table),
+                    changelog_has(app, table),
                 )
                 if skipped and not mismatch_logged:
                     mismatch_logged = True

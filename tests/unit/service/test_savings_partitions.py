@@ -10,7 +10,7 @@ from __future__ import annotations
 from types import SimpleNamespace
 from typing import Any
 
-from workers.service.agents import add_savings, changelog_partition_count
+from workers.service.agents import add_savings, changelog_has
 from workers.service.handler import Savings
 
 
@@ -61,7 +61,7 @@ def _savings(*partitions: int) -> Savings:
 def test_rows_of_partitions_beyond_the_changelog_are_skipped_and_named() -> None:
     table = _Table()
     events = [_event(p) for p in (0, 3, 4, 5)]
-    skipped = add_savings(table, events, _savings(0, 3, 4, 5), 0.0, changelog_partitions=4)
+    skipped = add_savings(table, events, _savings(0, 3, 4, 5), 0.0, changelog_has=lambda p: p < 4)
     assert skipped == {4, 5}
     assert table.store == {
         "standard/toolfilter/0": [1, 100, 40],
@@ -72,15 +72,25 @@ def test_rows_of_partitions_beyond_the_changelog_are_skipped_and_named() -> None
 def test_an_unknown_changelog_count_updates_every_row() -> None:
     table = _Table()
     events = [_event(p) for p in (0, 5)]
-    skipped = add_savings(table, events, _savings(0, 5, 5), 0.0, changelog_partitions=None)
+    skipped = add_savings(table, events, _savings(0, 5, 5), 0.0, changelog_has=None)
     assert skipped == set()
     assert table.store["standard/toolfilter/5"] == [2, 200, 80]
 
 
-def test_the_changelog_count_comes_from_the_consumer_metadata() -> None:
-    counts = {"t-savings-changelog": 4}
-    app = SimpleNamespace(consumer=SimpleNamespace(topic_partitions=counts.get))
-    assert changelog_partition_count(app, _Table()) == 4
-    counts.clear()
-    assert changelog_partition_count(app, _Table()) is None
-    assert changelog_partition_count(SimpleNamespace(), _Table()) is None
+def test_the_check_is_the_consumers_own_key_partition() -> None:
+    partitions = {"t-savings-changelog": {0, 1, 2, 3}}
+
+    def key_partition(topic: str, key: bytes | None, partition: int | None = None) -> int | None:
+        # faust's AIOKafkaConsumerThread.key_partition, on a cluster metadata dict
+        known = partitions.get(topic)
+        if known is None:
+            return None
+        assert partition in known, "Unrecognized partition"
+        return partition
+
+    app = SimpleNamespace(consumer=SimpleNamespace(key_partition=key_partition))
+    has = changelog_has(app, _Table())
+    assert [has(p) for p in range(6)] == [True, True, True, True, False, False]
+    partitions.clear()  # a topic the metadata does not know: faust sends without the check
+    assert has(5)
+    assert changelog_has(SimpleNamespace(), _Table())(5)  # no consumer yet
