@@ -271,7 +271,14 @@ def _repeated_stack(
         j += 1
     if j == i:
         return None
-    stack = tuple(line.strip() for line in lines[i:j])
+    return _drop_if_seen(tuple(line.strip() for line in lines[i:j]), i, j, stacks, drop)
+
+
+def _drop_if_seen(
+    stack: tuple[str, ...], i: int, j: int, stacks: set[tuple[str, ...]], drop: dict[int, str]
+) -> int | None:
+    """Lines ``i`` to ``j - 1`` dropped as ``repeated stack frames`` when ``stack`` was seen
+    above (their last index returned), else ``stack`` noted and None."""
     if stack not in stacks:
         stacks.add(stack)
         return None
@@ -295,12 +302,7 @@ def _repeated_go_stack(
     if j - i < 4:
         return None
     stack = tuple(_GO_VOLATILE.sub("#", line.strip()) for line in lines[i:j])
-    if stack not in stacks:
-        stacks.add(stack)
-        return None
-    for k in range(i, j):
-        drop[k] = STACK_FRAMES
-    return j - 1
+    return _drop_if_seen(stack, i, j, stacks, drop)
 
 
 def _crash(lines: list[str], keep: set[int], drop: dict[int, str]) -> None:
