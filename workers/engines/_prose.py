@@ -274,7 +274,8 @@ def critical_flags(
     differ only in numbers and hex ids; the engines that condense pass
     :func:`~workers.fidelity.facts.repeat_key`, which folds only timestamps,
     pids, durations and such); ``last_too`` flags the last of each shape of a retry
-    (a line that says attempt, retry or tries) as well: ``attempt 30/30`` is where it ended.  With ``pack`` (prose), lines with
+    (a line that says attempt, retry or tries) as well: ``attempt 30/30`` is where it
+    ended.  With ``pack`` (prose), lines with
     a polarity word are flagged too.  With ``keep_markers``, lines carrying
     markers of earlier engines are flagged (engines that would only re-stash
     a marker leave it); without, an offload marker line may join a run (a
@@ -359,7 +360,7 @@ def flag_critical_before(
 ) -> None:
     """Flag the lines of ``lines`` (a tool output as earlier engines left it) that were
     critical in ``original`` (the output as it came in).  ``last_too``: the last line of
-    each repeat key as well as the first (see :func:`critical_flags`).
+    each repeat key of a retry line as well as the first (see :func:`critical_flags`).
 
     An earlier engine's markers can change what is critical in the text: the first user
     frame under a crash headline is found again further down, a line of pip's ``The conflict
