@@ -212,8 +212,13 @@ def _strip_span(text: str, a: int, b: int) -> tuple[int, int]:
     return a, b
 
 
-def _json_arrays(text: str, a: int, b: int) -> list[tuple[int, int, list[int]]]:
-    """``(open, close, commas)`` of every array in ``text[a:b]`` with enough items."""
+def _json_arrays(text: str, a: int, b: int, cut: bool = False) -> list[tuple[int, int, list[int]]]:
+    """``(open, close, commas)`` of every array in ``text[a:b]`` with enough items.
+
+    ``cut``: ``text[a:b]`` may be a document cut short (``head -c``, a harness that
+    truncates long outputs): an array still open at the end is given too, up to its
+    last comma (``close`` is that comma); the item after it is partial and stays.
+    """
     stack: list[tuple[int, list[int] | None]] = []
     found: list[tuple[int, int, list[int]]] = []
     for m in _STRUCT.finditer(text, a, b):
@@ -247,7 +252,14 @@ def _json_arrays(text: str, a: int, b: int) -> list[tuple[int, int, list[int]]]:
                 return []
             if seps is not None and len(seps) >= MIN_ITEMS - 1:
                 found.append((start, pos, seps))
-    return found if not stack else []
+    if not stack:
+        return found
+    if not cut:
+        return []
+    for start, seps in stack:
+        if seps is not None and len(seps) >= MIN_ITEMS:
+            found.append((start, seps[-1], seps[:-1]))
+    return found
 
 
 def _load(span: str) -> tuple[bool, Any]:
@@ -261,13 +273,36 @@ def _load(span: str) -> tuple[bool, Any]:
         return False, None
 
 
-def _array_items(text: str, open_: int, close: int, seps: list[int]) -> _Array | None:
+def _array_items(text: str, open_: int, close: int, seps: list[int]) -> list[_Array]:
+    """The items of the array at ``text[open_:close + 1]``: one :class:`_Array`, or, when
+    some items are no JSON (a line of curl's stderr inside a body, a document cut short:
+    ``close`` is then a comma), one per run of at least ``MIN_ITEMS`` items that load;
+    the others stay as they are."""
     starts = [open_ + 1, *(p + 1 for p in seps)]
     ends = [*seps, close]
-    ok, values = _load(text[open_ : close + 1])
-    if not ok or not isinstance(values, list) or len(values) != len(starts):
-        return None
-    return _Array(starts, ends, values, total_chars=close - open_ + 1)
+    whole = text[open_ : close + 1] if text[close] == "]" else text[open_:close] + "]"
+    ok, values = _load(whole)
+    if ok:
+        if not isinstance(values, list) or len(values) != len(starts):
+            return []
+        return [_Array(starts, ends, values, total_chars=close - open_ + 1)]
+    arrays: list[_Array] = []
+    run: list[int] = []
+    run_values: list[Any] = []
+    for i in range(len(starts) + 1):
+        if i < len(starts):
+            ok, value = _load(text[starts[i] : ends[i]])
+            if ok:
+                run.append(i)
+                run_values.append(value)
+                continue
+        if len(run) >= MIN_ITEMS:
+            a, b = starts[run[0]], ends[run[-1]]
+            run_starts = [starts[k] for k in run]
+            run_ends = [ends[k] for k in run]
+            arrays.append(_Array(run_starts, run_ends, run_values, total_chars=b - a))
+        run, run_values = [], []
+    return arrays
 
 
 def _table_arrays(text: str) -> Iterable[_Array]:
@@ -344,6 +379,35 @@ def _min_payloads(text: str, kind: str, command: str | None) -> Iterable[tuple[i
         if not _decoded_has_critical_lines(text[pos : end + len(_MIN_CLOSE)], kind, command):
             yield m.end(), end
         pos = text.find(_MIN_OPEN, end)
+
+
+# where a JSON document may start: a line opening an object with a key, or an array of
+# objects, arrays or strings (``[INFO]``, ``[2026-12-06 ...]`` and ``{ [5 bytes data]`` do not)
+_DOC_START = re.compile(r'(?:^|\n)[ \t]*(?=\{\s*"|\[\s*[\[{"])')
+BROKEN_MIN_CHARS = 1000  # a broken document shorter than this holds no array worth crushing
+BROKEN_TRIES = 4
+
+
+def _broken_json(text: str) -> tuple[int, int] | None:
+    """The span from the first line that opens a JSON document to the end of ``text``, when
+    that document does not load: cut short (``head -c``, a harness's truncation) or broken
+    by other output (curl's stderr written into its body).  Its arrays are crushed by the
+    items that load (:func:`_array_items`).  None for JSON lines (the first line loads:
+    each line is a document of its own) and for text with no such line."""
+    end = len(text.rstrip(" \t\r\n"))
+    for tries, m in enumerate(_DOC_START.finditer(text, 0, end)):
+        start = m.end()
+        if tries >= BROKEN_TRIES or end - start < BROKEN_MIN_CHARS:
+            return None
+        line_end = text.find("\n", start, end)
+        if line_end < 0:
+            line_end = end
+        if _load(text[start:line_end])[0]:
+            if line_end == end:
+                return None  # a whole document: the usual path took it, or it has no arrays
+            continue  # a JSON line, not a broken document
+        return start, end
+    return None
 
 
 def _whole_json(text: str) -> tuple[int, int] | None:
@@ -818,13 +882,16 @@ def crush_text(
         whole = _whole_json(text)
         if whole is not None and _load(text[whole[0] : whole[1]])[0]:
             regions.append(whole)
+    cut = not regions and not arrays
+    if cut:
+        broken = _broken_json(text)
+        if broken is not None:
+            regions.append(broken)
     for a, b in regions:
-        for open_, close, seps in _json_arrays(text, a, b):
+        for open_, close, seps in _json_arrays(text, a, b, cut):
             if close - open_ < MIN_TOKENS:
                 continue
-            arr = _array_items(text, open_, close, seps)
-            if arr is not None:
-                arrays.append(arr)
+            arrays.extend(_array_items(text, open_, close, seps))
     if not arrays:
         return None
     arrays.sort(key=lambda x: x.starts[0])

@@ -1,0 +1,161 @@
+"""smartcrush on JSON documents that do not load: cut short (``head -c``, a harness that
+truncates long outputs) or broken by other output written into them (curl's stderr in
+its body).  The items that load are crushed; the partial or broken ones stay as written."""
+
+from __future__ import annotations
+
+import json
+import re
+from typing import Any
+
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from workers.core.tokens import TokenCounter
+from workers.engines.base import EngineContext
+from workers.engines.smartcrush import crush_text
+from workers.testing import expanded
+
+CTX = EngineContext(tokens=TokenCounter())
+OMITTED = re.compile(r"… (\d+) of (\d+) (?:items|rows) omitted <<cx:[0-9a-f]{16}>>")
+
+
+def tickets(n: int = 120) -> list[dict[str, Any]]:
+    return [
+        {
+            "id": 88000 + i,
+            "title": f"ticket {i}, queue [{i % 4}]",
+            "status": "open",
+            "requester": {"id": 5000 + i % 50, "email": f"user{i % 50}@example.org"},
+            "tags": ["billing", "mail"][: i % 3],
+        }
+        for i in range(n)
+    ]
+
+
+def omitted(text: str) -> int:
+    return sum(int(m.group(1)) for m in OMITTED.finditer(text))
+
+
+def test_minified_document_cut_short_keeps_its_partial_item() -> None:
+    doc = json.dumps({"tickets": tickets(), "count": 120})
+    text = doc[: len(doc) * 2 // 3]  # cut inside an item, inside a string
+    assert json.loads(doc) and text[-1] != "}"
+    result = crush_text(text, CTX)
+    assert result is not None
+    new = result.text
+    assert omitted(new) >= 50
+    tail = text[text.rindex(", {") :]  # the partial item after the last comma
+    assert new.endswith(tail)
+    assert new.startswith('{"tickets": [{"id": 88000, ')
+    assert expanded(new, result.stash) == text
+
+
+def test_pretty_document_cut_by_head_n() -> None:
+    doc = json.dumps({"tickets": tickets()}, indent=2)
+    text = "\n".join(doc.split("\n")[:700])
+    result = crush_text(
+        text, CTX, command="curl -s http://127.0.0.1:8080/api/tickets | head -n 700"
+    )
+    assert result is not None
+    assert omitted(result.text) >= 40
+    assert result.text.endswith(text[text.rindex("},") + 2 :])
+    assert expanded(result.text, result.stash) == text
+
+
+def test_curl_stderr_inside_the_body_stays_and_the_rest_is_crushed() -> None:
+    body = json.dumps({"tickets": tickets()})
+    cut = body.index('"email": "user30@example.org"') + 5
+    verbose = (
+        "*   Trying 127.0.0.1:7491...\n"
+        "> GET /api/v2/tickets HTTP/1.1\r\n"
+        "< HTTP/1.0 200 OK\r\n"
+        "< Content-Type: application/json\r\n"
+        "{ [102182 bytes data]\n"
+    )
+    text = verbose + body[:cut] + "* Closing connection 0\n" + body[cut:]
+    result = crush_text(text, CTX, command="curl -v -s http://127.0.0.1:7491/api/v2/tickets")
+    assert result is not None
+    new = result.text
+    assert new.startswith(verbose)
+    broken = body[body.rindex("{", 0, cut) : cut] + "* Closing connection 0\n"
+    assert broken in new  # the item curl wrote into stays as written
+    assert omitted(new) >= 60
+    assert expanded(new, result.stash) == text
+
+
+def test_json_lines_and_bracketed_logs_are_no_broken_document() -> None:
+    lines = "\n".join(
+        json.dumps({"ts": i, "msg": "tick", "ids": list(range(60))}) for i in range(40)
+    )
+    assert crush_text(lines, CTX) is None
+    log = "\n".join(f"[INFO] worker {i}, queue {i % 3}, done [{i}, {i + 1}]" for i in range(300))
+    assert crush_text(log, CTX) is None
+
+
+@settings(max_examples=60, deadline=None)
+@given(
+    cut=st.floats(min_value=0.05, max_value=1.0),
+    indent=st.sampled_from([None, 1, 2, 4]),
+    noise=st.sampled_from(["", "* Closing connection 0\n", "\x00]}{,\n", '"\\']),
+)
+def test_any_cut_of_any_layout_expands_to_the_input(
+    cut: float, indent: int | None, noise: str
+) -> None:
+    doc = json.dumps({"tickets": tickets(60), "next": None}, indent=indent, ensure_ascii=False)
+    at = int(len(doc) * cut)
+    text = doc[:at] + noise + doc[at:] if noise else doc[:at]
+    result = crush_text(text, CTX)
+    if result is not None:
+        assert expanded(result.text, result.stash) == text
+        assert len(result.text) < len(text)
+
+
+def test_error_item_of_a_cut_document_stays_visible() -> None:
+    data = tickets()
+    data[33]["error"] = "upstream timeout after 30s"
+    doc = json.dumps(data)
+    text = doc[: len(doc) - 40]
+    result = crush_text(text, CTX)
+    assert result is not None
+    assert json.dumps(data[33]) in result.text
+    assert expanded(result.text, result.stash) == text
+
+
+def test_the_pipeline_crushes_a_cut_response_and_expands_it_back() -> None:
+    import orjson
+
+    from workers.core.offload import MemoryStore
+    from workers.core.settings import Settings
+    from workers.pipeline.expand import expand_record
+    from workers.pipeline.runner import Pipeline
+
+    doc = json.dumps({"tickets": tickets(200)})
+    content = doc[:30000]
+    command = "curl -s http://127.0.0.1:7491/api/v2/tickets | head -c 30000"
+    data = {
+        "id": "cut-1",
+        "messages": [
+            {"role": "user", "content": "which tickets are open?"},
+            {
+                "role": "assistant",
+                "content": "",
+                "tool_calls": [
+                    {
+                        "id": "c1",
+                        "type": "function",
+                        "function": {"name": "bash", "arguments": json.dumps({"command": command})},
+                    }
+                ],
+            },
+            {"role": "tool", "tool_call_id": "c1", "content": content},
+        ],
+    }
+    counter = TokenCounter()
+    for mode in ("standard", "aggressive"):
+        outcome = Pipeline(Settings(mode=mode)).run_raw(orjson.loads(orjson.dumps(data)))
+        visible = outcome.record["messages"][2]["content"]
+        assert counter.count(visible) < counter.count(content) * 0.2, mode
+        store = MemoryStore()
+        store.put_many(outcome.stash)
+        assert expand_record(orjson.loads(orjson.dumps(outcome.record)), store) == data
