@@ -19,7 +19,10 @@ Everything here is pure and linear in the size of its input.
 from __future__ import annotations
 
 import re
+from bisect import bisect_right
 from collections.abc import Mapping, Sequence
+from functools import lru_cache
+from itertools import accumulate, islice
 from typing import Any
 
 import orjson
@@ -44,6 +47,8 @@ __all__ = [
     "restores",
     "safe_note",
     "stash_marker",
+    "term_limit",
+    "term_pattern",
 ]
 
 _DUP_SRC = re.compile(r"\[\[dup:v1 src=([\w.]{1,40}) ")
@@ -175,23 +180,40 @@ def request_terms(text: str) -> frozenset[str]:
     return frozenset(t for t in found if len(t) >= 3 and t not in common)
 
 
+def term_limit(term: str) -> int:
+    """How many lines (or items) a request term may name: :data:`NAMED_ID_ROWS` for a
+    name like ``http.server`` or ``88123``, :data:`NAMED_ROWS` for a word."""
+    return NAMED_ID_ROWS if _ID_LIKE.search(term) else NAMED_ROWS
+
+
+@lru_cache(maxsize=1024)
+def term_pattern(term: str) -> re.Pattern[str]:
+    """``term`` (lower-cased) as a whole word."""
+    return re.compile(rf"(?<![\w]){re.escape(term)}(?![\w])")
+
+
 def named_lines(text: str, terms: frozenset[str]) -> frozenset[int]:
     """Indexes of the lines of ``text`` holding a term that at most :data:`NAMED_ROWS` lines
     hold (:data:`NAMED_ID_ROWS` for a name like ``http.server``; as a whole word,
-    case-insensitive)."""
+    case-insensitive), said at most 4 times that often: ``request`` names curl's
+    ``X-Request-Id`` line although every item of the body below has a ``requester``."""
     if not terms:
         return frozenset()
     lowered = text.lower()
     if len(lowered) != len(text):
         return frozenset()
-    lines = lowered.split("\n")
+    starts: list[int] | None = None
     found: set[int] = set()
     for term in terms:
-        limit = NAMED_ID_ROWS if _ID_LIKE.search(term) else NAMED_ROWS
-        if lowered.count(term) > 4 * limit or term not in lowered:
+        if term not in lowered:
             continue
-        pattern = re.compile(rf"(?<![\w]){re.escape(term)}(?![\w])")
-        rows = [k for k, line in enumerate(lines) if term in line and pattern.search(line)]
-        if 0 < len(rows) <= limit:
+        limit = term_limit(term)
+        spots = [m.start() for m in islice(term_pattern(term).finditer(lowered), 4 * limit + 1)]
+        if not spots or len(spots) > 4 * limit:
+            continue
+        if starts is None:
+            starts = [0, *accumulate(len(line) + 1 for line in lowered.split("\n"))]
+        rows = {bisect_right(starts, at) - 1 for at in spots}
+        if len(rows) <= limit:
             found.update(rows)
     return frozenset(found)

@@ -67,7 +67,14 @@ from typing import Any
 import orjson
 
 from workers.engines._shell import is_file_read
-from workers.engines._text import PointedAt, restores, stash_marker
+from workers.engines._text import (
+    PointedAt,
+    request_terms,
+    restores,
+    stash_marker,
+    term_limit,
+    term_pattern,
+)
 from workers.engines.base import Engine, EngineContext, EngineOutput
 from workers.fidelity.facts import critical_lines
 from workers.markers.json_min import decode as decode_min
@@ -807,10 +814,13 @@ def _plan(
     crit: list[tuple[int, int]],
     ctx: EngineContext,
     stash: dict[str, str],
+    terms: frozenset[str] = frozenset(),
 ) -> tuple[list[_Edit], int]:
     """The runs of ``arr`` to drop (as edits) and how many items they hold."""
     n = len(arr.values)
     keep = {0, n - 1}
+    if terms:
+        keep.update(_named_items(text, arr, terms))
     columns = _columns(arr.values)
     keep.update(_error_items(text, arr, columns))
     keep.update(_overlapping(arr.starts, arr.ends, crit))
@@ -849,6 +859,29 @@ def _plan(
     return edits, omitted
 
 
+def _named_items(text: str, arr: _Array, terms: frozenset[str]) -> set[int]:
+    """Items holding a term of the latest request that at most a few items hold
+    (:func:`~workers.engines._text.term_limit`; as a whole word, case-insensitive): the
+    ticket the user asks about, not a key every item has."""
+    a, b = arr.starts[0], arr.ends[-1]
+    body = text[a:b].lower()
+    if len(body) != b - a:
+        return set()
+    found: set[int] = set()
+    for term in terms:
+        if term not in body:
+            continue
+        limit = term_limit(term)
+        hits: set[int] = set()
+        for m in term_pattern(term).finditer(body):
+            hits.add(bisect_right(arr.starts, a + m.start()) - 1)
+            if len(hits) > limit:
+                break
+        if len(hits) <= limit:
+            found.update(hits)
+    return found
+
+
 def _inside(pos: int, runs: list[tuple[int, int]]) -> bool:
     k = bisect_left(runs, (pos + 1, -1)) - 1
     return k >= 0 and runs[k][0] <= pos < runs[k][1]
@@ -864,11 +897,17 @@ class CrushResult:
 
 
 def crush_text(
-    text: str, ctx: EngineContext, kind: str = "tool_result", command: str | None = None
+    text: str,
+    ctx: EngineContext,
+    kind: str = "tool_result",
+    command: str | None = None,
+    terms: frozenset[str] = frozenset(),
 ) -> CrushResult | None:
     """Crush the long arrays of one tool result; None when nothing changes.
 
     ``command`` is the tool call's command: the gate's critical lines depend on it.
+    ``terms``: words of the latest request (:func:`~workers.engines._text.request_terms`);
+    the few items that hold one (``ticket 88123``) stay.
     """
     if len(text) < MIN_CHARS or "[" not in text:
         return None
@@ -907,7 +946,7 @@ def crush_text(
             a, b = arr.starts[0], arr.ends[-1]
             if ctx.tokens.count(text[a:b]) < MIN_TOKENS:
                 continue
-        planned, omitted = _plan(text, arr, crit, ctx, stash)
+        planned, omitted = _plan(text, arr, crit, ctx, stash, terms)
         if not planned:
             continue
         edits.extend(planned)
@@ -951,13 +990,14 @@ class SmartCrushEngine(Engine):
         if not candidates:
             return EngineOutput(texts=texts)
         pointed = PointedAt(units)
+        terms = request_terms(ctx.latest_user_text)
         stash: dict[str, str] = {}
         arrays = kept = total = 0
         for i in candidates:
             unit = units[i]
             if _skipped(unit, pointed):
                 continue
-            result = crush_text(unit.text, ctx, unit.kind, unit.command)
+            result = crush_text(unit.text, ctx, unit.kind, unit.command, terms)
             if result is None:
                 continue
             texts[i] = result.text

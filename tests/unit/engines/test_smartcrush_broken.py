@@ -159,3 +159,15 @@ def test_the_pipeline_crushes_a_cut_response_and_expands_it_back() -> None:
         store = MemoryStore()
         store.put_many(outcome.stash)
         assert expand_record(orjson.loads(orjson.dumps(outcome.record)), store) == data
+
+
+def test_items_the_request_names_stay() -> None:
+    data = tickets()
+    text = json.dumps({"tickets": data}, indent=2)
+    plain = crush_text(text, CTX)
+    assert plain is not None and '"id": 88057' not in plain.text
+    asked = crush_text(text, CTX, terms=frozenset({"88057", "title", "ticket"}))
+    assert asked is not None
+    assert '"id": 88057' in asked.text  # one item holds it
+    assert omitted(asked.text) == omitted(plain.text) - 1  # a word every item holds names none
+    assert expanded(asked.text, asked.stash) == text

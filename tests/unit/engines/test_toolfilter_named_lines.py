@@ -95,3 +95,18 @@ def test_a_dotted_or_dashed_name_names_up_to_six_rows() -> None:
     assert named_lines(ps, terms) == frozenset({9, 10, 11})
     # an English word on three lines still names none
     assert named_lines("x ports\ny ports\nz ports\n", frozenset({"ports"})) == frozenset()
+
+
+def test_a_word_names_a_line_by_its_whole_word_occurrences() -> None:
+    """``request`` names curl's ``X-Request-Id`` header although the body holds
+    ``requester`` 200 times; a word said as a whole word more often names nothing."""
+    body = ", ".join(f'{{"id": {k}, "requester": "u{k}"}}' for k in range(200))
+    text = (
+        "< HTTP/1.1 200 OK\n< X-Request-Id: req-7f3a9c1e\n< Content-Type: application/json\n"
+        f"[{body}]\n"
+    )
+    terms = request_terms("What request id did the server return?")
+    assert "request" in terms
+    assert named_lines(text, terms) == frozenset({1})
+    chatty = "\n".join(f"request {k} done" for k in range(20))
+    assert named_lines(chatty, terms) == frozenset()

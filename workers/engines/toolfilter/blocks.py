@@ -92,7 +92,14 @@ from workers.fidelity.facts import (
 )
 from workers.fidelity.testlogs import passing_test_logs
 
-__all__ = ["Repeat", "Structure", "analyse", "may_have_structure", "structure_family"]
+__all__ = [
+    "Repeat",
+    "Structure",
+    "analyse",
+    "may_have_structure",
+    "structure_family",
+    "structure_probes",
+]
 
 SCAN_LINES = 400  # structure_family reads this many lines ...
 OUTPUT_SCAN = 32768  # ... of this prefix
@@ -486,11 +493,22 @@ COUNTED = frozenset({PASSING, RUNNING, GROUPS})
 
 def may_have_structure(text: str) -> bool:
     """Whether ``text`` (ANSI colour stripped) has a line :func:`analyse` could count."""
+    return any(structure_probes(text))
+
+
+def structure_probes(text: str) -> tuple[bool, bool]:
+    """Whether ``text`` (ANSI colour stripped) may hold report or diagnostic lines, and
+    whether it may hold a crash report: the two scans :func:`analyse` starts with, which
+    it takes as given when its lines are ``text``'s lines as written."""
     text = "\n" + text
-    return _ANY.search(text) is not None or _ANY_CRASH.search(text) is not None
+    return _ANY.search(text) is not None, _ANY_CRASH.search(text) is not None
 
 
-def analyse(lines: list[str], critical: Callable[[int], bool] | None = None) -> Structure:
+def analyse(
+    lines: list[str],
+    critical: Callable[[int], bool] | None = None,
+    probes: tuple[bool, bool] | None = None,
+) -> Structure:
     """The report and diagnostic structure of ``lines`` (ANSI colour already stripped).
 
     ``critical`` says which lines the gate must see; without it repeats of a
@@ -499,9 +517,11 @@ def analyse(lines: list[str], critical: Callable[[int], bool] | None = None) -> 
     of it may be critical.  The probes of :func:`may_have_structure` run here on ``lines``
     as given (cut at the line cap, carriage returns off): they say which checks run.
     """
-    joined = "\n" + "\n".join(lines)
-    structured = _ANY.search(joined) is not None  # one scan: most outputs have no such line
-    crashy = _ANY_CRASH.search(joined) is not None
+    if probes is None:
+        # one scan each: most outputs have no such line
+        structured, crashy = structure_probes("\n".join(lines))
+    else:
+        structured, crashy = probes
     if not structured and not crashy:
         return _NONE
     passes = fails = heads = summaries = crashes = frames = 0

@@ -26,7 +26,7 @@ from workers.engines.toolfilter.blocks import (
     STACK_FRAMES,
     Structure,
     analyse,
-    may_have_structure,
+    structure_probes,
 )
 from workers.fidelity.facts import RELOGGED, SHAPED_KINDS, critical_lines, line_shape
 from workers.markers import has_marker
@@ -174,9 +174,14 @@ class Plan:
             return lines[i].strip()[:CRITICAL_CAP] in crit
 
         self.structure: Structure = NO_STRUCTURE
-        if may_have_structure(ANSI.sub("", text) if ansi else text):
+        probes = structure_probes(ANSI.sub("", text) if ansi else text)
+        if any(probes):
+            # the probes hold for the lines analyse reads when those are the lines as written
+            as_written = not (ansi or cr) and max(map(len, lines), default=0) <= LINE_CAP
             self.structure = analyse(
-                _plain_lines(lines, ansi, cr), critical if not (ansi or split) else None
+                _plain_lines(lines, ansi, cr),
+                critical if not (ansi or split) else None,
+                probes if as_written else None,
             )
         self._classify(crit, ansi, split, cr)
         if "```" in text or "~~~" in text:
