@@ -35,6 +35,7 @@ from workers.markers.stash import NOTE_CAP, expand_offload, safe_note, stash_mar
 from workers.messages.model import Unit
 
 __all__ = [
+    "JSON_DOC_START",
     "NOTE_CAP",
     "PointedAt",
     "dup_sources",
@@ -126,6 +127,12 @@ class PointedAt:
 
     def __contains__(self, unit: Unit) -> bool:
         return unit.uid in self.sources or (unit.index >= 0 and unit.index in self.newer)
+
+
+# where a JSON document may start on a line: an object with a key, or an array of objects,
+# arrays or strings (``[INFO]``, ``[2026-12-06 ...]`` and ``{ [5 bytes data]`` do not), maybe
+# after a short label (``DATA [{...``, ``response body: {"...``)
+JSON_DOC_START = re.compile(r'(?:^|\n)[ \t]*(?:[^\n\[\]{}"]{0,40}?[ =:])?(?=\{\s*"|\[\s*[\[{"])')
 
 
 def is_json_document(text: str) -> bool:

@@ -68,6 +68,7 @@ import orjson
 
 from workers.engines._shell import is_file_read
 from workers.engines._text import (
+    JSON_DOC_START,
     PointedAt,
     request_terms,
     restores,
@@ -388,31 +389,28 @@ def _min_payloads(text: str, kind: str, command: str | None) -> Iterable[tuple[i
         pos = text.find(_MIN_OPEN, end)
 
 
-# where a JSON document may start: a line opening an object with a key, or an array of
-# objects, arrays or strings (``[INFO]``, ``[2026-12-06 ...]`` and ``{ [5 bytes data]`` do not)
-_DOC_START = re.compile(r'(?:^|\n)[ \t]*(?=\{\s*"|\[\s*[\[{"])')
 BROKEN_MIN_CHARS = 1000  # a broken document shorter than this holds no array worth crushing
 BROKEN_TRIES = 4
 
 
 def _broken_json(text: str) -> tuple[int, int] | None:
-    """The span from the first line that opens a JSON document to the end of ``text``, when
-    that document does not load: cut short (``head -c``, a harness's truncation) or broken
-    by other output (curl's stderr written into its body).  Its arrays are crushed by the
+    """The span from the first line that opens a JSON document (maybe after a label) to the
+    end of ``text``, when the usual path did not take it: behind a label, cut short (``head
+    -c``, a harness's truncation) or broken by other output (curl's stderr in its body).  Its arrays are crushed by the
     items that load (:func:`_array_items`).  None for JSON lines (the first line loads:
     each line is a document of its own) and for text with no such line."""
     end = len(text.rstrip(" \t\r\n"))
-    for tries, m in enumerate(_DOC_START.finditer(text, 0, end)):
+    for tries, m in enumerate(JSON_DOC_START.finditer(text, 0, end)):
         start = m.end()
         if tries >= BROKEN_TRIES or end - start < BROKEN_MIN_CHARS:
             return None
         line_end = text.find("\n", start, end)
         if line_end < 0:
             line_end = end
-        if _load(text[start:line_end])[0]:
-            if line_end == end:
-                return None  # a whole document: the usual path took it, or it has no arrays
+        if _load(text[start:line_end])[0] and line_end < end:
             continue  # a JSON line, not a broken document
+        # a document that loads to the end stands behind a label (the usual path took it
+        # when it is the whole text)
         return start, end
     return None
 

@@ -171,3 +171,51 @@ def test_items_the_request_names_stay() -> None:
     assert '"id": 88057' in asked.text  # one item holds it
     assert omitted(asked.text) == omitted(plain.text) - 1  # a word every item holds names none
     assert expanded(asked.text, asked.stash) == text
+
+
+def test_a_document_behind_a_label_on_one_long_line() -> None:
+    """``DATA [{...}]``: 377 KB on one line in held-out set 7; the tool filter capped the line
+    at its start and the item the user asked about went with the rest."""
+    import orjson
+
+    from workers.core.offload import MemoryStore
+    from workers.core.settings import Settings
+    from workers.pipeline.expand import expand_record
+    from workers.pipeline.runner import Pipeline
+
+    rows = [
+        {"id": k, "sku": f"SKU-{k:05d}", "qty": k % 9, "note": "x" * (k % 30)} for k in range(3000)
+    ]
+    rows[2400]["note"] = "ERROR: reservation expired for warehouse WH-D"
+    content = "DATA " + json.dumps(rows, separators=(",", ":")) + "\n"
+    result = crush_text(content, CTX)
+    assert result is not None and result.text.startswith('DATA [{"id":0,')
+    assert json.dumps(rows[2400], separators=(",", ":")) in result.text
+    data = {
+        "id": "label-1",
+        "messages": [
+            {"role": "user", "content": "Which item has the ERROR note?"},
+            {
+                "role": "assistant",
+                "content": "",
+                "tool_calls": [
+                    {
+                        "id": "c1",
+                        "type": "function",
+                        "function": {
+                            "name": "bash",
+                            "arguments": json.dumps({"command": "python3 dump_reservations.py"}),
+                        },
+                    }
+                ],
+            },
+            {"role": "tool", "tool_call_id": "c1", "content": content},
+        ],
+    }
+    outcome = Pipeline(Settings(mode="standard")).run_raw(orjson.loads(orjson.dumps(data)))
+    visible = outcome.record["messages"][2]["content"]
+    assert "ERROR: reservation expired for warehouse WH-D" in visible
+    assert len(visible) < len(content) // 20
+    store = MemoryStore()
+    store.put_many(outcome.stash)
+    assert expand_record(orjson.loads(orjson.dumps(outcome.record)), store) == data

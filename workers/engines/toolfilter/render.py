@@ -17,6 +17,7 @@ from workers.core.offload import KEY_HEX, stash_key
 from workers.core.tokens import TokenCounter
 from workers.engines._filters import ANSI, LINE_CAP, Filter
 from workers.engines._prose import make_marker
+from workers.engines._text import JSON_DOC_START
 from workers.engines.toolfilter.blocks import REPEATS
 from workers.engines.toolfilter.plan import (
     BLANK,
@@ -627,6 +628,8 @@ def _cap_line(line: str) -> tuple[str, str, str] | None:
     The cut falls after a space, ``;`` or ``,`` and never inside a protected
     span (URL, path, number, ...): each span must stay whole on one side.
     """
+    if JSON_DOC_START.match(line):
+        return None  # a JSON document: smartcrush keeps its error and named items, a cut not
     # spans near the cut are enough: a span that crosses the cut lies in this prefix
     near = line[: LONG_LINE_KEEP + 4096]
     spans = protected_spans(near)
