@@ -524,6 +524,72 @@ def _tree(root: Path) -> None:
         path.write_text(f"/* {name} */\n", encoding="utf-8")
 
 
+# -- process dumps and shell lint (set 7's misses) -------------------------------------------------
+
+# two threads that take two locks in opposite order, and a pool asleep: ``kill -3`` makes the JVM
+# print every thread's stack and its deadlock report
+LEDGER_JAVA = 'import java.util.concurrent.*;\n\npublic class Ledger {\n    static final Object accounts = new Object();\n    static final Object journal = new Object();\n\n    static void reconcile() throws InterruptedException {\n        synchronized (accounts) {\n            Thread.sleep(200);\n            synchronized (journal) {\n                System.out.println("reconciled");\n            }\n        }\n    }\n\n    static void post() throws InterruptedException {\n        synchronized (journal) {\n            Thread.sleep(200);\n            synchronized (accounts) {\n                System.out.println("posted");\n            }\n        }\n    }\n\n    public static void main(String[] args) throws Exception {\n        ExecutorService pool = Executors.newFixedThreadPool(4);\n        Thread a = new Thread(() -> { try { reconcile(); } catch (InterruptedException e) {} }, "ledger-reconciler");\n        Thread b = new Thread(() -> { try { post(); } catch (InterruptedException e) {} }, "journal-poster");\n        a.start(); b.start();\n        for (int i = 0; i < 4; i++) {\n            final int n = i;\n            pool.submit(() -> { try { Thread.sleep(60000); } catch (InterruptedException e) {} return n; });\n        }\n        Thread.sleep(60000);\n    }\n}\n'
+
+# a goroutine that sleeps holding the lock three watchers wait for: ``kill -QUIT`` makes the Go
+# runtime print ``SIGQUIT: quit`` and every goroutine's stack
+MESHD_GO = 'package main\n\nimport (\n\t"fmt"\n\t"sync"\n\t"time"\n)\n\ntype Router struct {\n\tmu     sync.Mutex\n\troutes map[string]string\n\tevents chan string\n}\n\nfunc (r *Router) watch(name string) {\n\tfor ev := range r.events {\n\t\tr.mu.Lock()\n\t\tr.routes[name] = ev\n\t\tr.mu.Unlock()\n\t}\n}\n\nfunc (r *Router) syncPeers(wg *sync.WaitGroup) {\n\tdefer wg.Done()\n\tr.mu.Lock()\n\ttime.Sleep(time.Hour) // holds the lock: every watcher blocks\n\tr.mu.Unlock()\n}\n\nfunc main() {\n\tr := &Router{routes: map[string]string{}, events: make(chan string)}\n\tvar wg sync.WaitGroup\n\twg.Add(1)\n\tgo r.syncPeers(&wg)\n\tfor i := 0; i < 3; i++ {\n\t\tgo r.watch(fmt.Sprintf("peer-%d", i))\n\t}\n\ttime.Sleep(50 * time.Millisecond)\n\tgo func() { r.events <- "up" }()\n\twg.Wait()\n}\n'
+
+DEPLOY_SH = '#!/bin/bash\nRELEASE=$1\nHOSTS="web1 web2"\nfor h in $HOSTS; do\n  echo Deploying $RELEASE to $h\n  scp build/$RELEASE.tar.gz deploy@$h:/tmp/\n  ssh deploy@$h "cd /srv/app && tar xzf /tmp/$RELEASE.tar.gz"\n  if [ $? != 0 ]; then\n    echo "failed on $h"\n  fi\ndone\ncd /srv/app/releases\nrm -rf $OLD_RELEASE/*\nfiles=$(ls *.tar.gz)\nfor f in $files; do\n  [ -f $f ] && echo "found $f"\ndone\nread line < config.txt\necho `date` >> deploy.log\n'
+
+BACKUP_SH = '#!/bin/sh\nSRC=/var/lib/app\nDEST=/backup/$(date +%F)\nmkdir -p $DEST\ncp -r $SRC/* $DEST\nif [ "$1" == "--prune" ]; then\n  find /backup -mtime +14 -exec rm -rf {} \\;\nfi\necho "backup done: $DEST"\n'
+
+
+def _signal_dump(argv: list[str], cwd: Path, signal_no: int, wait: float) -> str:
+    """What a program prints when it gets ``signal_no`` after ``wait`` seconds (then it stops)."""
+    import signal
+    import time
+
+    proc = subprocess.Popen(
+        argv, cwd=cwd, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True
+    )
+    time.sleep(wait)
+    proc.send_signal(signal_no)
+    time.sleep(1.0)
+    if proc.poll() is None:
+        proc.send_signal(signal.SIGKILL)
+    out, _ = proc.communicate(timeout=60)
+    return out
+
+
+def capture_dumps(work: Path) -> dict[str, tuple[str, str]]:
+    """The JVM's thread dump, the Go runtime's SIGQUIT dump and shellcheck's tty report."""
+    import signal
+
+    have = shutil.which
+    got: dict[str, tuple[str, str]] = {}
+    if have("javac") and have("java"):
+        jv = work / "ledger"
+        _write(jv, {"Ledger.java": LEDGER_JAVA})
+        _run(["javac", "Ledger.java"], jv)
+        got["jvm-thread-dump-deadlock"] = (
+            "kill -3 $(pgrep -f Ledger) && cat ledger.out",
+            _signal_dump(["java", "-cp", ".", "Ledger"], jv, signal.SIGQUIT, 2.0),
+        )
+    if have("go"):
+        gm = work / "meshd"
+        _write(
+            gm, {"go.mod": "module example.com/meshd\n\ngo 1.21\n", "cmd/meshd/main.go": MESHD_GO}
+        )
+        _run(["go", "build", "-o", "meshd", "./cmd/meshd"], gm, go_env(work))
+        got["go-sigquit-dump"] = (
+            "./meshd",
+            _signal_dump(["./meshd"], gm, signal.SIGQUIT, 1.0),
+        )
+    if have("shellcheck"):
+        sh = work / "scripts"
+        _write(sh, {"deploy.sh": DEPLOY_SH, "backup.sh": BACKUP_SH})
+        got["shellcheck-tty"] = (
+            "shellcheck deploy.sh backup.sh",
+            _run(["shellcheck", "deploy.sh", "backup.sh"], sh),
+        )
+    return got
+
+
 # -- the facts ------------------------------------------------------------------------------------
 
 # per sample: the issue's wording and a pattern whose match (group 1, or the whole
@@ -589,6 +655,20 @@ FACTS: dict[str, tuple[str, str]] = {
         "test reports: rspec (failing ids, assertion lines, user frame, summary)",
         r"^\s*(\d\) Cart\S* .*)$|^\s*(expected: .*|got: .*)$|^(rspec \./spec/\S+)|^(\d+ examples, \d+ failures)$"
         r"|(\./spec/cart_spec\.rb:\d+)",
+    ),
+    "jvm-thread-dump-deadlock": (
+        "set 7: a JVM thread dump's deadlock report (headline, threads, first user frames)",
+        r"^(Found one Java-level deadlock:)$|^(Found \d+ deadlocks?\.)$|^(\"[\w-]+\":)$"
+        r"|^\s+(which is held by \"[\w-]+\")$|^\s+at (Ledger\.(?:reconcile|post)\(Ledger\.java:\d+\))",
+    ),
+    "go-sigquit-dump": (
+        "set 7: a Go SIGQUIT dump (headline, each goroutine's frames in user code)",
+        # each goroutine's first frame in user code: main (40), syncPeers (26), watch (16, 17)
+        r"^(SIGQUIT: quit)$|^\s+(\S+/cmd/meshd/main\.go:(?:40|26|16|17)) \+0x",
+    ),
+    "shellcheck-tty": (
+        "set 7: shellcheck's tty report (each place and each finding)",
+        r"^(In \S+ line \d+:)$|^\s*(\^-*\^? SC\d{4} \(\w+\): .*)$",
     ),
     "phpunit": (
         "test reports: phpunit (failing ids, assertion lines, location, summary)",
@@ -698,11 +778,20 @@ def _normalise(text: str, work: Path) -> str:
 
 
 def main() -> None:
+    """Capture every sample, or (``--only NAME ...``) only those, merged into the manifest."""
+    only = set(sys.argv[sys.argv.index("--only") + 1 :]) if "--only" in sys.argv else None
     DATA.mkdir(parents=True, exist_ok=True)
     manifest: dict[str, dict[str, Any]] = {}
+    if only is not None and MANIFEST.exists():
+        manifest = json.loads(MANIFEST.read_text(encoding="utf-8"))
     with tempfile.TemporaryDirectory(prefix="issue13-") as tmp:
         work = Path(tmp)
-        for name, (command, output) in capture(work).items():
+        captured = (
+            capture_dumps(work) if only is not None else {**capture(work), **capture_dumps(work)}
+        )
+        for name, (command, output) in captured.items():
+            if only is not None and name not in only:
+                continue
             output = _normalise(output, work)
             (DATA / f"{name}.txt").write_text(output, encoding="utf-8")
             item, _ = FACTS[name]

@@ -154,7 +154,7 @@ def is_json_document(text: str) -> bool:
 CRASH_FRAME = re.compile(
     r"^\s*#\d+ 0x[0-9a-f]+ in \S"
     r"|^==\d+==\s+(?:at|by) 0x[0-9A-Fa-f]+: "
-    r"|^\s+/\S+\.go:\d+(?: \+0x[0-9a-f]+)?$"
+    r"|^\s+/\S+\.go:\d+(?: \+0x[0-9a-f]+)?(?: fp=0x[0-9a-f]+ sp=0x[0-9a-f]+ pc=0x[0-9a-f]+)?$"
     r"|^\s+at \S|^\s+\d+: \S|^\s+\d+:\s+0x[0-9a-f]+ - \S|^\s*File \"[^\"]+\", line \d+"
 )
 

@@ -565,6 +565,10 @@ _CRASH_HEAD = re.compile(
     r"|(?:\[pid\s+\d+\] )?(?:--- SIG(?:SEGV|BUS|FPE|ILL|ABRT|SYS) \{|\+\+\+ killed by SIG[A-Z]+"
     r"|--- SIGCHLD \{.*si_status=SIG(?:SEGV|BUS|FPE|ILL|ABRT|SYS|KILL)\b)"
     r"|< HTTP/\d(?:\.\d)? 5\d\d\b"  # curl -v: the server's answer, a 5xx
+    # a JVM thread dump's deadlock report and its count; a Go runtime's signal dump
+    # (``SIGQUIT: quit``, ``SIGSEGV: segmentation violation``) above every goroutine's stack
+    r"|Found (?:one|\d+) Java-level deadlocks?:|Found \d+ deadlocks?\.$"
+    r"|SIG[A-Z]{2,8}: [a-z][\w ]{0,40}$"
     r"|==\d+==\s*(?:definitely lost:|possibly lost:|in use at exit: [1-9]"
     r"|Invalid (?:read|write|free)|Conditional jump|Use of uninitialised|Mismatched free|Syscall param|Source and destination"
     r"|[\d,]+ (?:\([\d,]+ direct, [\d,]+ indirect\) )?bytes in [\d,]+ blocks are"
@@ -618,11 +622,11 @@ _FRAME_HEAD = re.compile(
     r"|==\d+==(?:ERROR: |\s*(?:Invalid|Conditional|Use of"
     r"|Mismatched|Syscall|Source and|[\d,]+ .*lost))|(?:Direct|Indirect) leak of "
     r"|Exception in thread |Caused by: |thread '[^'\n]{0,200}'(?: \(\d+\))? panicked at "
-    r"|Program received signal "
+    r"|Program received signal |Found (?:one|\d+) Java-level deadlocks?:|SIG[A-Z]{2,8}: [a-z]"
     r"|(?:Uncaught )?(?:[A-Za-z_$][\w.$]*)?(?:Exception|Error)(?: \[[\w-]+\])?(?::|$))"
 )
 _NATIVE_FRAME = re.compile(
-    r"^\s+/\S+\.go:\d+(?: \+0x[0-9a-f]+)?$"
+    r"^\s+/\S+\.go:\d+(?: \+0x[0-9a-f]+)?(?: fp=0x[0-9a-f]+ sp=0x[0-9a-f]+ pc=0x[0-9a-f]+)?$"
     # a sanitizer's frame, its function one word or a C++ signature (``in LruCache::put(std::
     # basic_string<char> const&, int) /src/lru.cpp:10``)
     r"|^\s*#\d+ 0x[0-9a-f]+ in (?:\S+|[^()\n]+\(.*\)(?: const)?) \S+:\d+"
@@ -785,7 +789,25 @@ _SUREFIRE_PASS = re.compile(
 )
 _FAILURE_FIRST = frozenset("✕×✗✘✖●n_-r")
 _LOCATION_FIRST = frozenset("-[❯lLwW>")
-_CRASH_FIRST = frozenset("SDImt=P[-+<")
+_CRASH_FIRST = frozenset("SDImt=P[-+<F")
+# shellcheck's default (tty) format: a finding's place on a line of its own (``In deploy.sh
+# line 13:``), the code line, then each finding under a caret (``^-- SC2164 (warning): Use
+# 'cd ... || exit' ...``, at any level), then its ``Did you mean:`` fix: place and findings
+# are facts, the code and the fix help text
+_SHELLCHECK_LOCATION = re.compile(r"^In \S.{0,300} line \d+:$")
+_SHELLCHECK_FINDING = re.compile(r"^\^-*\^? SC\d{4} \((?:error|warning|info|style)\): \S")
+# a JVM thread dump's deadlock report: ``Found one Java-level deadlock:``, then each thread of
+# the cycle (``"ledger-reconciler":``, ``  which is held by "journal-poster"``), then their
+# stacks, each under its thread's name again, until ``Found 1 deadlock.``
+_DEADLOCK_HEAD = re.compile(r"^Found (?:one|\d+) Java-level deadlocks?:$")
+_DEADLOCK_END = re.compile(r"^Found \d+ deadlocks?\.$")
+_DEADLOCK_THREAD = re.compile(r'^"[^"\n]{1,200}":$')
+# a goroutine's header in a Go stack dump (``goroutine 18 gp=0x.. m=nil [sleep]:``, ``goroutine 7
+# [chan receive, 2 minutes]:``): after a crash headline, each goroutine's first frame in user
+# code is a fact (what a hang's goroutines wait on)
+_GOROUTINE_HEAD = re.compile(
+    r"^goroutine \d+ (?:gp=0x[0-9a-f]+ m=\S+ (?:mp=0x[0-9a-f]+ )?)?\[[^\]\n]*\]:$"
+)
 _NATIVE_FIRST = frozenset("/#=a0")
 
 
@@ -811,6 +833,8 @@ def _tool_lines(text: str, family: str | None) -> Iterable[tuple[str, str]]:
     want_panic_message = False
     javac_detail = 0  # lines left under a javac error headline where its symbol may stand
     rust_label = False  # inside a rustc error's block, before its first primary label
+    in_deadlock = False  # inside a JVM thread dump's deadlock report
+    crashed = False  # a crash headline came before (a Go dump's goroutines are its stacks)
     # the lines said so far (without a log level), when some line is logged at one
     said: set[str] | None = set() if "[ERROR] " in text or "[WARNING] " in text else None
     goroutines = "goroutine " in text  # a Go stack dump: its frames are no error lines
@@ -888,6 +912,21 @@ def _tool_lines(text: str, family: str | None) -> Iterable[tuple[str, str]]:
                 continue  # hunk body: trimmable, its headers carry the facts
             in_hunk = False
         first = line[0]
+        if in_deadlock:
+            # the threads of the cycle, and under each one's name its first frame in user code
+            if first == '"' and _DEADLOCK_THREAD.match(line):
+                want_frame = True
+                yield "error_detail", token
+                continue
+            if first == "w" and line.startswith('which is held by "'):
+                yield "error_detail", token
+                continue
+            if first == "F" and _DEADLOCK_END.match(line):
+                in_deadlock = False
+        elif first == "F" and _DEADLOCK_HEAD.match(line):
+            in_deadlock = True
+        if crashed and goroutines and first == "g" and _GOROUTINE_HEAD.match(line):
+            want_frame = True
         if said is not None:
             plain = RELOGGED.sub("", line, count=1).strip() if first == "[" else line
             if plain is not line and plain in said:
@@ -1011,6 +1050,10 @@ def _tool_lines(text: str, family: str | None) -> Iterable[tuple[str, str]]:
         ):
             # a compiler warning is an error line: one kind in one file is one fact
             yield "error_line" if _is_diag_warning(line) else "finding", token
+        elif (first == "I" and _SHELLCHECK_LOCATION.match(line)) or (
+            first == "^" and _SHELLCHECK_FINDING.match(line)
+        ):
+            yield "finding", token
         elif first.isdecimal() and CODED_FINDING.match(raw):
             if path_header is not None:
                 yield "finding", path_header
@@ -1037,7 +1080,7 @@ def _tool_lines(text: str, family: str | None) -> Iterable[tuple[str, str]]:
                 path_header = None
             yield "error_line", token
             if _FRAME_HEAD.match(line):
-                want_frame = True
+                want_frame = crashed = True
         elif ":" in line[:22] and _GIT_STATUS.match(raw):
             yield "git_status_path", token
         if first == "U" and line.startswith("Untracked files:"):
@@ -1063,7 +1106,10 @@ def _tool_lines(text: str, family: str | None) -> Iterable[tuple[str, str]]:
 # A Go stack frame: its function line (``panic({0x575620?, 0x3a7b016e4b70?})``,
 # ``main.(*Server).handleError(...)``) above its file line (``\t/usr/local/go/src/runtime/
 # panic.go:860 +0x13a``): a frame, not an error line, whatever words its names hold
-GO_FRAME_FILE = re.compile(r"^\s+\S+\.(?:go|s):\d+(?: \+0x[0-9a-f]+)?$")
+# (a signal dump, ``GOTRACEBACK=system``, adds the frame's ``fp=0x.. sp=0x.. pc=0x..``)
+GO_FRAME_FILE = re.compile(
+    r"^\s+\S+\.(?:go|s):\d+(?: \+0x[0-9a-f]+)?(?: fp=0x[0-9a-f]+ sp=0x[0-9a-f]+ pc=0x[0-9a-f]+)?$"
+)
 GO_FRAME_FUNC = re.compile(
     r"^(?:created by )?[^\s()]+(?:\([^()\n]*\)[^\s()]*)*(?: in goroutine \d+)?$"
 )

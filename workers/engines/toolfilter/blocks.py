@@ -210,9 +210,12 @@ _CODE_FRAME = re.compile(r"^[ \t]+(?:>[ \t]*)?\d+ ?\|(?:\s.*)?$|^[ \t]+\|[ \t]+\
 # frames: :data:`workers.engines._text.CRASH_FRAME` (AddressSanitizer, valgrind, a Go frame's file
 # line, and the ``at``/``File``/rust frames of :data:`_FRAME`)
 _FRAME_START = frozenset(" \t=#F")
-_CRASH_STARTS = frozenset({"pa", "WA", "==", "Di", "In", "Ex", "Ca", "Tr", "th"})
+_CRASH_STARTS = frozenset({"pa", "WA", "==", "Di", "In", "Ex", "Ca", "Tr", "th", "SI", "Fo"})
 _TRACEBACK = "Traceback (most recent call last):"  # a Python crash: its frames follow
-_GO_FILE = re.compile(r"^\s+/\S+\.(?:go|s):\d+(?: \+0x[0-9a-f]+)?$")
+# (a signal dump, ``GOTRACEBACK=system``, adds the frame's ``fp=0x.. sp=0x.. pc=0x..``)
+_GO_FILE = re.compile(
+    r"^\s+/\S+\.(?:go|s):\d+(?: \+0x[0-9a-f]+)?(?: fp=0x[0-9a-f]+ sp=0x[0-9a-f]+ pc=0x[0-9a-f]+)?$"
+)
 _GO_FUNC = re.compile(
     r"^\s*(?:created by )?[^\s()]+(?:\([^()\n]*\)[^\s()]*)*(?: in goroutine \d+)?$"
 )
@@ -435,6 +438,7 @@ _ANY = re.compile(
 _ANY_CRASH = re.compile(
     r"\n(?:==\d+==[^\n]*\n==\d+==[ \t]+(?:at|by) 0x|[ \t]*#\d+ 0x[0-9a-f]+ in "
     r"|panic: |fatal error: [^\n]*\n\ngoroutine \d+ |WARNING: DATA RACE"
+    r"|SIG[A-Z]{2,8}: [^\n]*\nPC=0x"  # a Go runtime's signal dump (SIGQUIT)
     r"|Traceback \(most recent call last\):\n[ \t]+File "
     r"|thread '[^'\n]{0,200}'(?: \(\d+\))? panicked at [^\n]*\n(?:[^\n]*\n){0,4}?stack backtrace:"
     r"|[ \t]*(?:Exception in thread |Caused by: |[A-Za-z_$][\w.$]*(?:Exception|Error)\b)[^\n]*\n"

@@ -24,6 +24,7 @@ from workers.engines.toolfilter.blocks import (
     REPEATS,
     RUST_LOCATION,
     STACK_FRAMES,
+    STACK_LINES,
     Structure,
     analyse,
     structure_probes,
@@ -136,6 +137,9 @@ def _plain_lines(lines: list[str], ansi: bool, cr: bool) -> list[str]:
 
 def _shape(line: str) -> str:
     return _DIGITS.sub("0", line[:300])
+
+
+_REPEATED_STACK = frozenset({STACK_FRAMES, STACK_LINES})
 
 
 def _clean_key(key: str) -> str:
@@ -302,9 +306,10 @@ class Plan:
                 else False
             ) or i in self.pinned
             stext = s_drop.get(i)
-            if critical and not (stext == STACK_FRAMES and raw.strip() in seen_kept):
-                # a critical line stays, unless it is a frame of a stack shown above whose
-                # line, as written, stays there (the gate sees that copy)
+            if critical and not (stext in _REPEATED_STACK and raw.strip() in seen_kept):
+                # a critical line stays, unless it is a frame of a stack (an exception's, a
+                # goroutine's) shown above whose line, as written, stays there (the gate
+                # sees that copy)
                 stext = None
             if stext is not None and (drop_find is None or drop_find(m) < 0):
                 # the structure's drops win over the filter's keep rules (its own drops stay)
