@@ -172,6 +172,7 @@ NAMED_ROWS = 2
 # ``ord_105523``) on up to this many lines: it names what it is about, an English word names
 # anything
 NAMED_ID_ROWS = 6
+COMMON_SPOTS = 2000  # a term said more often than this names nothing, alone or with others
 _ID_LIKE = re.compile(r"[\d._/-]")
 _REQUEST_TERM = re.compile(r"[A-Za-z0-9_][\w.@/:-]{2,}")
 # words of a request about any output: they name no line
@@ -203,7 +204,13 @@ def named_lines(text: str, terms: frozenset[str]) -> frozenset[int]:
     """Indexes of the lines of ``text`` holding a term that at most :data:`NAMED_ROWS` lines
     hold (:data:`NAMED_ID_ROWS` for a name like ``http.server``; as a whole word,
     case-insensitive), said at most 4 times that often: ``request`` names curl's
-    ``X-Request-Id`` line although every item of the body below has a ``requester``."""
+    ``X-Request-Id`` line although every item of the body below has a ``requester``.
+
+    Terms too common to name a line alone name the lines that hold the most of them, when
+    those are at least two terms, one of them a name, on at most :data:`NAMED_ID_ROWS`
+    lines: "how many POST /v1/refunds returned 503" names the metric with
+    ``method="POST",route="/v1/refunds",status="503"`` among dozens of lines that hold one
+    or two of them."""
     if not terms:
         return frozenset()
     lowered = text.lower()
@@ -211,16 +218,28 @@ def named_lines(text: str, terms: frozenset[str]) -> frozenset[int]:
         return frozenset()
     starts: list[int] | None = None
     found: set[int] = set()
+    common: dict[str, set[int]] = {}  # term -> its rows, for a term too common alone
     for term in terms:
         if term not in lowered:
             continue
         limit = term_limit(term)
-        spots = [m.start() for m in islice(term_pattern(term).finditer(lowered), 4 * limit + 1)]
-        if not spots or len(spots) > 4 * limit:
+        spots = [m.start() for m in islice(term_pattern(term).finditer(lowered), COMMON_SPOTS)]
+        if not spots:
             continue
         if starts is None:
             starts = [0, *accumulate(len(line) + 1 for line in lowered.split("\n"))]
         rows = {bisect_right(starts, at) - 1 for at in spots}
-        if len(rows) <= limit:
+        if len(spots) <= 4 * limit and len(rows) <= limit:
             found.update(rows)
+        elif len(spots) < COMMON_SPOTS:
+            common[term] = rows
+    if len(common) >= 2 and any(term_limit(t) == NAMED_ID_ROWS for t in common):
+        held: dict[int, int] = {}  # row -> how many of the common terms it holds
+        for rows in common.values():
+            for row in rows:
+                held[row] = held.get(row, 0) + 1
+        most = max(held.values())
+        best = [row for row, count in held.items() if count == most]
+        if most >= 2 and len(best) <= NAMED_ID_ROWS:
+            found.update(best)
     return frozenset(found)

@@ -110,3 +110,23 @@ def test_a_word_names_a_line_by_its_whole_word_occurrences() -> None:
     assert named_lines(text, terms) == frozenset({1})
     chatty = "\n".join(f"request {k} done" for k in range(20))
     assert named_lines(chatty, terms) == frozenset()
+
+
+def test_terms_too_common_alone_name_the_lines_holding_most_of_them() -> None:
+    rows = [
+        f'http_requests_total{{method="{m}",route="{r}",status="{s}"}} {k}.0'
+        for k, (m, r, s) in enumerate(
+            (m, r, s)
+            for r in ("/v1/refunds", "/v1/postings", "/v1/fx/rates", "/healthz")
+            for m in ("GET", "POST", "PUT")
+            for s in ("200", "404", "503")
+        )
+    ]
+    text = "\n".join(rows)
+    terms = request_terms("How many POST /v1/refunds returned 503?")
+    named = named_lines(text, terms)
+    assert [rows[i] for i in named] == [
+        'http_requests_total{method="POST",route="/v1/refunds",status="503"} 5.0'
+    ]  # "503" is on 12 lines, "/v1/refunds" on 9, "post" on 12: one line holds all three
+    # words alone (no name among them) name nothing: "post" and "returned" are no ids
+    assert named_lines(text, request_terms("which requests were POST and returned?")) == frozenset()

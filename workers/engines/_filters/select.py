@@ -148,6 +148,11 @@ class _Union:
         return [i for _, i in hits[:limit]]
 
 
+# filters of formats written for machines, found by the output's content: a command that fetches
+# documents to read (curl) does not make such an output a document
+_MACHINE = frozenset({"metrics"})
+
+
 @dataclass(frozen=True, slots=True, eq=False)
 class FilterSet:
     """Compiled filters plus one-pass matchers for commands, tools and outputs.
@@ -361,6 +366,11 @@ class FilterSet:
                     # are mostly log lines (with a level, a request: not a CSV's timestamped
                     # rows) is a log, whatever the file is called
                     return Detection(logfile, "content", logfile.name)
+                found = self._from_output(text)
+                if found is not None and found.filter is not None and found.filter.name in _MACHINE:
+                    # a fetched document that is a machine's format (``curl -s .../metrics``):
+                    # no page to read, the format's filter takes it
+                    return found
                 return Detection(None, "skip", filt.name)
             if filt is not None and filt.defer_to_output:
                 found = self._from_output(text)
