@@ -410,6 +410,7 @@ _GCC_NOTE = re.compile(r"^\S+?:\d+(?::\d+)?: note: ")
 # the include chain above a note (``In file included from /usr/include/c++/12/string:47,``
 # and its ``                 from src/shape.h:2,`` lines): goes with a system header's note
 _CARET = re.compile(r"^[ \t~]*\^[ \t~^]*$")
+FIX_IT_CHARS = 60  # a fix-it hint under a caret is a few characters of code
 _INCLUDE_CHAIN = re.compile(r"^(?:In file included from |\s+from )\S+:\d+(?::\d+)?[:,]$")
 _NOTE_FIRST = frozenset("/.~_-abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789")
 _TSC_PRETTY = re.compile(r"^\S+:\d+:\d+ - (?:error|warning) TS\d+: ")
@@ -910,6 +911,13 @@ def _diagnostics(
                 and _CARET.match(lines[j + 1])
             ):
                 j += 1  # clang without line numbers: the code as written, then its caret
+            elif (
+                line[0] in " \t"
+                and len(line) - len(line.lstrip()) >= 2
+                and len(line.strip()) <= FIX_IT_CHARS
+                and _CARET.match(lines[j - 1])
+            ):
+                pass  # clang's fix-it under the caret (``{``, ``nullptr``, `` override``)
             elif not (_SNIPPET.match(line) or _HELP.match(line) or _GCC_NOTE.match(line)):
                 break
             j += 1
