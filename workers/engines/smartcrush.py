@@ -74,7 +74,7 @@ from workers.engines._text import (
     restores,
     stash_marker,
     term_limit,
-    term_pattern,
+    term_spots,
 )
 from workers.engines.base import Engine, EngineContext, EngineOutput
 from workers.fidelity.facts import critical_lines
@@ -87,6 +87,7 @@ MIN_ITEMS = 5
 MIN_TOKENS = 200
 MIN_RUN_SAVING = 16  # tokens a dropped run must save over its marker, else it stays
 MIN_CHARS = 400  # texts shorter than this cannot hold a 200-token array
+NAMED_SPOTS = 400  # places of a request term looked at: its items are counted among them
 CRITICAL_CAP = 600  # the gate compares stripped lines truncated to this length
 MAX_WALK = 400  # nodes of one item looked at for error signals
 MAX_WALK_DEPTH = 8
@@ -871,8 +872,8 @@ def _named_items(text: str, arr: _Array, terms: frozenset[str]) -> set[int]:
             continue
         limit = term_limit(term)
         hits: set[int] = set()
-        for m in term_pattern(term).finditer(body):
-            hits.add(bisect_right(arr.starts, a + m.start()) - 1)
+        for at in term_spots(body, term, NAMED_SPOTS):
+            hits.add(bisect_right(arr.starts, a + at) - 1)
             if len(hits) > limit:
                 break
         if len(hits) <= limit:
