@@ -400,6 +400,8 @@ def _broken_json(text: str) -> tuple[int, int] | None:
     -c``, a harness's truncation) or broken by other output (curl's stderr in its body).  Its arrays are crushed by the
     items that load (:func:`_array_items`).  None for JSON lines (the first line loads:
     each line is a document of its own) and for text with no such line."""
+    if '":' not in text and '["' not in text and "[[" not in text:
+        return None  # no object key, no array of strings or arrays: no document worth a scan
     end = len(text.rstrip(" \t\r\n"))
     for tries, m in enumerate(JSON_DOC_START.finditer(text, 0, end)):
         start = m.end()

@@ -568,6 +568,9 @@ _CRASH_HEAD = re.compile(
     # a JVM thread dump's deadlock report and its count; a Go runtime's signal dump
     # (``SIGQUIT: quit``, ``SIGSEGV: segmentation violation``) above every goroutine's stack
     r"|Found (?:one|\d+) Java-level deadlocks?:|Found \d+ deadlocks?\.$"
+    # git's merge and rebase conflicts: the file in conflict, the commit that did not apply
+    r"|CONFLICT \([\w/ -]{1,40}\): |Could not apply [0-9a-f]{7,40}\.\.\. "
+    r"|Automatic merge failed; "
     r"|SIG[A-Z]{2,8}: [a-z][\w ]{0,40}$"
     r"|==\d+==\s*(?:definitely lost:|possibly lost:|in use at exit: [1-9]"
     r"|Invalid (?:read|write|free)|Conditional jump|Use of uninitialised|Mismatched free|Syscall param|Source and destination"
@@ -789,7 +792,7 @@ _SUREFIRE_PASS = re.compile(
 )
 _FAILURE_FIRST = frozenset("✕×✗✘✖●n_-r")
 _LOCATION_FIRST = frozenset("-[❯lLwW>")
-_CRASH_FIRST = frozenset("SDImt=P[-+<F")
+_CRASH_FIRST = frozenset("SDImt=P[-+<FCA")
 # shellcheck's default (tty) format: a finding's place on a line of its own (``In deploy.sh
 # line 13:``), the code line, then each finding under a caret (``^-- SC2164 (warning): Use
 # 'cd ... || exit' ...``, at any level), then its ``Did you mean:`` fix: place and findings
