@@ -24,12 +24,15 @@ text the previous engine produced.
 from __future__ import annotations
 
 import re
+from bisect import bisect_right
 from collections.abc import Iterable, Sequence
 from functools import lru_cache
+from itertools import accumulate
 
 import orjson
 
 from workers.core.ansi import ANSI
+from workers.core.literals import scanner
 from workers.core.memo import Memo, register
 from workers.core.shell import command_segments
 from workers.fidelity.testlogs import has_go_runs, passing_test_logs
@@ -401,14 +404,39 @@ _ERROR_LINE = re.compile(
 )
 # Every match of _ERROR_LINE contains one of these substrings; searching for
 # them first halves the cost on lines without any (most lines).
-_ERROR_HINT = re.compile(
-    r"rror|RROR|ailed|ailure|FAIL|atal|FATAL|anic|xception|Traceback|RITICAL|ritical|arning|WARN|"
-    r'denied|refused|of memory|oom-kill|segfault|SEVERE|"level":|warn\]|crit\]|alert\]|emerg\]'
-    r'|warn"|crit"|alert"|emerg"|dpanic"|^[EWF]\d{4} '
-    r"|\*\*\*|Timeout\)|Not Run\)|SEGFAULT\)|NUMERICAL\)|aborted\)"
-    r"|BackOff|OOMKill|ErrImagePull|Evicted|Segmentation|Bus error|Illegal instr|Floating point"
-    r"|core dumped"
-)
+# what every line ``_ERROR_LINE`` matches holds: a cheap test first (a property test holds
+# ``is_error_line`` to ``_ERROR_LINE``); its literals are scanned in one pass over a whole
+# output where Hyperscan is at hand (:func:`_hinted_rows`)
+_ERROR_HINT_LITERALS = (
+    "rror", "RROR", "ailed", "ailure", "FAIL", "atal", "FATAL", "anic", "xception",
+    "Traceback", "RITICAL", "ritical", "arning", "WARN", "denied", "refused", "of memory",
+    "oom-kill", "segfault", "SEVERE", '"level":', "warn]", "crit]", "alert]", "emerg]",
+    'warn"', 'crit"', 'alert"', 'emerg"', 'dpanic"', "***", "Timeout)", "Not Run)",
+    "SEGFAULT)", "NUMERICAL)", "aborted)", "BackOff", "OOMKill", "ErrImagePull", "Evicted",
+    "Segmentation", "Bus error", "Illegal instr", "Floating point", "core dumped",
+)  # fmt: skip
+_KLOG_HINT = r"^[EWF]\d{4} "  # klog's level letter glued to its date: ``E1130 06:00:37``
+_ERROR_HINT = re.compile("|".join(map(re.escape, _ERROR_HINT_LITERALS)) + "|" + _KLOG_HINT)
+# ... at a line's start after any blanks (the lines are read stripped), in lines joined by "\n"
+_KLOG_ROW = re.compile(r"^[^\S\n]*[EWF]\d{4} ", re.M)
+
+
+def _hinted_rows(lines: list[str]) -> frozenset[int] | None:
+    """Indexes of the lines (stripped as :func:`_tool_lines` reads them) where ``_ERROR_HINT``
+    may match: a superset, found by one Hyperscan pass over the lines; None without it."""
+    found = scanner(_ERROR_HINT_LITERALS)
+    if found is None or len(lines) < _HINT_SCAN_LINES:
+        return None
+    text = "\n".join(lines)
+    starts = [0, *accumulate(len(line) + 1 for line in lines)]
+    rows = {
+        bisect_right(starts, at) - 1 for spots in found.positions(text).values() for at in spots
+    }
+    rows.update(bisect_right(starts, m.start()) - 1 for m in _KLOG_ROW.finditer(text))
+    return frozenset(rows)
+
+
+_HINT_SCAN_LINES = 8  # fewer lines are tested one by one
 
 
 def is_error_line(line: str) -> bool:
@@ -854,6 +882,9 @@ def _tool_lines(text: str, family: str | None) -> Iterable[tuple[str, str]]:
         all_lines = [events.get(i, "") for i in range(len(all_lines))]
     # what a go test printed before it passed is not a finding (:mod:`.testlogs`)
     quiet = passing_test_logs(all_lines) if has_go_runs(text) else ()
+    # the lines an error word may stand on, in one scan (colour codes may split a word:
+    # coloured lines are read one by one)
+    hinted = None if has_ansi else _hinted_rows(all_lines)
     for index, raw_line in enumerate(all_lines):
         if index in quiet:
             continue
@@ -1064,7 +1095,11 @@ def _tool_lines(text: str, family: str | None) -> Iterable[tuple[str, str]]:
         elif (
             (first in _CRASH_FIRST and _CRASH_HEAD.match(line))
             or (" HTTP/" in line and _HTTP_5XX.search(line))
-            or is_error_line(line)
+            or (
+                is_error_line(line)
+                if hinted is None
+                else index in hinted and _ERROR_LINE.search(line) is not None
+            )
             or exception
         ) and not (goroutines and _go_frame(all_lines, index, raw, line)):
             failed = True
