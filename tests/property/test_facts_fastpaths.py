@@ -69,6 +69,8 @@ def reference_tool_lines(text: str, family: str | None) -> Iterator[tuple[str, s
     want_panic_message = False
     javac_detail = 0
     rust_label = False
+    in_deadlock = False  # inside a JVM thread dump's deadlock report
+    crashed = False  # a crash headline came before: a Go dump's goroutines re-arm the frame
     said: set[str] | None = set() if "[ERROR] " in text or "[WARNING] " in text else None
     path_header: str | None = None
     grep_files: set[str] = set()
@@ -132,6 +134,20 @@ def reference_tool_lines(text: str, family: str | None) -> Iterator[tuple[str, s
             if raw[:1] in ("+", "-", " ", "\\"):
                 continue  # hunk body: trimmable, its headers carry the facts
             in_hunk = False
+        if in_deadlock:
+            if facts._DEADLOCK_THREAD.match(line):
+                want_frame = True
+                yield "error_detail", token
+                continue
+            if line.startswith('which is held by "'):
+                yield "error_detail", token
+                continue
+            if facts._DEADLOCK_END.match(line):
+                in_deadlock = False
+        elif facts._DEADLOCK_HEAD.match(line):
+            in_deadlock = True
+        if crashed and "goroutine " in text and facts._GOROUTINE_HEAD.match(line):
+            want_frame = True
         if said is not None:
             plain = facts.RELOGGED.sub("", line, count=1).strip()
             if facts.RELOGGED.match(line) and plain in said:
@@ -233,6 +249,8 @@ def reference_tool_lines(text: str, family: str | None) -> Iterator[tuple[str, s
         ):
             # a compiler warning is an error line (one kind in one file is one fact)
             yield "error_line" if facts._is_diag_warning(line) else "finding", token
+        elif facts._SHELLCHECK_LOCATION.match(line) or facts._SHELLCHECK_FINDING.match(line):
+            yield "finding", token
         elif facts.CODED_FINDING.match(raw):
             if path_header is not None:
                 yield "finding", path_header
@@ -254,7 +272,7 @@ def reference_tool_lines(text: str, family: str | None) -> Iterator[tuple[str, s
                 path_header = None
             yield "error_line", token
             if facts._FRAME_HEAD.match(line):
-                want_frame = True
+                want_frame = crashed = True
         elif facts._GIT_STATUS.match(raw) and ":" in line[:22]:
             yield "git_status_path", token
         if line.startswith("Untracked files:"):
@@ -363,6 +381,14 @@ LINE_PARTS = st.sampled_from(
         "         never returns a negative total:", "SUBFAILED(total=10) tests/t.py::test_x",
         "Errors while running CTest", "  src/types.ts:1:51", "    'unitCents' is declared here.",
         "\tlib/a.go:3:9",
+        "Found one Java-level deadlock:", '"ledger-reconciler":', "Found 1 deadlock.",
+        '  which is held by "journal-poster"', "\tat Ledger.post(Ledger.java:20)",
+        "SIGQUIT: quit", "goroutine 18 gp=0x33b0 m=nil [sleep]:",
+        "\t/w/cmd/main.go:26 +0x74 fp=0x33b0 sp=0x33b0 pc=0x49f9",
+        "In deploy.sh line 13:", "^----^ SC2086 (info): Double quote to prevent globbing.",
+        "CONFLICT (content): Merge conflict in a.py", "Could not apply 3d375cd... fix",
+        "9a6e7d59 (Sam Okafor 2026-10-01 09:16:00 +0000 13)         return x",
+        "^e486879 (Dana Ruiz  2026-10-01 09:01:00 +0000  2) ",
     ]
 )  # fmt: skip
 MULTILINE = st.lists(LINE_PARTS, max_size=25).map("\n".join)
