@@ -20,6 +20,7 @@ __all__ = [
     "Read",
     "cat_files",
     "covers",
+    "is_big_data_read",
     "is_file_read",
     "parse_access",
     "read_paths",
@@ -535,6 +536,23 @@ def is_file_read(unit: Unit) -> bool:
         return False
     access = parse_access(unit.command, unit.tool_name, unit.text)
     return access is not None and access.read is not None
+
+
+# files of data, not code or prose: a read of one is a document to look things up in
+DATA_SUFFIXES = (".json", ".jsonl", ".ndjson", ".geojson", ".har", ".csv", ".tsv", ".xml")
+BIG_DATA_READ = 32_000  # characters: a data file this big is crushed like any JSON output
+
+
+def is_big_data_read(unit: Unit) -> bool:
+    """Whether ``unit`` read a data file (``.json``, ``.csv``, ...) of ``BIG_DATA_READ``
+    characters or more: no file an agent edits by its lines; the lossy engines may shorten
+    its output as they shorten an API's answer (a file read otherwise stays whole)."""
+    if len(unit.text) < BIG_DATA_READ or not unit.command:
+        return False
+    access = parse_access(unit.command, unit.tool_name, unit.text)
+    if access is None or access.read is None:
+        return False
+    return access.read.path.lower().endswith(DATA_SUFFIXES)
 
 
 def cat_files(command: str) -> tuple[str, ...]:

@@ -66,7 +66,7 @@ from typing import Any
 
 import orjson
 
-from workers.engines._shell import is_file_read
+from workers.engines._shell import is_big_data_read, is_file_read
 from workers.engines._text import (
     JSON_DOC_START,
     PointedAt,
@@ -397,9 +397,11 @@ BROKEN_TRIES = 4
 def _broken_json(text: str) -> tuple[int, int] | None:
     """The span from the first line that opens a JSON document (maybe after a label) to the
     end of ``text``, when the usual path did not take it: behind a label, cut short (``head
-    -c``, a harness's truncation) or broken by other output (curl's stderr in its body).  Its arrays are crushed by the
-    items that load (:func:`_array_items`).  None for JSON lines (the first line loads:
-    each line is a document of its own) and for text with no such line."""
+    -c``, a harness's truncation) or broken by other output (curl's stderr in its body).
+    Its arrays are crushed by the items that load (:func:`_array_items`).  A document on one
+    line with other output after it (``exit status 3``) is that line.  None for JSON lines
+    (short lines that each load: each line is a document of its own) and for text with no
+    such line."""
     if '":' not in text and '["' not in text and "[[" not in text:
         return None  # no object key, no array of strings or arrays: no document worth a scan
     end = len(text.rstrip(" \t\r\n"))
@@ -411,6 +413,8 @@ def _broken_json(text: str) -> tuple[int, int] | None:
         if line_end < 0:
             line_end = end
         if _load(text[start:line_end])[0] and line_end < end:
+            if line_end - start >= BROKEN_MIN_CHARS:
+                return start, line_end  # a document on one line, other output after it
             continue  # a JSON line, not a broken document
         # a document that loads to the end stands behind a label (the usual path took it
         # when it is the whole text)
@@ -708,12 +712,38 @@ def _triggered(text: str, arr: _Array) -> Iterable[int]:
 _SCALARS = (str, int, float, bool, type(None))
 
 
+# a linter's or compiler's findings as JSON (golangci-lint's ``Issues``, eslint's ``messages``,
+# ruff's, semgrep's, SARIF-like results): a rule, a message and a place in every item
+_RULE_KEYS = frozenset(
+    {"ruleId", "rule_id", "rule", "FromLinter", "from_linter", "linter", "check_id",
+     "check_name", "checkName", "symbol", "message-id"}
+)  # fmt: skip
+_MESSAGE_KEYS = frozenset({"message", "Message", "Text", "text", "msg", "description", "extra"})
+_PLACE_KEYS = frozenset(
+    {"Pos", "pos", "line", "Line", "location", "locations", "range", "start", "filename",
+     "file", "path", "filePath", "physicalLocation"}
+)  # fmt: skip
+
+
+def _findings(columns: dict[Any, list[Any]]) -> bool:
+    """Whether the array's items are findings: a rule, a message and a place in each."""
+    keys = columns.keys()
+    return bool(
+        _RULE_KEYS.intersection(keys)
+        and _MESSAGE_KEYS.intersection(keys)
+        and _PLACE_KEYS.intersection(keys)
+        and all(v is not _MISSING for k in _RULE_KEYS.intersection(keys) for v in columns[k])
+    )
+
+
 def _error_items(text: str, arr: _Array, columns: dict[Any, list[Any]]) -> set[int]:
     """Items that carry an error signal, judged per distinct value of each field.
 
     Scalar values are judged once per distinct value; nested values are walked
     item by item, and only in items whose raw text holds a trigger word.
     """
+    if _findings(columns):
+        return set(range(len(arr.values)))  # each item is a linter's finding: a fact
     found: set[int] = set()
     rule_items = "ruleId" in columns or "rule_id" in columns
     triggered: set[int] | None = None
@@ -974,7 +1004,12 @@ def crush_text(
 
 
 def _skipped(unit: Unit, pointed: PointedAt) -> bool:
-    return unit.frozen or unit.kind != "tool_result" or unit in pointed or is_file_read(unit)
+    return (
+        unit.frozen
+        or unit.kind != "tool_result"
+        or unit in pointed
+        or (is_file_read(unit) and not is_big_data_read(unit))
+    )
 
 
 class SmartCrushEngine(Engine):

@@ -219,3 +219,53 @@ def test_a_document_behind_a_label_on_one_long_line() -> None:
     store = MemoryStore()
     store.put_many(outcome.stash)
     assert expand_record(orjson.loads(orjson.dumps(outcome.record)), store) == data
+
+
+def test_a_big_data_file_read_is_crushed_and_a_document_before_other_output_too() -> None:
+    """``cat out/pallets.json`` of 671 KB (held-out set 8): one JSON line, then the program's
+    ``exit status 3`` line; a file read stays whole, except a data file this big, and the
+    document before the other output is crushed by its items (the failed one stays)."""
+    import orjson
+
+    from workers.core.offload import MemoryStore
+    from workers.core.settings import Settings
+    from workers.pipeline.expand import expand_record
+    from workers.pipeline.runner import Pipeline
+
+    pallets = [{"i": k, "sku": f"SKU-{k}", "qty": k % 97} for k in range(3000)]
+    pallets[2222]["error"] = "ERR-LINE-9921 checksum mismatch for pallet PAL-55102"
+    content = json.dumps(pallets, separators=(",", ":")) + "\nexit status 3: 1 record(s) failed\n"
+    counter = TokenCounter()
+    for command, crushed in (("cat out/pallets.json", True), ("cat src/pallets.py", False)):
+        data = {
+            "id": "read-1",
+            "messages": [
+                {"role": "user", "content": "Which pallet failed?"},
+                {
+                    "role": "assistant",
+                    "content": "",
+                    "tool_calls": [
+                        {
+                            "id": "c1",
+                            "type": "function",
+                            "function": {
+                                "name": "bash",
+                                "arguments": json.dumps({"command": command}),
+                            },
+                        }
+                    ],
+                },
+                {"role": "tool", "tool_call_id": "c1", "content": content},
+            ],
+        }
+        outcome = Pipeline(Settings(mode="standard")).run_raw(orjson.loads(orjson.dumps(data)))
+        visible = outcome.record["messages"][2]["content"]
+        if not crushed:  # a read of code stays whole
+            assert visible == content
+            continue
+        assert "ERR-LINE-9921 checksum mismatch for pallet PAL-55102" in visible
+        assert visible.endswith("exit status 3: 1 record(s) failed\n")
+        assert counter.count(visible) < counter.count(content) * 0.05
+        store = MemoryStore()
+        store.put_many(outcome.stash)
+        assert expand_record(orjson.loads(orjson.dumps(outcome.record)), store) == data
