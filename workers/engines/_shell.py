@@ -16,6 +16,7 @@ from workers.core.memo import memo
 from workers.messages.model import Unit
 
 __all__ = [
+    "TABLE_SUFFIXES",
     "Access",
     "Read",
     "cat_files",
@@ -543,16 +544,20 @@ DATA_SUFFIXES = (".json", ".jsonl", ".ndjson", ".geojson", ".har", ".csv", ".tsv
 BIG_DATA_READ = 32_000  # characters: a data file this big is crushed like any JSON output
 
 
-def is_big_data_read(unit: Unit) -> bool:
-    """Whether ``unit`` read a data file (``.json``, ``.csv``, ...) of ``BIG_DATA_READ``
-    characters or more: no file an agent edits by its lines; the lossy engines may shorten
-    its output as they shorten an API's answer (a file read otherwise stays whole)."""
+TABLE_SUFFIXES = (".csv", ".tsv")
+
+
+def is_big_data_read(unit: Unit, suffixes: tuple[str, ...] = DATA_SUFFIXES) -> bool:
+    """Whether ``unit`` read a data file (``.json``, ``.csv``, ...: one of ``suffixes``) of
+    ``BIG_DATA_READ`` characters or more: no file an agent edits by its lines; the lossy
+    engines may shorten its output as they shorten an API's answer (a file read otherwise
+    stays whole)."""
     if len(unit.text) < BIG_DATA_READ or not unit.command:
         return False
     access = parse_access(unit.command, unit.tool_name, unit.text)
     if access is None or access.read is None:
         return False
-    return access.read.path.lower().endswith(DATA_SUFFIXES)
+    return access.read.path.lower().endswith(suffixes)
 
 
 def cat_files(command: str) -> tuple[str, ...]:

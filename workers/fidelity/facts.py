@@ -462,6 +462,7 @@ _SUMMARY_LINE = re.compile(
     r"|^Packages: [+-]\d+"
     r"|^(?:up to date|removed \d+ packages?|changed \d+ packages?)"
     r"|^BUILD (?:SUCCESS|FAILURE|FAILED)"
+    r"|^(?:Planning|Execution) Time: [\d.]+ ms$"  # EXPLAIN ANALYZE's totals (Postgres)
     r"|^\d+ (?:passing|failing|pending)\b"  # mocha
     r"|^\d+ examples?, \d+ failures?"  # rspec
     r"|^Tests: \d+, Assertions: \d+|^(?:FAILURES|ERRORS)!$"  # phpunit

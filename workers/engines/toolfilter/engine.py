@@ -8,6 +8,7 @@ from collections.abc import Sequence
 from typing import Any
 
 from workers.engines._filters import builtin_filters
+from workers.engines._shell import TABLE_SUFFIXES, is_big_data_read
 from workers.engines._text import is_json_document, named_lines, request_terms
 from workers.engines.base import Engine, EngineContext, EngineOutput
 from workers.engines.listing import compact_listing
@@ -59,7 +60,11 @@ class ToolFilterEngine(Engine):
                 markers += 1
                 continue
             filt = found.filter
-            if filt is None and found.source == "none" and structure_family(text):
+            if filt is None and found.source == "skip" and is_big_data_read(unit, TABLE_SUFFIXES):
+                # a big CSV or TSV read: its header, head and tail, the rows with an error word
+                # or a name the request says stay, runs of alike rows go to the stash
+                filt = filters.by_name.get("generic")
+            elif filt is None and found.source == "none" and structure_family(text):
                 # no command, tool or signature named a filter, but the lines are a
                 # test report or diagnostics: the generic filter with the structure
                 filt = filters.by_name.get("generic")
