@@ -8,15 +8,11 @@ from __future__ import annotations
 import csv
 import io
 import json
-from typing import Any
 
-import orjson
-
-from workers.core.offload import MemoryStore
 from workers.core.settings import Settings
 from workers.core.tokens import TokenCounter
-from workers.pipeline.expand import expand_record
 from workers.pipeline.runner import Pipeline
+from workers.testing import expanded_record, openai_record
 
 
 def _table(rows: int) -> str:
@@ -38,41 +34,28 @@ def _table(rows: int) -> str:
     return out.getvalue()
 
 
-def _record(command: str, content: str, question: str) -> dict[str, Any]:
-    call = {
-        "id": "c1",
-        "type": "function",
-        "function": {"name": "bash", "arguments": json.dumps({"command": command})},
-    }
-    return {
-        "id": "tsv-1",
-        "messages": [
-            {"role": "user", "content": question},
-            {"role": "assistant", "content": "", "tool_calls": [call]},
-            {"role": "tool", "tool_call_id": "c1", "content": content},
-        ],
-    }
-
-
 def test_a_big_tsv_read_keeps_header_named_and_error_rows() -> None:
     content = _table(1500)
     assert len(content) > 32_000
-    data = _record("cat data/sales.tsv", content, "Quote the row with the recall note.")
+    data = openai_record(
+        "tsv-1", ("user", "Quote the row with the recall note."), ("tool", content),
+        command="cat data/sales.tsv",
+    )  # fmt: skip
     counter = TokenCounter()
     for mode in ("standard", "aggressive"):
-        outcome = Pipeline(Settings(mode=mode)).run_raw(orjson.loads(orjson.dumps(data)))
-        visible = outcome.record["messages"][2]["content"]
+        outcome = Pipeline(Settings(mode=mode)).run_raw(json.loads(json.dumps(data)))
+        visible = outcome.record["messages"][-1]["content"]
         assert visible.startswith("date\tsku\twarehouse")
         assert "RECALL batch 7731" in visible and "import failed: bad EAN" in visible
         assert counter.count(visible) < counter.count(content) * 0.2, mode
-        store = MemoryStore()
-        store.put_many(outcome.stash)
-        back = expand_record(orjson.loads(orjson.dumps(outcome.record)), store)
-        assert back["messages"][2]["content"].rstrip("\n") == content.rstrip("\n")
+        back = expanded_record(outcome)["messages"][-1]["content"]
+        assert back.rstrip("\n") == content.rstrip("\n")
 
 
 def test_a_small_table_read_stays_whole() -> None:
     content = _table(100)
-    data = _record("cat data/sales.tsv", content, "Quote the row with the recall note.")
+    data = openai_record(
+        "tsv-2", ("user", "Quote the row."), ("tool", content), command="cat a.tsv"
+    )
     outcome = Pipeline(Settings(mode="standard")).run_raw(data)
-    assert outcome.record["messages"][2]["content"] == content
+    assert outcome.record["messages"][-1]["content"] == content

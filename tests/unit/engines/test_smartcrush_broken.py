@@ -11,10 +11,12 @@ from typing import Any
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from workers.core.settings import Settings
 from workers.core.tokens import TokenCounter
 from workers.engines.base import EngineContext
 from workers.engines.smartcrush import crush_text
-from workers.testing import expanded
+from workers.pipeline.runner import Pipeline
+from workers.testing import expanded, expanded_record, openai_record
 
 CTX = EngineContext(tokens=TokenCounter())
 OMITTED = re.compile(r"… (\d+) of (\d+) (?:items|rows) omitted <<cx:[0-9a-f]{16}>>")
@@ -35,6 +37,14 @@ def tickets(n: int = 120) -> list[dict[str, Any]]:
 
 def omitted(text: str) -> int:
     return sum(int(m.group(1)) for m in OMITTED.finditer(text))
+
+
+def _tool_text(question: str, command: str, content: str, mode: str = "standard") -> str:
+    """The compressed tool output of a one-call conversation, checked to expand back exactly."""
+    data = openai_record("t", ("user", question), ("tool", content), command=command)
+    outcome = Pipeline(Settings(mode=mode)).run_raw(json.loads(json.dumps(data)))
+    assert expanded_record(outcome) == data
+    return str(outcome.record["messages"][-1]["content"])
 
 
 def test_minified_document_cut_short_keeps_its_partial_item() -> None:
@@ -123,42 +133,12 @@ def test_error_item_of_a_cut_document_stays_visible() -> None:
 
 
 def test_the_pipeline_crushes_a_cut_response_and_expands_it_back() -> None:
-    import orjson
-
-    from workers.core.offload import MemoryStore
-    from workers.core.settings import Settings
-    from workers.pipeline.expand import expand_record
-    from workers.pipeline.runner import Pipeline
-
-    doc = json.dumps({"tickets": tickets(200)})
-    content = doc[:30000]
+    content = json.dumps({"tickets": tickets(200)})[:30000]
     command = "curl -s http://127.0.0.1:7491/api/v2/tickets | head -c 30000"
-    data = {
-        "id": "cut-1",
-        "messages": [
-            {"role": "user", "content": "which tickets are open?"},
-            {
-                "role": "assistant",
-                "content": "",
-                "tool_calls": [
-                    {
-                        "id": "c1",
-                        "type": "function",
-                        "function": {"name": "bash", "arguments": json.dumps({"command": command})},
-                    }
-                ],
-            },
-            {"role": "tool", "tool_call_id": "c1", "content": content},
-        ],
-    }
     counter = TokenCounter()
     for mode in ("standard", "aggressive"):
-        outcome = Pipeline(Settings(mode=mode)).run_raw(orjson.loads(orjson.dumps(data)))
-        visible = outcome.record["messages"][2]["content"]
+        visible = _tool_text("which tickets are open?", command, content, mode)
         assert counter.count(visible) < counter.count(content) * 0.2, mode
-        store = MemoryStore()
-        store.put_many(outcome.stash)
-        assert expand_record(orjson.loads(orjson.dumps(outcome.record)), store) == data
 
 
 def test_items_the_request_names_stay() -> None:
@@ -176,13 +156,6 @@ def test_items_the_request_names_stay() -> None:
 def test_a_document_behind_a_label_on_one_long_line() -> None:
     """``DATA [{...}]``: 377 KB on one line in held-out set 7; the tool filter capped the line
     at its start and the item the user asked about went with the rest."""
-    import orjson
-
-    from workers.core.offload import MemoryStore
-    from workers.core.settings import Settings
-    from workers.pipeline.expand import expand_record
-    from workers.pipeline.runner import Pipeline
-
     rows = [
         {"id": k, "sku": f"SKU-{k:05d}", "qty": k % 9, "note": "x" * (k % 30)} for k in range(3000)
     ]
@@ -191,81 +164,21 @@ def test_a_document_behind_a_label_on_one_long_line() -> None:
     result = crush_text(content, CTX)
     assert result is not None and result.text.startswith('DATA [{"id":0,')
     assert json.dumps(rows[2400], separators=(",", ":")) in result.text
-    data = {
-        "id": "label-1",
-        "messages": [
-            {"role": "user", "content": "Which item has the ERROR note?"},
-            {
-                "role": "assistant",
-                "content": "",
-                "tool_calls": [
-                    {
-                        "id": "c1",
-                        "type": "function",
-                        "function": {
-                            "name": "bash",
-                            "arguments": json.dumps({"command": "python3 dump_reservations.py"}),
-                        },
-                    }
-                ],
-            },
-            {"role": "tool", "tool_call_id": "c1", "content": content},
-        ],
-    }
-    outcome = Pipeline(Settings(mode="standard")).run_raw(orjson.loads(orjson.dumps(data)))
-    visible = outcome.record["messages"][2]["content"]
+    visible = _tool_text("Which item has the ERROR note?", "python3 dump_reservations.py", content)
     assert "ERROR: reservation expired for warehouse WH-D" in visible
     assert len(visible) < len(content) // 20
-    store = MemoryStore()
-    store.put_many(outcome.stash)
-    assert expand_record(orjson.loads(orjson.dumps(outcome.record)), store) == data
 
 
 def test_a_big_data_file_read_is_crushed_and_a_document_before_other_output_too() -> None:
     """``cat out/pallets.json`` of 671 KB (held-out set 8): one JSON line, then the program's
     ``exit status 3`` line; a file read stays whole, except a data file this big, and the
     document before the other output is crushed by its items (the failed one stays)."""
-    import orjson
-
-    from workers.core.offload import MemoryStore
-    from workers.core.settings import Settings
-    from workers.pipeline.expand import expand_record
-    from workers.pipeline.runner import Pipeline
-
     pallets = [{"i": k, "sku": f"SKU-{k}", "qty": k % 97} for k in range(3000)]
     pallets[2222]["error"] = "ERR-LINE-9921 checksum mismatch for pallet PAL-55102"
     content = json.dumps(pallets, separators=(",", ":")) + "\nexit status 3: 1 record(s) failed\n"
+    assert _tool_text("Which pallet failed?", "cat src/pallets.py", content) == content  # code
+    visible = _tool_text("Which pallet failed?", "cat out/pallets.json", content)
+    assert "ERR-LINE-9921 checksum mismatch for pallet PAL-55102" in visible
+    assert visible.endswith("exit status 3: 1 record(s) failed\n")
     counter = TokenCounter()
-    for command, crushed in (("cat out/pallets.json", True), ("cat src/pallets.py", False)):
-        data = {
-            "id": "read-1",
-            "messages": [
-                {"role": "user", "content": "Which pallet failed?"},
-                {
-                    "role": "assistant",
-                    "content": "",
-                    "tool_calls": [
-                        {
-                            "id": "c1",
-                            "type": "function",
-                            "function": {
-                                "name": "bash",
-                                "arguments": json.dumps({"command": command}),
-                            },
-                        }
-                    ],
-                },
-                {"role": "tool", "tool_call_id": "c1", "content": content},
-            ],
-        }
-        outcome = Pipeline(Settings(mode="standard")).run_raw(orjson.loads(orjson.dumps(data)))
-        visible = outcome.record["messages"][2]["content"]
-        if not crushed:  # a read of code stays whole
-            assert visible == content
-            continue
-        assert "ERR-LINE-9921 checksum mismatch for pallet PAL-55102" in visible
-        assert visible.endswith("exit status 3: 1 record(s) failed\n")
-        assert counter.count(visible) < counter.count(content) * 0.05
-        store = MemoryStore()
-        store.put_many(outcome.stash)
-        assert expand_record(orjson.loads(orjson.dumps(outcome.record)), store) == data
+    assert counter.count(visible) < counter.count(content) * 0.05
