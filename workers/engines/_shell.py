@@ -24,6 +24,7 @@ __all__ = [
     "is_big_data_read",
     "is_file_read",
     "parse_access",
+    "read_path",
     "read_paths",
 ]
 
@@ -552,12 +553,18 @@ def is_big_data_read(unit: Unit, suffixes: tuple[str, ...] = DATA_SUFFIXES) -> b
     ``BIG_DATA_READ`` characters or more: no file an agent edits by its lines; the lossy
     engines may shorten its output as they shorten an API's answer (a file read otherwise
     stays whole)."""
-    if len(unit.text) < BIG_DATA_READ or not unit.command:
+    if len(unit.text) < BIG_DATA_READ:
         return False
+    path = read_path(unit)
+    return path is not None and path.lower().endswith(suffixes)
+
+
+def read_path(unit: Unit) -> str | None:
+    """The file ``unit``'s command or tool call read, or None."""
+    if not unit.command:
+        return None
     access = parse_access(unit.command, unit.tool_name, unit.text)
-    if access is None or access.read is None:
-        return False
-    return access.read.path.lower().endswith(suffixes)
+    return access.read.path if access is not None and access.read is not None else None
 
 
 def cat_files(command: str) -> tuple[str, ...]:

@@ -66,7 +66,7 @@ from typing import Any
 
 import orjson
 
-from workers.engines._shell import is_big_data_read, is_file_read
+from workers.engines._shell import BIG_DATA_READ, is_big_data_read, is_file_read, read_path
 from workers.engines._text import (
     JSON_DOC_START,
     PointedAt,
@@ -77,7 +77,7 @@ from workers.engines._text import (
     term_spots,
 )
 from workers.engines.base import Engine, EngineContext, EngineOutput
-from workers.fidelity.facts import critical_lines
+from workers.fidelity.facts import SOURCE_FILE, critical_lines
 from workers.markers.json_min import decode as decode_min
 from workers.messages.model import Unit
 
@@ -1008,8 +1008,20 @@ def _skipped(unit: Unit, pointed: PointedAt) -> bool:
         unit.frozen
         or unit.kind != "tool_result"
         or unit in pointed
-        or (is_file_read(unit) and not is_big_data_read(unit))
+        or (is_file_read(unit) and not _crushable_read(unit))
     )
+
+
+def _crushable_read(unit: Unit) -> bool:
+    """A file read smartcrush may shorten: a big data file (``.json``, ``.csv``, ...), or a
+    big file that is no source code and holds a JSON document from its first line
+    (``reservations.txt``: ``DATA [{...}]``)."""
+    if is_big_data_read(unit):
+        return True
+    if len(unit.text) < BIG_DATA_READ or JSON_DOC_START.match(unit.text) is None:
+        return False
+    path = read_path(unit)
+    return path is not None and SOURCE_FILE.search(path) is None
 
 
 class SmartCrushEngine(Engine):

@@ -39,6 +39,7 @@ from workers.fidelity.testlogs import has_go_runs, passing_test_logs
 
 __all__ = [
     "SHAPED_KINDS",
+    "SOURCE_FILE",
     "SYSTEM_HEADER_NOTE",
     "SYSTEM_HEADER_STEP",
     "command_family",
@@ -760,7 +761,9 @@ _GREP_COMMANDS = frozenset({"grep", "egrep", "fgrep", "rg", "ag", "ack", "git-gr
 # findings: the outline engine and aging may stash whole bodies (expand gives them back).
 # A failed read (``cat: x.py: No such file or directory``) is read as any output.
 _READ_COMMANDS = frozenset({"cat", "head", "tail", "sed", "nl", "less", "more", "bat", "batcat"})
-_SOURCE_FILE = re.compile(
+# a file of source code, by its name (its reads stay whole; a read of another kind of file may be
+# shortened when it is big data: workers.engines.smartcrush)
+SOURCE_FILE = re.compile(
     r"[\w@+-][\w.@+-]*\.(?:py|pyi|go|rs|ts|tsx|mts|cts|js|jsx|mjs|cjs|java|kt|kts|scala|groovy"
     r"|c|h|cc|cpp|cxx|hpp|hh|hxx|cs|rb|php|swift|m|mm|lua|dart|ex|exs|erl|hs|ml|zig|vue|svelte"
     r"|sh|bash)['\"]?$"
@@ -780,7 +783,7 @@ def _source_read(segment: str) -> bool:
         return False
     if words[0] == "sed" and "-n" not in words[1:-1]:
         return False  # a sed that prints every line is an edit or a filter, not a read
-    return _SOURCE_FILE.search(words[-1]) is not None and "/" not in words[-1].rpartition(".")[2]
+    return SOURCE_FILE.search(words[-1]) is not None and "/" not in words[-1].rpartition(".")[2]
 
 
 def command_family(command: str | None) -> str | None:

@@ -182,3 +182,16 @@ def test_a_big_data_file_read_is_crushed_and_a_document_before_other_output_too(
     assert visible.endswith("exit status 3: 1 record(s) failed\n")
     counter = TokenCounter()
     assert counter.count(visible) < counter.count(content) * 0.05
+
+
+def test_a_big_read_of_a_non_code_file_holding_json_is_crushed() -> None:
+    """Set 7's ``cat out/reservations.txt``: 377 KB, ``DATA [{...}]`` on one line.  A read of a
+    file that is no source code and holds a JSON document from its first line is shortened when
+    it is big; a read of a source file stays whole whatever it holds."""
+    rows = [{"id": k, "sku": f"SKU-{k:05d}", "note": "x" * (k % 30)} for k in range(2000)]
+    rows[1500]["note"] = "ERROR: reservation expired for warehouse WH-D"
+    content = "DATA " + json.dumps(rows, separators=(",", ":")) + "\n"
+    visible = _tool_text("Which item has the ERROR note?", "cat out/reservations.txt", content)
+    assert "ERROR: reservation expired for warehouse WH-D" in visible
+    assert len(visible) < len(content) // 20
+    assert _tool_text("Which item?", "cat src/reservations.py", content) == content
