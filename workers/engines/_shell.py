@@ -16,6 +16,8 @@ from workers.core.memo import memo
 from workers.messages.model import Unit
 
 __all__ = [
+    "BIG_DATA_READ",
+    "DATA_SUFFIXES",
     "TABLE_SUFFIXES",
     "Access",
     "Read",

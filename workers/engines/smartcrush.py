@@ -66,7 +66,7 @@ from typing import Any
 
 import orjson
 
-from workers.engines._shell import BIG_DATA_READ, is_big_data_read, is_file_read, read_path
+from workers.engines._shell import BIG_DATA_READ, DATA_SUFFIXES, is_file_read, read_path
 from workers.engines._text import (
     JSON_DOC_START,
     PointedAt,
@@ -1016,12 +1016,14 @@ def _crushable_read(unit: Unit) -> bool:
     """A file read smartcrush may shorten: a big data file (``.json``, ``.csv``, ...), or a
     big file that is no source code and holds a JSON document from its first line
     (``reservations.txt``: ``DATA [{...}]``)."""
-    if is_big_data_read(unit):
-        return True
-    if len(unit.text) < BIG_DATA_READ or JSON_DOC_START.match(unit.text) is None:
+    if len(unit.text) < BIG_DATA_READ:
         return False
     path = read_path(unit)
-    return path is not None and SOURCE_FILE.search(path) is None
+    if path is None:
+        return False
+    return path.lower().endswith(DATA_SUFFIXES) or (
+        JSON_DOC_START.match(unit.text) is not None and SOURCE_FILE.search(path) is None
+    )
 
 
 class SmartCrushEngine(Engine):

@@ -96,7 +96,6 @@ __all__ = [
     "Repeat",
     "Structure",
     "analyse",
-    "may_have_structure",
     "structure_family",
     "structure_probes",
 ]
@@ -496,11 +495,6 @@ IN_PLACE = frozenset({IGNORED, REPEATS, STACKS, STACK_LINES})
 COUNTED = frozenset({PASSING, RUNNING, GROUPS})
 
 
-def may_have_structure(text: str) -> bool:
-    """Whether ``text`` (ANSI colour stripped) has a line :func:`analyse` could count."""
-    return any(structure_probes(text))
-
-
 def structure_probes(text: str) -> tuple[bool, bool]:
     """Whether ``text`` (ANSI colour stripped) may hold report or diagnostic lines, and
     whether it may hold a crash report: the two scans :func:`analyse` starts with, which
@@ -519,7 +513,7 @@ def analyse(
     ``critical`` says which lines the gate must see; without it repeats of a
     diagnostic are not collapsed (a coloured output: the gate compares the
     lines as written).  A repeat's block is dropped whole, so no other line
-    of it may be critical.  The probes of :func:`may_have_structure` run here on ``lines``
+    of it may be critical.  The probes of :func:`structure_probes` run here on ``lines``
     as given (cut at the line cap, carriage returns off): they say which checks run.
     """
     if probes is None:
