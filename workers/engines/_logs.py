@@ -185,6 +185,7 @@ _KIND_LABEL = {
     "hex": "ids",
     "url": "urls",
     "ip": "hosts",
+    "port": "client ports",
     "fileline": "locations",
     "path": "paths",
     "num": "numbers",
@@ -207,6 +208,9 @@ _LOG_LINE = re.compile(
     r"|\[\s{0,8}\d{1,9}\.\d{3,9}\]\s"  # dmesg
     # access log (Python's http.server writes a space before the time, not a colon)
     r"|\S{1,200} \S{1,100} \S{1,200} \[\d{2}/\w{3}/\d{4}[: ]\d{2}:\d{2}:\d{2}[^\]]{0,10}\] \""
+    # a request log in another layout (HAProxy's ``127.0.0.1:45240 [06/Dec/2026:21:12:11.685]
+    # fe be/srv 0/0/0/1/1 200 ...``): the access log's time as the second to fourth field
+    r"|(?:\S{1,200} ){1,3}\[\d{2}/\w{3}/\d{4}:\d{2}:\d{2}:\d{2}[^\]]{0,10}\] "
     r"|\{\"[^\"]{0,40}\":.{0,400}\"(?:level|lvl|severity|msg|message|ts|time|timestamp)\"\s?:"
     r"|\{\"(?:level|lvl|severity|msg|message|ts|time|timestamp|@timestamp)\"\s?:"
     r"|(?:time|ts)=\S+\s.{0,60}\blevel=\w)"
@@ -245,6 +249,7 @@ def is_log_line(line: str) -> bool:
 _LOG_MARK = re.compile(
     rf"\b{_LEVEL}\b|\b(?:[Ww]arn(?:ing)?|[Ee]rror|[Ii]nfo|[Dd]ebug)\b"
     r"|\"(?:level|lvl|severity|log\.level)\"\s?:|\blevel=|\] \"[A-Z]{1,20} "
+    r"|\"[A-Z]{3,7} /\S{0,4000} HTTP/\d"  # a request anywhere on the line
     r"|^\S+\s+\d+\s\d\d:\d\d:\d\d \S+ [\w./-]+(?:\[\d+\])?: |^[IWEF]\d{4}\s"
     rf"|^{_MONTH} {_JUL_REST} [\w.$]+ [\w$<>]+$"  # java.util.logging: the class and method
 )
@@ -365,6 +370,11 @@ def _mask_access(line: str, access: re.Match[str]) -> Masked:
     return Masked("".join(parts), tuple(fields), int(access.group("status")))
 
 
+_QUOTED_REQUEST = re.compile(r"\"[A-Z]{3,7} /\S{0,4000} HTTP/\d")
+# an ephemeral port after an address (Linux picks them from 32768 up): ``:45614``
+_EPHEMERAL_PORT = re.compile(r":(3276[89]|327[7-9]\d|32[89]\d\d|3[3-9]\d{3}|[4-6]\d{4})$")
+
+
 def _mask_span(
     line: str, begin: int, end_at: int, times: bool = False
 ) -> tuple[list[str], list[Field], int | None]:
@@ -378,6 +388,15 @@ def _mask_span(
     pos = begin
     for kind, start, end in _fields(line, begin, end_at):
         value = line[start:end]
+        if kind == "ip" and (port := _EPHEMERAL_PORT.search(value)) is not None:
+            # ``127.0.0.1:45614``: a client's port the system picked names nobody (a request
+            # log's next line has the next one); the host does
+            cut = start + port.start()
+            parts += (line[pos:cut], _PLACEHOLDER["ip"], ":", _PLACEHOLDER["port"])
+            fields.append(Field("ip", _KIND_LABEL["ip"], line[start:cut], False))
+            fields.append(Field("port", _KIND_LABEL["port"], port.group(1), True))
+            pos = end
+            continue
         # (the key of a timestamp, URL or address is never read)
         key, explicit = _key(line, start) if kind not in _KEYLESS else (None, False)
         if kind in _MEASURE_KINDS:
@@ -404,4 +423,15 @@ def _mask_span(
         fields.append(Field(kind, label, value, measure))
         pos = end
     parts.append(line[pos:end_at])
+    if status is None and '"' in line and _QUOTED_REQUEST.search(line, begin, end_at) is not None:
+        # a request log in another layout (HAProxy: ``... 0/0/0/1/1 500 232 ... "POST /pay
+        # HTTP/1.1"``): its status is the first three-digit number of 100 to 599 on the line
+        status = next(
+            (
+                int(f.value)
+                for f in fields
+                if f.kind == "num" and len(f.value) == 3 and "100" <= f.value <= "599"
+            ),
+            None,
+        )
     return parts, fields, status

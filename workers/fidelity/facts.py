@@ -480,8 +480,11 @@ _DIFF_HEADER = re.compile(
     re.M,
 )
 # (not a Go frame's function line, ``main.stage(0x9, 0xc000070, ...)``: its arguments are hex)
+# (an extension holds a letter: ``127.0.0.1:45614 [06/Dec/...] ...``, a request log's client,
+# is no file and line)
 _FINDING = re.compile(
-    r"^\s*[\w./\\@+-]{1,400}\.[A-Za-z0-9]{1,12}(?::|\((?!0x))\d+(?:[:,]\d+)?\)?:?.*$", re.M
+    r"^\s*[\w./\\@+-]{1,400}\.(?=\d{0,11}[A-Za-z])[A-Za-z0-9]{1,12}(?::|\((?!0x))\d+(?:[:,]\d+)?\)?:?.*$",
+    re.M,
 )
 _GIT_STATUS = re.compile(
     r"^\s*(?:modified|new file|deleted|renamed|copied|typechange|both modified|both added|both deleted|added by us|added by them|deleted by us|deleted by them):\s+\S.*$"

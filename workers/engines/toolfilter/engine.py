@@ -8,12 +8,13 @@ from collections.abc import Sequence
 from typing import Any
 
 from workers.engines._filters import builtin_filters
-from workers.engines._shell import TABLE_SUFFIXES, is_big_data_read
+from workers.engines._shell import TABLE_SUFFIXES, is_big_data_read, read_path
 from workers.engines._text import is_json_document, named_lines, request_terms
 from workers.engines.base import Engine, EngineContext, EngineOutput
 from workers.engines.listing import compact_listing
 from workers.engines.toolfilter.blocks import structure_family
 from workers.engines.toolfilter.render import filter_text
+from workers.fidelity.facts import SOURCE_FILE
 from workers.messages.model import Unit
 
 __all__ = ["MIN_CHARS", "ToolFilterEngine"]
@@ -64,6 +65,10 @@ class ToolFilterEngine(Engine):
                 # a big CSV or TSV read: its header, head and tail, the rows with an error word
                 # or a name the request says stay, runs of alike rows go to the stash
                 filt = filters.by_name.get("generic")
+            elif filt is None and _reads_a_report(unit, found.source, found.family, text):
+                # ``cat target/surefire-reports/X.txt``, ``tail -n 200 build.log``: a read of a
+                # file that is no source code and holds a test report, diagnostics or a crash
+                filt = filters.by_name.get("generic")
             elif filt is None and found.source == "none" and structure_family(text):
                 # no command, tool or signature named a filter, but the lines are a
                 # test report or diagnostics: the generic filter with the structure
@@ -94,3 +99,13 @@ class ToolFilterEngine(Engine):
         if listings:  # (each listing counted in hits too: details has its markers)
             details["listings"] = dict(sorted(listings.items()))
         return EngineOutput(texts=texts, details=details, stash=stash)
+
+
+def _reads_a_report(unit: Unit, source: str, family: str, text: str) -> bool:
+    """Whether ``unit`` read a file that is no source code (a test runner's report, a build
+    log) and whose lines are a test report, diagnostics or a crash (:func:`structure_family`):
+    read as the output that wrote it.  Reads of source code stay whole."""
+    if source != "skip" or family != "read":
+        return False
+    path = read_path(unit)
+    return path is not None and SOURCE_FILE.search(path) is None and bool(structure_family(text))
