@@ -54,10 +54,12 @@ from workers.core.ansi import ANSI
 from workers.core.memo import Memo
 from workers.core.offload import stash_key
 from workers.core.tokens import TokenCounter
+from workers.engines._jsonlogkeys import shared_keys_view
 from workers.engines._logs import MIN_LOG_LINES, Field, Masked, is_log_line, mask, reads_a_log
 from workers.engines._shell import is_file_read
 from workers.engines._text import (
     PointedAt,
+    expanded,
     is_json_document,
     named_lines,
     nonzero,
@@ -69,6 +71,7 @@ from workers.fidelity.facts import SHAPED_KINDS, critical_lines, is_error_line, 
 from workers.fidelity.lossy import hidden_critical
 from workers.markers import has_marker
 from workers.markers.stash import offload_marker
+from workers.markers.structured_view import decode
 from workers.messages.model import Unit
 
 __all__ = ["FoldResult", "LogTemplateEngine", "fold_log"]
@@ -96,6 +99,21 @@ _LEVEL_WORD = re.compile(
     r"(?i)^\W*(?:trace|debug|info|notice|warn|warning|error|err|fatal|crit|critical|severe|panic)"
     r"\W*$"
 )
+# a line's level word (the first one: ``WARN ... error`` is a warning)
+_LEVEL_AT = re.compile(
+    r"(?i)(?<![\w.-])(trace|debug|info|notice|warn|warning|error|err|fatal|crit|critical|alert"
+    r"|emerg|severe|panic)(?![\w.-])"
+)
+_QUIET_LEVELS = frozenset({"trace", "debug", "info", "notice", "warn", "warning"})
+
+
+def _error_level(template: str) -> bool:
+    """Whether a line (its template) is an error, not a warning: its first level word is no
+    quieter than ``error``; a line without one is an error (it is an error line)."""
+    found = _LEVEL_AT.search(template, 0, 400)
+    return found is None or found.group(1).lower() not in _QUIET_LEVELS
+
+
 _NOTE_BAD = str.maketrans({"\n": " ", "…": "~", "<": "‹", ">": "›"})
 _TIME_OF_DAY = re.compile(r"\d{2}:\d{2}:\d{2}")
 _NUMBER = re.compile(r"-?\d+(?:\.\d+)?")
@@ -179,6 +197,10 @@ class _Folder:
                 return True
             if line.key is None or first.key is None:
                 return False  # only lines the gate compares by shape may differ so
+            if _error_level(first.masked.template):
+                # an error names what failed (the request, the client, the connection):
+                # two errors that differ in more than measures are two facts, both in sight
+                return False
         elif line.masked.template != first.masked.template:
             found = self._wildcards(run, line)
             if found is None:
@@ -572,6 +594,43 @@ _runs_of: Memo[tuple[str, str | None, frozenset[int]], tuple[_Run, ...] | None] 
 )
 
 
+# a JSON log line's level that must stay in sight (bunyan's and pino's numbers: 40 warn and up)
+_LOUD_LEVEL = re.compile(
+    r'"(?:level|lvl|severity|log\.level|levelname)"\s*:\s*'
+    r'(?:"(?i:warn|warning|err|error|fatal|crit|critical|panic|severe|alert|emerg)"|[4-6]0\b)'
+)
+
+
+def json_log_view(
+    text: str, tokens: TokenCounter, command: str | None, pinned: frozenset[int]
+) -> tuple[str, dict[str, str]] | None:
+    """:func:`~workers.engines._jsonlogkeys.shared_keys_view` of a JSON log, where lines the
+    gate counts, error and warning lines and lines the request names (``pinned``) stay whole,
+    checked as the gate checks it."""
+    if "{" not in text:
+        return None
+    critical = critical_lines(text, "tool_result", command)
+    keys = {line for _, line in critical}
+
+    def stays(index: int, line: str) -> bool:
+        return (
+            index in pinned
+            or line.strip()[:CRITICAL_CAP] in keys
+            or _LOUD_LEVEL.search(line) is not None
+            or is_error_line(line)
+        )
+
+    found = shared_keys_view(text, tokens, stays)
+    if found is None:
+        return None
+    view, stash = found
+    if decode(expanded(view, stash)) != text:
+        return None
+    if next(iter(hidden_critical(critical, [view])), None) is not None:
+        return None
+    return found
+
+
 def _server_error(masked: Masked) -> bool:
     return masked.status is not None and masked.status >= 500
 
@@ -585,7 +644,7 @@ class LogTemplateEngine(Engine):
         asked = request_terms(ctx.latest_user_text)  # words that name the lines holding them
         texts: list[str] = []
         stash: dict[str, str] = {}
-        changed = runs = folded = 0
+        changed = runs = folded = shared = 0
         for unit in units:
             text = unit.text
             if (
@@ -598,14 +657,25 @@ class LogTemplateEngine(Engine):
             ):
                 texts.append(text)
                 continue
-            result = fold_log(text, ctx.tokens, unit.command, named_lines(text, asked))
-            if result is None:
-                texts.append(text)
-                continue
-            texts.append(result.text)
-            stash.update(result.stash)
-            changed += 1
-            runs += result.runs
-            folded += result.lines_folded
-        details: dict[str, Any] = nonzero(outputs=changed, runs_folded=runs, lines_folded=folded)
+            named = named_lines(text, asked)
+            result = fold_log(text, ctx.tokens, unit.command, named)
+            if result is not None:
+                stash.update(result.stash)
+                runs += result.runs
+                folded += result.lines_folded
+            view = json_log_view(
+                text if result is None else result.text,
+                ctx.tokens,
+                unit.command,
+                named if result is None else frozenset(),
+            )
+            if view is not None:
+                stash.update(view[1])
+                shared += 1
+            new = view[0] if view is not None else text if result is None else result.text
+            texts.append(new)
+            changed += new is not text
+        details: dict[str, Any] = nonzero(
+            outputs=changed, runs_folded=runs, lines_folded=folded, json_shared_keys=shared
+        )
         return EngineOutput(texts=texts, details=details, stash=stash)

@@ -66,6 +66,7 @@ from typing import Any
 
 import orjson
 
+from workers.engines._logs import reads_a_log
 from workers.engines._shell import BIG_DATA_READ, DATA_SUFFIXES, is_file_read, read_path
 from workers.engines._text import (
     JSON_DOC_START,
@@ -208,6 +209,7 @@ class _Array:
     values: list[Any]
     rows: bool = False  # json-table rows (one line each)
     total_chars: int = 0
+    lines: bool = False  # JSON lines (one object per line)
 
     def span(self, text: str, i: int) -> tuple[int, int]:
         return _strip_span(text, self.starts[i], self.ends[i])
@@ -311,6 +313,36 @@ def _array_items(text: str, open_: int, close: int, seps: list[int]) -> list[_Ar
             run_ends = [ends[k] for k in run]
             arrays.append(_Array(run_starts, run_ends, run_values, total_chars=b - a))
         run, run_values = [], []
+    return arrays
+
+
+def _json_lines(text: str) -> list[_Array]:
+    """Runs of ``MIN_ITEMS`` or more lines that each hold one JSON object (a JSON-lines file,
+    ``jq -c`` output, a JSON access log), each run as the items of one array."""
+    if not text.startswith("{") and "\n{" not in text:
+        return []
+    arrays: list[_Array] = []
+    starts: list[int] = []
+    ends: list[int] = []
+    values: list[Any] = []
+    pos = 0
+    for line in [*text.split("\n"), ""]:
+        end = pos + len(line)
+        value = None
+        if line[:1] == "{" and line.rstrip()[-1:] == "}":
+            ok, value = _load(line)
+            if not ok or not isinstance(value, dict):
+                value = None
+        if value is not None:
+            starts.append(pos)
+            ends.append(end)
+            values.append(value)
+        else:
+            if len(values) >= MIN_ITEMS:
+                total = ends[-1] - starts[0]
+                arrays.append(_Array(starts, ends, values, total_chars=total, lines=True))
+            starts, ends, values = [], [], []
+        pos = end + 1
     return arrays
 
 
@@ -861,7 +893,7 @@ def _plan(
         return [], 0
     edits: list[_Edit] = []
     omitted = 0
-    unit_word = "rows" if arr.rows else "items"
+    unit_word = "rows" if arr.rows else "lines" if arr.lines else "items"
     # every marker of this array has about the same tokens: count one (hex keys
     # tokenise unevenly, hence the slack) instead of each
     sample, _ = stash_marker(f"{n} of {n} {unit_word} omitted", "")
@@ -940,7 +972,7 @@ def crush_text(
     ``terms``: words of the latest request (:func:`~workers.engines._text.request_terms`);
     the few items that hold one (``ticket 88123``) stay.
     """
-    if len(text) < MIN_CHARS or "[" not in text:
+    if len(text) < MIN_CHARS or ("[" not in text and "{" not in text):
         return None
     arrays: list[_Array] = []
     if _TABLE_OPEN in text:
@@ -957,6 +989,11 @@ def crush_text(
         broken = _broken_json(text)
         if broken is not None:
             regions.append(broken)
+        elif not reads_a_log(text, marked=True):
+            # JSON lines that are data (a JSON-lines file, ``jq -c``, an access log of
+            # requests): crushed as an array; a log's lines that say so (a level) are
+            # logtemplate's, as any log's
+            arrays.extend(_json_lines(text))
     for a, b in regions:
         for open_, close, seps in _json_arrays(text, a, b, cut):
             if close - open_ < MIN_TOKENS:
@@ -1035,7 +1072,9 @@ class SmartCrushEngine(Engine):
         candidates = [
             i
             for i, u in enumerate(units)
-            if u.kind == "tool_result" and len(u.text) >= MIN_CHARS and "[" in u.text
+            if u.kind == "tool_result"
+            and len(u.text) >= MIN_CHARS
+            and ("[" in u.text or "{" in u.text)
         ]
         if not candidates:
             return EngineOutput(texts=texts)

@@ -348,7 +348,7 @@ _TOKEN = re.compile(
 )
 # token prefix -> the engines that may write it (stash keys: any lossy engine, own stash only)
 _WRITERS: tuple[tuple[str, frozenset[str]], ...] = (
-    (structured_view.VIEW_HEADER, frozenset({"structured", "toolfilter"})),
+    (structured_view.VIEW_HEADER, frozenset({"structured", "toolfilter", "logtemplate"})),
     ("[[dup:", frozenset({"dedup"})),
     ("[[/dup:", frozenset({"dedup"})),
     ("[[json-min:", frozenset({"jsonminify"})),

@@ -566,3 +566,32 @@ def test_a_line_the_request_names_stays_out_of_a_run() -> None:
     _sound(text, after, out.stash, "python3 sync.py")
     assert named in after.splitlines()
     assert len(after) < len(text) / 2  # the runs around it still fold
+
+
+def test_errors_of_one_shape_naming_other_clients_stay_visible() -> None:
+    # nginx's error log: each line is a connection (``*106013``) of a client that failed; the
+    # gate folds them by shape (digits aside), but what identifies each differs: all stay
+    rows = [
+        f"2026/11/30 01:36:{s:02d} [error] 2291#2291: *{106013 + 28 * s} connect() failed "
+        f"(111: Connection refused) while connecting to upstream, client: 203.0.113.{s * 7}, "
+        'server: shop.internal, request: "POST /api/payments/charge HTTP/1.1"'
+        for s in range(10, 40)
+    ]
+    text = "\n".join(rows) + "\n"
+    after, stash = _fold(text, "cat /var/log/nginx/error.log")
+    assert after == text and stash == {}
+
+
+def test_warnings_of_one_shape_naming_other_clients_still_fold() -> None:
+    rows = [
+        f"2026/11/30 01:36:{s:02d} [warn] 2291#2291: *{106013 + 28 * s} upstream server "
+        f"temporarily disabled while reading upstream, client: 203.0.113.{s * 7}, "
+        'server: shop.internal, request: "POST /api/payments/charge HTTP/1.1"'
+        for s in range(10, 40)
+    ]
+    text = "\n".join(rows) + "\n"
+    after, stash = _fold(text, "cat /var/log/nginx/error.log")
+    _sound(text, after, stash, "cat /var/log/nginx/error.log")
+    assert after.count("\n") < 10
+    for s in range(10, 40):  # each client shown, or listed by a summary
+        assert re.search(rf"203\.0\.113\.{s * 7}\b", after), s

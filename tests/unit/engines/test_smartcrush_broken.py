@@ -95,10 +95,14 @@ def test_curl_stderr_inside_the_body_stays_and_the_rest_is_crushed() -> None:
 
 
 def test_json_lines_and_bracketed_logs_are_no_broken_document() -> None:
-    lines = "\n".join(
-        json.dumps({"ts": i, "msg": "tick", "ids": list(range(60))}) for i in range(40)
-    )
-    assert crush_text(lines, CTX) is None
+    rows = [json.dumps({"ts": i, "msg": "tick", "ids": list(range(60))}) for i in range(40)]
+    lines = "\n".join(rows)
+    # JSON lines are crushed line by line (test_smartcrush_json_lines), never as a cut document
+    result = crush_text(lines, CTX)
+    assert result is not None
+    assert expanded(result.text, result.stash) == lines
+    for line in result.text.split("\n"):
+        assert line in rows or re.fullmatch(r"… \d+ of 40 lines omitted <<cx:[0-9a-f]{16}>>", line)
     log = "\n".join(f"[INFO] worker {i}, queue {i % 3}, done [{i}, {i + 1}]" for i in range(300))
     assert crush_text(log, CTX) is None
 
