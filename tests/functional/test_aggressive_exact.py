@@ -1,4 +1,5 @@
-"""Aggressive mode is exactly reversible: every engine of its chain stashes what it drops.
+"""Aggressive and standard mode are exactly reversible: every engine of their chains stashes
+what it drops.
 
 Generated conversations that give each aggressive engine work (filler-heavy prose lines,
 old turns the query does not touch, aged tool outputs, a token budget) and carry the
@@ -85,6 +86,20 @@ def test_aggressive_filler_stashes_what_it_removes() -> None:
     filler = next(e for e in engine if e.name == "filler")
     assert isinstance(filler, FillerEngine) and filler.recoverable
     assert "whitespace" not in [e.name for e in engine]  # its normalisation is not stashed
+
+
+def test_standard_mode_expands_generated_conversations_exactly() -> None:
+    # trailing blanks, blank-line runs and CRLF come back too (the whitespace engine, whose
+    # normalisation was not stashed, is in no mode's chain)
+    pipeline = Pipeline(Settings(mode="standard"))
+    assert "whitespace" not in [e.name for e in pipeline.engines_for("standard")]
+    changed = 0
+    for data in generated_records(40, seed=5):
+        data["mode"] = "standard"
+        outcome = pipeline.run_raw(data)
+        changed += outcome.record["messages"] != data["messages"]
+        assert expanded_record(outcome) == data, data["id"]
+    assert changed > 0
 
 
 @pytest.mark.parametrize("budget_share", [None, 0.3])

@@ -1,7 +1,7 @@
 """Standard mode on every corpus: a floor of tokens saved per corpus, every critical fact
-visible, and ``ctxpress expand --offload DIR`` restores the corpus (up to whitespace
-normalisation, and up to secrets: the store keeps stashed text redacted, so a secret in a
-stashed line comes back as ``[REDACTED:kind]``)."""
+visible, and ``ctxpress expand --offload DIR`` restores the corpus byte for byte (up to
+secrets: the store keeps stashed text redacted, so a secret in a stashed line comes back as
+``[REDACTED:kind]``)."""
 
 from __future__ import annotations
 
@@ -21,14 +21,12 @@ FACTS_FLOOR = {"generated": 2300, "shared": 1500}
 
 
 def _normalised(record: dict[str, object]) -> bytes:
-    """The record with trailing white space and blank-line runs normalised and secrets
-    redacted in every string."""
+    """The record with secrets redacted in every string (nothing else may differ)."""
     from workers.core.redact import redact
-    from workers.fidelity.lossy import _ws_normal
 
     def walk(value: object) -> object:
         if isinstance(value, str):
-            return _ws_normal(redact(value))
+            return redact(value)
         if isinstance(value, list):
             return [walk(v) for v in value]
         if isinstance(value, dict):

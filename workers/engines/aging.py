@@ -42,7 +42,8 @@ the family is the tool filter's
 lines).
 
 A condensed file read keeps whole, besides, every function the latest user message names
-(as outline does): the model is working on it in this turn.
+or the user message of the read's own turn names (the request the read answered), as
+outline does: what the model is working on, or read the file for.
 
 What stays visible is always a superset of what the gate requires: every
 critical line (:func:`workers.fidelity.facts.critical_lines`: errors and
@@ -481,7 +482,10 @@ class AgingEngine(Engine):
         tiers = {"fresh": 0, "condensed": 0, "summarised": 0}
         lines_dropped = runs = 0
         spans: dict[str, list[tuple[int, int]]] | None = None  # dedup's copies, when needed
+        asking = ""  # the user message that opened the turn a unit is in
         for i, (unit, pos) in enumerate(zip(units, positions, strict=True)):
+            if unit.role == "user" and unit.kind == "text":
+                asking = unit.text
             if unit.frozen or unit.role == "system" or pos.latest_user or not unit.text.strip():
                 continue
             tier = policy.tier(unit, pos)
@@ -503,6 +507,7 @@ class AgingEngine(Engine):
                 stash,
                 original,
                 spans.get(unit.uid, ()),
+                asking,
             )
             if new != unit.text:
                 texts[i] = new
@@ -532,6 +537,7 @@ class AgingEngine(Engine):
         stash: dict[str, str],
         original: str,
         copied: Sequence[tuple[int, int]] = (),
+        asking: str = "",
     ) -> tuple[str, int, int]:
         text = unit.text
         lines = text.split("\n")
@@ -582,9 +588,11 @@ class AgingEngine(Engine):
             if source is not None:
                 offset, found = source
                 # an older read of a source file: its markers name what they hide, and a
-                # function the latest user message names stays whole (at any age)
+                # function the latest user message names, or the request the read answered,
+                # stays whole (at any age: what was asked about is what the model read for)
                 map_note = _symbol_map_note(found, original, offset)
-                for k in _named_symbol_rows(found, original, lines, ctx.latest_user_text):
+                named = f"{ctx.latest_user_text}\n{asking}" if asking else ctx.latest_user_text
+                for k in _named_symbol_rows(found, original, lines, named):
                     keep[k] = True
         else:
             keep = critical_flags(

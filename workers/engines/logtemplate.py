@@ -114,6 +114,7 @@ def _error_level(template: str) -> bool:
     return found is None or found.group(1).lower() not in _QUIET_LEVELS
 
 
+_NUMBER_SLOT = "\x00num\x00"
 _NOTE_BAD = str.maketrans({"\n": " ", "…": "~", "<": "‹", ">": "›"})
 _TIME_OF_DAY = re.compile(r"\d{2}:\d{2}:\d{2}")
 _NUMBER = re.compile(r"-?\d+(?:\.\d+)?")
@@ -473,7 +474,11 @@ def _runs(text_command: tuple[str, str | None, frozenset[int]]) -> tuple[_Run, .
     lines = text.split("\n")
     ansi = "\x1b" in text
     plain = [_ANSI.sub("", line) for line in lines] if ansi else lines
-    log_flags = [is_log_line(line) for line in plain]
+    # ``grep -n -A 30 ERROR app.log``: each line behind its number (``28:`` a match, ``29-``
+    # its context; ``path:28:`` of several files); the number is where, not what
+    numbered = _grep_numbered(plain, command)
+    content = [line[numbered[i] :] for i, line in enumerate(plain)] if numbered else plain
+    log_flags = [is_log_line(line) for line in content]
     if sum(log_flags) < MIN_LOG_LINES:
         return None
     kinds: dict[str, set[str]] = {}
@@ -517,8 +522,11 @@ def _runs(text_command: tuple[str, str | None, frozenset[int]]) -> tuple[_Run, .
             key = keys[i]
             crit = kinds.get(key)
             if crit is None or crit <= SHAPED_KINDS:
-                masked = mask(plain[i])
+                masked = mask(content[i])
                 error = crit is not None or is_error_line(plain[i]) or _server_error(masked)
+                if numbered and numbered[i]:
+                    # an error's line number is where it is: two errors at two lines are two
+                    masked = _behind_number(plain[i], numbered[i], masked, not error)
                 info = _Line(
                     i,
                     masked,
@@ -559,6 +567,49 @@ def _runs(text_command: tuple[str, str | None, frozenset[int]]) -> tuple[_Run, .
     if run is not None:
         runs.append(run)
     return tuple(runs)
+
+
+_GREP_COMMAND = re.compile(
+    r"(?:^|[|;&(]\s*)(?:grep|egrep|zgrep|rg|ag|git\s+grep)\s[^|;&]*-\w*[nABC]"
+)
+# one file's lines (``28:`` a match, ``29-`` context), or several files' (``app.log:28:``,
+# ``app.log-29-``)
+_GREP_NUMBER = re.compile(r"(\d{1,9})[:-]")
+_GREP_PLACE = re.compile(r"[^\s:]{1,400}?(?::(\d{1,9}):|-(\d{1,9})-)")
+
+
+def _grep_numbered(lines: list[str], command: str | None) -> list[int] | None:
+    """Per line, where its content starts behind grep's line number (0: no number), when the
+    command is a grep that numbers its lines and most non-blank lines have one; else None."""
+    if not command or _GREP_COMMAND.search(command) is None:
+        return None
+    for pattern in (_GREP_NUMBER, _GREP_PLACE):
+        starts = [0] * len(lines)
+        numbered = total = 0
+        for i, line in enumerate(lines):
+            if not line or line == "--":
+                continue
+            total += 1
+            found = pattern.match(line)
+            if found is not None:
+                starts[i] = found.end()
+                numbered += 1
+        if total and 2 * numbered > total:
+            return starts
+    return None
+
+
+def _behind_number(line: str, start: int, masked: Masked, measure: bool) -> Masked:
+    """``masked`` (of the content behind grep's number) for the whole line: the number a
+    field (a measure when ``measure``: a quiet line's place in the file), the prefix before
+    it as written."""
+    found = _GREP_NUMBER.match(line) or _GREP_PLACE.match(line)
+    assert found is not None
+    group = next(k for k in range(1, (found.re.groups or 0) + 1) if found.group(k) is not None)
+    a, b = found.span(group)
+    number = Field("num", "line numbers", found.group(group), measure)
+    template = line[:a] + _NUMBER_SLOT + line[b:start] + masked.template
+    return Masked(template, (number, *masked.fields), masked.status)
 
 
 def _start(folder: _Folder, line: _Line, shown: set[str]) -> _Run:

@@ -159,3 +159,22 @@ def test_what_a_later_back_reference_copies_stays_visible_in_an_older_output() -
     assert "[[dup:v1 src=m2" in newer  # the block is a reference to the older output
     assert "… " in older and "lines omitted" in older  # which aging condensed
     assert all(line in older.splitlines() for line in block.splitlines())
+
+
+def test_a_function_the_read_s_own_request_named_stays_whole_in_later_turns() -> None:
+    # held-out set 9: the user asked about ``transfer`` and ``utilisation``, the reads
+    # answered, the conversation moved on: aging kept them only while the latest message named
+    # them (asked functions 1 of 6 visible in aggressive)
+    record = {
+        "id": "own-turn",
+        "messages": [
+            {"role": "user", "content": "Why does to_json drop the note field?"},
+            *_read_call("cat src/invtrack/ledger.py", LEDGER),
+            {"role": "assistant", "content": "The note field is missing from the dict."},
+            {"role": "user", "content": "Thanks. Now add type hints to the module."},
+        ],
+    }
+    text = _aggressive(record)
+    for line in TO_JSON:
+        assert line in text.splitlines()
+    assert "            self.bins[src].put(sku, qty)" not in text  # still condensed

@@ -595,3 +595,38 @@ def test_warnings_of_one_shape_naming_other_clients_still_fold() -> None:
     assert after.count("\n") < 10
     for s in range(10, 40):  # each client shown, or listed by a summary
         assert re.search(rf"203\.0\.113\.{s * 7}\b", after), s
+
+
+def test_a_numbered_grep_of_a_log_folds_behind_its_line_numbers() -> None:
+    # ``grep -n -A 40 ERROR app.log``: the match ``28:``, its context ``29-`` ... each line
+    # behind its number; the numbers are where the lines are, the log lines fold as in the file
+    lines = ["28:2026-12-06 23:22:15.166 ERROR [notify.worker] job rq-3a0c failed (attempt 1)"]
+    for k in range(40):
+        lines.append(
+            f"{29 + k}-2026-12-06 23:22:{15 + k // 10}.{k:03d} DEBUG [notify.worker] "
+            f"heartbeat ok after {k % 7} ms"
+        )
+    lines.append("--")
+    lines.append("90:2026-12-06 23:23:01.004 ERROR [notify.worker] job rq-3a0f failed (attempt 1)")
+    text = "\n".join(lines) + "\n"
+    command = "grep -n -A 40 ERROR logs/notify.log"
+    after, stash = _fold(text, command)
+    _sound(text, after, stash, command)
+    assert lines[0] in after and lines[-1] in after
+    assert lines[1] in after and lines[40] in after  # the run's first and last lines
+    assert after.count("\n") < 10
+    assert "line numbers 30–67" in after
+
+
+def test_numbered_grep_errors_at_other_lines_stay_visible() -> None:
+    # the same error at 30 lines of the file: 30 places, each in sight (timestamps aside)
+    lines = [
+        f"{65 + 7 * k}:Nov 30 06:0{k // 10}:{k % 60:02d} node-7 kubelet[1228]: E1130 "
+        f'06:0{k // 10}:{k % 60:02d}.919889 1228 pod_workers.go:1298] "Error syncing pod, '
+        'skipping" err="CrashLoopBackOff" pod="payments/payments-api-7d9f"'
+        for k in range(30)
+    ]
+    text = "\n".join(lines) + "\n"
+    command = "grep -n 'Error syncing' /var/log/journal.txt"
+    after, stash = _fold(text, command)
+    assert after == text and stash == {}
