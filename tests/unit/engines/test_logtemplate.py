@@ -568,28 +568,25 @@ def test_a_line_the_request_names_stays_out_of_a_run() -> None:
     assert len(after) < len(text) / 2  # the runs around it still fold
 
 
-def test_errors_of_one_shape_naming_other_clients_stay_visible() -> None:
-    # nginx's error log: each line is a connection (``*106013``) of a client that failed; the
-    # gate folds them by shape (digits aside), but what identifies each differs: all stay
+def _nginx_log(level: str, message: str) -> str:
+    """An nginx error log: each line a connection (``*106013``) of another client."""
     rows = [
-        f"2026/11/30 01:36:{s:02d} [error] 2291#2291: *{106013 + 28 * s} connect() failed "
-        f"(111: Connection refused) while connecting to upstream, client: 203.0.113.{s * 7}, "
-        'server: shop.internal, request: "POST /api/payments/charge HTTP/1.1"'
+        f"2026/11/30 01:36:{s:02d} [{level}] 2291#2291: *{106013 + 28 * s} {message}, "
+        f'client: 203.0.113.{s * 7}, server: shop.internal, request: "POST /api/pay HTTP/1.1"'
         for s in range(10, 40)
     ]
-    text = "\n".join(rows) + "\n"
+    return "\n".join(rows) + "\n"
+
+
+def test_errors_of_one_shape_naming_other_clients_stay_visible() -> None:
+    # the gate folds them by shape (digits aside), but what identifies each differs: all stay
+    text = _nginx_log("error", "connect() failed (111: Connection refused) while connecting")
     after, stash = _fold(text, "cat /var/log/nginx/error.log")
     assert after == text and stash == {}
 
 
 def test_warnings_of_one_shape_naming_other_clients_still_fold() -> None:
-    rows = [
-        f"2026/11/30 01:36:{s:02d} [warn] 2291#2291: *{106013 + 28 * s} upstream server "
-        f"temporarily disabled while reading upstream, client: 203.0.113.{s * 7}, "
-        'server: shop.internal, request: "POST /api/payments/charge HTTP/1.1"'
-        for s in range(10, 40)
-    ]
-    text = "\n".join(rows) + "\n"
+    text = _nginx_log("warn", "upstream server temporarily disabled while reading upstream")
     after, stash = _fold(text, "cat /var/log/nginx/error.log")
     _sound(text, after, stash, "cat /var/log/nginx/error.log")
     assert after.count("\n") < 10
