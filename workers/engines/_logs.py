@@ -371,8 +371,12 @@ def _mask_access(line: str, access: re.Match[str]) -> Masked:
 
 
 _QUOTED_REQUEST = re.compile(r"\"[A-Z]{3,7} /\S{0,4000} HTTP/\d")
+_CLF_TIME = re.compile(r"\[\d{2}/\w{3}/\d{4}:\d{2}:\d{2}:\d{2}")
 # an ephemeral port after an address (Linux picks them from 32768 up): ``:45614``
-_EPHEMERAL_PORT = re.compile(r":(3276[89]|327[7-9]\d|32[89]\d\d|3[3-9]\d{3}|[4-6]\d{4})$")
+_EPHEMERAL_PORT = re.compile(
+    r":(3276[89]|327[7-9]\d|32[89]\d\d|3[3-9]\d{3}|[45]\d{4}|6[0-4]\d{3}|65[0-4]\d\d|655[0-2]\d"
+    r"|6553[0-5])$"
+)
 
 
 def _mask_span(
@@ -392,7 +396,7 @@ def _mask_span(
             # ``127.0.0.1:45614``: a client's port the system picked names nobody (a request
             # log's next line has the next one); the host does
             cut = start + port.start()
-            parts += (line[pos:cut], _PLACEHOLDER["ip"], ":", _PLACEHOLDER["port"])
+            parts += (line[pos:start], _PLACEHOLDER["ip"], ":", _PLACEHOLDER["port"])
             fields.append(Field("ip", _KIND_LABEL["ip"], line[start:cut], False))
             fields.append(Field("port", _KIND_LABEL["port"], port.group(1), True))
             pos = end
@@ -423,14 +427,23 @@ def _mask_span(
         fields.append(Field(kind, label, value, measure))
         pos = end
     parts.append(line[pos:end_at])
-    if status is None and '"' in line and _QUOTED_REQUEST.search(line, begin, end_at) is not None:
-        # a request log in another layout (HAProxy: ``... 0/0/0/1/1 500 232 ... "POST /pay
-        # HTTP/1.1"``): its status is the first three-digit number of 100 to 599 on the line
+    if (
+        status is None
+        and '"' in line
+        and _QUOTED_REQUEST.search(line, begin, end_at) is not None
+        and _CLF_TIME.search(line, begin, end_at) is not None
+    ):
+        # a request log in another layout (HAProxy: ``... [06/Dec/2026:21:12:11.685] fe
+        # be/web1 0/0/0/1/1 500 232 ... "POST /pay HTTP/1.1"``): its status is the first
+        # three-digit number of 100 to 599 that is no measure
         status = next(
             (
                 int(f.value)
                 for f in fields
-                if f.kind == "num" and len(f.value) == 3 and "100" <= f.value <= "599"
+                if f.kind == "num"
+                and not f.measure
+                and len(f.value) == 3
+                and "100" <= f.value <= "599"
             ),
             None,
         )

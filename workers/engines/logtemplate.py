@@ -101,8 +101,8 @@ _LEVEL_WORD = re.compile(
 )
 # a line's level word (the first one: ``WARN ... error`` is a warning)
 _LEVEL_AT = re.compile(
-    r"(?i)(?<![\w.-])(trace|debug|info|notice|warn|warning|error|err|fatal|crit|critical|alert"
-    r"|emerg|severe|panic)(?![\w.-])"
+    r"(?i)(?<![\w./-])(trace|debug|info|notice|warn|warning|error|err|fatal|crit|critical|alert"
+    r"|emerg|severe|panic)(?![\w./-])"
 )
 _QUIET_LEVELS = frozenset({"trace", "debug", "info", "notice", "warn", "warning"})
 
@@ -477,7 +477,15 @@ def _runs(text_command: tuple[str, str | None, frozenset[int]]) -> tuple[_Run, .
     # ``grep -n -A 30 ERROR app.log``: each line behind its number (``28:`` a match, ``29-``
     # its context; ``path:28:`` of several files); the number is where, not what
     numbered = _grep_numbered(plain, command)
-    content = [line[numbered[i] :] for i, line in enumerate(plain)] if numbered else plain
+    if numbered is not None and _log_lines(plain) >= _log_lines(
+        [line if n is None else line[n[2] :] for line, n in zip(plain, numbered, strict=True)]
+    ):
+        numbered = None  # the lines read as log lines as they are: no number in front
+    content = (
+        [line if n is None else line[n[2] :] for line, n in zip(plain, numbered, strict=True)]
+        if numbered
+        else plain
+    )
     log_flags = [is_log_line(line) for line in content]
     if sum(log_flags) < MIN_LOG_LINES:
         return None
@@ -524,9 +532,9 @@ def _runs(text_command: tuple[str, str | None, frozenset[int]]) -> tuple[_Run, .
             if crit is None or crit <= SHAPED_KINDS:
                 masked = mask(content[i])
                 error = crit is not None or is_error_line(plain[i]) or _server_error(masked)
-                if numbered and numbered[i]:
+                if numbered and (where := numbered[i]) is not None:
                     # an error's line number is where it is: two errors at two lines are two
-                    masked = _behind_number(plain[i], numbered[i], masked, not error)
+                    masked = _behind_number(plain[i], where, masked, not error)
                 info = _Line(
                     i,
                     masked,
@@ -569,45 +577,69 @@ def _runs(text_command: tuple[str, str | None, frozenset[int]]) -> tuple[_Run, .
     return tuple(runs)
 
 
+# a grep that numbers its lines: ``-n`` in a cluster of short options, or ``--line-number``
 _GREP_COMMAND = re.compile(
-    r"(?:^|[|;&(]\s*)(?:grep|egrep|zgrep|rg|ag|git\s+grep)\s[^|;&]*-\w*[nABC]"
+    r"(?:^|[|;&(]\s*)(?:grep|egrep|zgrep|rg|git\s+grep)\s(?:[^|;&]*\s)?"
+    r"(?:-[a-zA-Z]*n[a-zA-Z]*(?=\s|$)|--line-number\b)"
 )
-# one file's lines (``28:`` a match, ``29-`` context), or several files' (``app.log:28:``,
-# ``app.log-29-``)
+# one file's lines: ``28:`` a match, ``29-`` its context
 _GREP_NUMBER = re.compile(r"(\d{1,9})[:-]")
-_GREP_PLACE = re.compile(r"[^\s:]{1,400}?(?::(\d{1,9}):|-(\d{1,9})-)")
+# several files' matches: ``app.log:28:`` (a path holds no colon); their context lines are
+# ``app.log-29-``, read behind the paths the matches name
+_GREP_MATCH = re.compile(r"([^\s:]{1,400}):(\d{1,9}):")
+_CONTEXT_NUMBER = re.compile(r"-(\d{1,9})-")
+
+# where a line's number is (start, end) and where its content starts, per line (None: none)
+_Numbers = list[tuple[int, int, int] | None]
 
 
-def _grep_numbered(lines: list[str], command: str | None) -> list[int] | None:
-    """Per line, where its content starts behind grep's line number (0: no number), when the
-    command is a grep that numbers its lines and most non-blank lines have one; else None."""
+def _log_lines(lines: list[str]) -> int:
+    return sum(1 for line in lines[:200] if is_log_line(line))
+
+
+def _grep_numbered(lines: list[str], command: str | None) -> _Numbers | None:
+    """Per line, where grep's line number is and where the line's content starts behind it,
+    when the command is a grep that numbers its lines and most non-blank lines have one (of
+    one file, else of several); else None."""
     if not command or _GREP_COMMAND.search(command) is None:
         return None
-    for pattern in (_GREP_NUMBER, _GREP_PLACE):
-        starts = [0] * len(lines)
-        numbered = total = 0
-        for i, line in enumerate(lines):
-            if not line or line == "--":
-                continue
-            total += 1
-            found = pattern.match(line)
-            if found is not None:
-                starts[i] = found.end()
-                numbered += 1
-        if total and 2 * numbered > total:
-            return starts
-    return None
+    total = sum(1 for line in lines if line and line != "--")
+    if not total:
+        return None
+    one: _Numbers = []
+    for line in lines:
+        found = _GREP_NUMBER.match(line) if line and line != "--" else None
+        one.append(None if found is None else (*found.span(1), found.end()))
+    if 2 * sum(1 for n in one if n is not None) > total:
+        return one
+    paths: set[str] = set()
+    several: _Numbers = []
+    for line in lines:
+        found = _GREP_MATCH.match(line)
+        if found is not None:
+            paths.add(found.group(1))
+            several.append((*found.span(2), found.end()))
+        else:
+            several.append(None)
+    for i, line in enumerate(lines):
+        if several[i] is None and line and line != "--":
+            cut = line.find("-")
+            while cut > 0:  # the longest known path the line starts with, then ``-N-``
+                if line[:cut] in paths:
+                    found = _CONTEXT_NUMBER.match(line, cut)
+                    if found is not None:
+                        several[i] = (*found.span(1), found.end())
+                        break
+                cut = line.find("-", cut + 1)
+    return several if 2 * sum(1 for n in several if n is not None) > total else None
 
 
-def _behind_number(line: str, start: int, masked: Masked, measure: bool) -> Masked:
+def _behind_number(line: str, where: tuple[int, int, int], masked: Masked, measure: bool) -> Masked:
     """``masked`` (of the content behind grep's number) for the whole line: the number a
     field (a measure when ``measure``: a quiet line's place in the file), the prefix before
     it as written."""
-    found = _GREP_NUMBER.match(line) or _GREP_PLACE.match(line)
-    assert found is not None
-    group = next(k for k in range(1, (found.re.groups or 0) + 1) if found.group(k) is not None)
-    a, b = found.span(group)
-    number = Field("num", "line numbers", found.group(group), measure)
+    a, b, start = where
+    number = Field("num", "line numbers", line[a:b], measure)
     template = line[:a] + _NUMBER_SLOT + line[b:start] + masked.template
     return Masked(template, (number, *masked.fields), masked.status)
 
@@ -658,8 +690,8 @@ def json_log_view(
     """:func:`~workers.engines._jsonlogkeys.shared_keys_view` of a JSON log, where lines the
     gate counts, error and warning lines and lines the request names (``pinned``) stay whole,
     checked as the gate checks it."""
-    if "{" not in text:
-        return None
+    if not text.startswith("{") and "\n{" not in text:
+        return None  # no line starts a JSON object
     critical = critical_lines(text, "tool_result", command)
     keys = {line for _, line in critical}
 
@@ -718,7 +750,7 @@ class LogTemplateEngine(Engine):
                 text if result is None else result.text,
                 ctx.tokens,
                 unit.command,
-                named if result is None else frozenset(),
+                named if result is None else named_lines(result.text, asked),
             )
             if view is not None:
                 stash.update(view[1])

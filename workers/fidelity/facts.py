@@ -612,6 +612,8 @@ _CRASH_HEAD = re.compile(
 )
 _HTTP_5XX = re.compile(
     r'"(?:GET|POST|PUT|PATCH|DELETE|HEAD|OPTIONS|CONNECT|TRACE) \S+ HTTP/[\d.]+"\s+5\d\d\b'
+    # HAProxy's httplog: the timers (``Tq/Tw/Tc/Tr/Ta``), then the status, the request last
+    r"|(?:-?\d{1,9}/){3,4}\+?-?\d{1,9} 5\d\d \d"
 )
 # The indented line under ``CMake Error at CMakeLists.txt:12 (add_executable):``
 # (``  No SOURCES given to target: app``) is a fact too (kind ``error_detail``), and so is

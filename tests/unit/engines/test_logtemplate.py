@@ -627,3 +627,33 @@ def test_numbered_grep_errors_at_other_lines_stay_visible() -> None:
     command = "grep -n 'Error syncing' /var/log/journal.txt"
     after, stash = _fold(text, command)
     assert after == text and stash == {}
+
+
+def test_only_a_grep_that_numbers_its_lines_is_read_behind_numbers() -> None:
+    rows = [
+        f"2026-12-06 10:00:{k % 60:02d},123 INFO worker-3 batch {k} in {k * 3} ms"
+        for k in range(80)
+    ]
+    text = "\n".join(rows) + "\n"
+    for command in (
+        "grep -A 2 batch app.log",  # context without numbers
+        "grep -r --include=*.log batch .",
+        "grep -n batch app.log | cut -d: -f2-",  # numbered, then cut off
+    ):
+        result = fold_log(text, TokenCounter(), command)
+        assert result is not None and result.lines_folded >= 70, command
+
+
+def test_several_files_grep_context_is_read_behind_each_file_s_path() -> None:
+    rows = [
+        f"2026-12-06 10:00:{k % 60:02d},123 INFO worker-3 batch {k} in {k * 3} ms"
+        for k in range(80)
+    ]
+    for path in ("logs/app.log", "logs/app-2026-12-06.log"):  # a path with dashes and digits
+        text = "\n".join(
+            f"{path}:{k + 10}:{row}" if k % 20 == 0 else f"{path}-{k + 10}-{row}"
+            for k, row in enumerate(rows)
+        ) + "\n"  # fmt: skip
+        result = fold_log(text, TokenCounter(), "grep -rn -A 19 'batch 0' logs")
+        assert result is not None and result.lines_folded >= 60, path
+        assert expanded(result.text, result.stash) == text

@@ -161,3 +161,46 @@ def test_a_file_and_line_still_is_a_finding() -> None:
         "finding",
         "error_line",
     }
+
+
+def test_haproxy_5xx_like_their_200s_stay_visible() -> None:
+    # the 500s share the 200s' template (same method and path): only the status tells them
+    lines, failed = [], []
+    for k in range(120):
+        code = 500 if k % 24 == 5 else 200
+        line = (
+            f"127.0.0.1:{40000 + k} [06/Dec/2026:21:12:{k % 60:02d}.{k:03d}] fe_shop "
+            f'be_web/web1 0/0/0/0/0 {code} 186 - - ---- 1/1/0/0/0 0/0 "GET /orders/{k} HTTP/1.1"'
+        )
+        lines.append(line)
+        if code == 500:
+            failed.append(line)
+    text = "\n".join(lines) + "\n"
+    assert {kind for kind, line in critical_lines(text, "tool_result", "cat x") if line in failed}
+    for mode in ("standard", "aggressive"):
+        visible, _ = _run(mode, "cat /tmp/access.log", text, "Which requests failed?")
+        for line in failed:
+            assert line in visible, (mode, line)
+
+
+def test_a_client_port_leaves_the_host_in_its_place() -> None:
+    one = mask("2026-12-06T10:00:00Z INFO connect from 10.0.0.7:45000 ok")
+    other = mask("2026-12-06T10:00:01Z INFO connect from 10.0.0.9:51234 ok")
+    assert (
+        one.template == other.template == "\x00ts\x00 INFO connect from \x00ip\x00:\x00port\x00 ok"
+    )
+
+
+def test_a_guide_with_a_report_pasted_in_stays_whole() -> None:
+    steps = "\n".join(
+        f"Step {k}: configure widget {k} by editing settings.toml and restarting the service."
+        for k in range(25)
+    )
+    report = "\n".join(
+        ["=" * 29 + " test session starts " + "=" * 30, "collected 40 items", ""]
+        + [f"tests/test_mod{k}.py::test_case_{k} PASSED" for k in range(40)]
+        + ["", "=" * 32 + " 40 passed in 1.23s " + "=" * 32]
+    )
+    doc = f"# Troubleshooting\n\n{steps}\n\n```\n{report}\n```\n\n{steps}\n"
+    visible, _ = _run("standard", "cat docs/TROUBLESHOOTING.md", doc, "How do I set it up?")
+    assert visible == doc

@@ -108,4 +108,25 @@ def _reads_a_report(unit: Unit, source: str, family: str, text: str) -> bool:
     if source != "skip" or family != "read":
         return False
     path = read_path(unit)
-    return path is not None and SOURCE_FILE.search(path) is None and bool(structure_family(text))
+    return (
+        path is not None
+        and SOURCE_FILE.search(path) is None
+        and not _prose(text)
+        and bool(structure_family(text))
+    )
+
+
+# a sentence: eight words or more, mostly lower case, ending as sentences do
+_SENTENCE = re.compile(
+    r"^\s*(?:[-*>#]+\s+|\d{1,3}[.)]\s+)?[A-Za-z][\w'’()-]*\S?(?:\s+\S+){7,}[.:!?]\s*$"
+)
+PROSE_SHARE = 0.2  # of a read's non-blank lines, that make it a document, not a report
+
+
+def _prose(text: str) -> bool:
+    """Whether a read is a document (a guide with a report pasted in), not a report: a fifth
+    of its first 400 non-blank lines are sentences."""
+    lines = [line for line in text.split("\n", 800)[:800] if line.strip()][:400]
+    return bool(lines) and sum(1 for line in lines if _SENTENCE.match(line)) > PROSE_SHARE * len(
+        lines
+    )
