@@ -546,6 +546,9 @@ class AgingEngine(Engine):
         map_note: Callable[[int, str], str] | None = None
         if unit.kind == "tool_result":
             fresh = tier == FRESH
+            # a search's matches (``grep -rn``: ``path:line: text``) are read as any output's
+            # findings, each place one, as the tool filter reads them in standard mode (the
+            # gate's rule for a search counts its files)
             keep = critical_flags(
                 text,
                 lines,
@@ -556,6 +559,19 @@ class AgingEngine(Engine):
                 shape=repeat_key,
                 last_too=not fresh,
             )
+            search = self._search(unit, ctx, original)
+            if search:
+                places = critical_flags(
+                    text,
+                    lines,
+                    "tool_result",
+                    distinct=not fresh,
+                    keep_markers=False,
+                    command=None,
+                    shape=repeat_key,
+                    last_too=not fresh,
+                )
+                keep = [a or b for a, b in zip(keep, places, strict=True)]
             if fresh:  # an earlier engine's note that lists locations or values stays
                 for k, line in enumerate(lines):
                     if not keep[k] and STASH_LITERAL in line and not _BARE_NOTE.match(line):
@@ -565,9 +581,10 @@ class AgingEngine(Engine):
                 # a line critical in the output as it came in stays too (an earlier
                 # engine's markers can change what is critical here); error lines of an
                 # older output stay one per repeat key
-                flag_critical_before(
-                    original, lines, keep, unit.command, distinct=not fresh, last_too=not fresh
-                )
+                for command in (unit.command, None) if search else (unit.command,):
+                    flag_critical_before(
+                        original, lines, keep, command, distinct=not fresh, last_too=not fresh
+                    )
             if fresh:
                 head, tail = policy.fresh_head_lines, policy.fresh_tail_lines
                 relevant = policy.fresh_relevant_lines
@@ -628,6 +645,14 @@ class AgingEngine(Engine):
             result = stash_runs(lines, keep, ctx.tokens)
         stash.update(result.stash)
         return result.text, result.lines_dropped, result.runs
+
+    @staticmethod
+    def _search(unit: Unit, ctx: EngineContext, original: str) -> bool:
+        """Whether ``unit`` is a search's output (grep, rg, git grep: the tool filter's family)."""
+        if not unit.command or ("grep" not in unit.command and "rg" not in unit.command):
+            return False
+        filters = ctx.filters if ctx.filters is not None else builtin_filters()
+        return filters.detect(unit.command, unit.tool_name, original).family == "grep"
 
     def _fresh(self, unit: Unit, index: int, ctx: EngineContext) -> bool:
         """An unanswered tool output long enough, and of a family whose noise may go.
