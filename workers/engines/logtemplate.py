@@ -588,6 +588,7 @@ _GREP_NUMBER = re.compile(r"(\d{1,9})[:-]")
 # ``app.log-29-``, read behind the paths the matches name
 _GREP_MATCH = re.compile(r"([^\s:]{1,400}):(\d{1,9}):")
 _CONTEXT_NUMBER = re.compile(r"-(\d{1,9})-")
+_MAX_PATH = 400  # characters of a path in front of a match (as _GREP_MATCH reads one)
 
 # where a line's number is (start, end) and where its content starts, per line (None: none)
 _Numbers = list[tuple[int, int, int] | None]
@@ -624,7 +625,7 @@ def _grep_numbered(lines: list[str], command: str | None) -> _Numbers | None:
     for i, line in enumerate(lines):
         if several[i] is None and line and line != "--":
             cut = line.find("-")
-            while cut > 0:  # the longest known path the line starts with, then ``-N-``
+            while 0 < cut <= _MAX_PATH:  # a known path the line starts with, then ``-N-``
                 if line[:cut] in paths:
                     found = _CONTEXT_NUMBER.match(line, cut)
                     if found is not None:
