@@ -70,7 +70,8 @@ def _logs(draw: st.DrawFn) -> tuple[str, set[int]]:
         if draw(st.integers(0, 4)) == 0:
             stays.add(i)
         lines.append(line)
-    return "\n".join(lines) + draw(st.sampled_from(["", "\n"])), stays
+    end = draw(st.sampled_from(["\n", "\r\n"]))  # LF, or CRLF as Windows services write
+    return end.join(lines) + draw(st.sampled_from(["", end])), stays
 
 
 @settings(max_examples=300, deadline=None)
@@ -85,7 +86,7 @@ def test_the_view_restores_and_keeps_every_line_s_own_members(case: tuple[str, s
     assert _TOKENS.count(view) < _TOKENS.count(text)
     shown = view[: view.index(HEADER_LINE)].split("\n")
     lines = text.split("\n")
-    json_lines = [i for i, line in enumerate(lines) if members(line) is not None]
+    json_lines = [i for i, line in enumerate(lines) if members(line.removesuffix("\r")) is not None]
     first = json_lines[0]
     assert shown[first] == lines[first]
     for i, line in enumerate(lines):
@@ -96,6 +97,7 @@ def test_the_view_restores_and_keeps_every_line_s_own_members(case: tuple[str, s
             assert shown[i] == line
             continue
         before, after = json.loads(line), json.loads(shown[i])
+        assert line.endswith("\r") == shown[i].endswith("\r")
         assert set(after) <= set(before)
         assert all(after[k] == before[k] for k in after)
         gone = set(before) - set(after)

@@ -77,16 +77,20 @@ def shared_keys_view(
         return None  # a view already (a view of a view would not decode)
     lines = text.split("\n")
     cuts: dict[int, list[str]] = {}
+    crlf: set[int] = set()  # lines that end in a carriage return (a log written with CRLF)
     non_blank = 0
     for i, line in enumerate(lines):
         stripped = line.strip()
         if not stripped:
             continue
         non_blank += 1
-        if stripped[0] == "{" and line == stripped:
-            parts = _cut(line)
+        body = line[:-1] if line.endswith("\r") else line
+        if stripped[0] == "{" and body == stripped:
+            parts = _cut(body)
             if parts is not None:
                 cuts[i] = parts
+                if body is not line:
+                    crlf.add(i)
     if len(cuts) < MIN_JSON_LINES or 2 * len(cuts) <= non_blank:
         return None
     shared: set[tuple[str, str]] | None = None
@@ -105,7 +109,7 @@ def shared_keys_view(
     for i, parts in cuts.items():
         if i == first or stays(i, lines[i]):
             continue
-        out[i] = _without(parts, shared)
+        out[i] = _without(parts, shared) + ("\r" if i in crlf else "")
         shortened += 1
     if not shortened:
         return None
