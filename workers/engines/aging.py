@@ -483,8 +483,11 @@ class AgingEngine(Engine):
         lines_dropped = runs = 0
         spans: dict[str, list[tuple[int, int]]] | None = None  # dedup's copies, when needed
         asking = ""  # the user message that opened the turn a unit is in
+        # (a text block beside tool results in one user message, a harness's reminder, opens
+        # no turn)
+        answering = {u.index for u in units if u.kind == "tool_result"}
         for i, (unit, pos) in enumerate(zip(units, positions, strict=True)):
-            if unit.role == "user" and unit.kind == "text":
+            if unit.role == "user" and unit.kind == "text" and unit.index not in answering:
                 asking = unit.text
             if unit.frozen or unit.role == "system" or pos.latest_user or not unit.text.strip():
                 continue

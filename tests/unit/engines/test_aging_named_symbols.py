@@ -178,3 +178,46 @@ def test_a_function_the_read_s_own_request_named_stays_whole_in_later_turns() ->
     for line in TO_JSON:
         assert line in text.splitlines()
     assert "            self.bins[src].put(sku, qty)" not in text  # still condensed
+
+
+def _tool_use(call: str, command: str) -> dict[str, Any]:
+    return {
+        "role": "assistant",
+        "content": [
+            {"type": "tool_use", "id": call, "name": "bash", "input": {"command": command}}
+        ],
+    }
+
+
+def test_a_reminder_beside_a_tool_result_opens_no_turn() -> None:
+    # Anthropic-style: a result and a harness's reminder in one user message, then the read;
+    # the request that asked for the read is still the one whose names stay whole
+    reminder = {"type": "text", "text": "<system-reminder>Keep answers short.</system-reminder>"}
+    record = {
+        "id": "reminder",
+        "messages": [
+            {"role": "user", "content": "Why does to_json drop the note field?"},
+            _tool_use("t0", "ls src/invtrack"),
+            {
+                "role": "user",
+                "content": [
+                    {"type": "tool_result", "tool_use_id": "t0", "content": "ledger.py\n"},
+                    reminder,
+                ],
+            },
+            _tool_use("t1", "cat src/invtrack/ledger.py"),
+            {
+                "role": "user",
+                "content": [{"type": "tool_result", "tool_use_id": "t1", "content": LEDGER}],
+            },
+            {"role": "assistant", "content": "The note field is missing from the dict."},
+            {"role": "user", "content": "Thanks. Now add type hints to the module."},
+        ],
+    }
+    outcome = Pipeline(Settings(mode="aggressive")).run_raw(json.loads(json.dumps(record)))
+    assert expanded_record(outcome) == record
+    text = outcome.record["messages"][4]["content"][0]["content"]
+    assert isinstance(text, str)
+    for line in TO_JSON:
+        assert line in text.splitlines()
+    assert "            self.bins[src].put(sku, qty)" not in text
