@@ -34,7 +34,9 @@ _NOTE_KEYS = 4  # keys named in the note
 
 
 def _key(prefix: str) -> str:
-    """The key of a member as written (with its quotes) from the text before its value."""
+    """The key of a member as written (with its quotes) from the text before its value
+    (``,"key" : ``: the key's string is all that lies between the first quote and the last
+    colon, and a key may hold colons of its own, ``"a:b"``: hence the last one)."""
     start = prefix.index('"')
     return prefix[start : prefix.rindex(":")].rstrip()
 

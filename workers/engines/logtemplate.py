@@ -477,15 +477,15 @@ def _runs(text_command: tuple[str, str | None, frozenset[int]]) -> tuple[_Run, .
     # ``grep -n -A 30 ERROR app.log``: each line behind its number (``28:`` a match, ``29-``
     # its context; ``path:28:`` of several files); the number is where, not what
     numbered = _grep_numbered(plain, command)
-    if numbered is not None and _log_lines(plain) >= _log_lines(
-        [line if n is None else line[n[2] :] for line, n in zip(plain, numbered, strict=True)]
-    ):
-        numbered = None  # the lines read as log lines as they are: no number in front
-    content = (
-        [line if n is None else line[n[2] :] for line, n in zip(plain, numbered, strict=True)]
-        if numbered
-        else plain
-    )
+    content = plain
+    if numbered is not None:
+        behind = [
+            line if n is None else line[n[2] :] for line, n in zip(plain, numbered, strict=True)
+        ]
+        if _log_lines(plain) >= _log_lines(behind):
+            numbered = None  # the lines read as log lines as they are: no number in front
+        else:
+            content = behind
     log_flags = [is_log_line(line) for line in content]
     if sum(log_flags) < MIN_LOG_LINES:
         return None
