@@ -657,3 +657,23 @@ def test_several_files_grep_context_is_read_behind_each_file_s_path() -> None:
         result = fold_log(text, TokenCounter(), "grep -rn -A 19 'batch 0' logs")
         assert result is not None and result.lines_folded >= 60, path
         assert expanded(result.text, result.stash) == text
+
+
+def test_an_error_naming_another_thing_does_not_ride_in_a_run() -> None:
+    # the same failure for other orders, between heartbeats: each order's line stays in sight;
+    # the same failure for the same order again (another time) may ride
+    rows: list[str] = []
+    errors: list[str] = []
+    for k in range(60):
+        if k in (10, 25, 40):
+            order = {10: 338, 25: 412, 40: 338}[k]
+            line = f"2026-03-02 10:00:{k:02d},000 ERROR worker: order {order} failed: declined"
+            rows.append(line)
+            errors.append(line)
+        else:
+            rows.append(f"2026-03-02 10:00:{k:02d},000 INFO worker: heartbeat ok after {k % 7} ms")
+    text = "\n".join(rows) + "\n"
+    after, stash = _fold(text, "python3 worker.py")
+    _sound(text, after, stash, "python3 worker.py")
+    assert errors[0] in after and errors[1] in after  # orders 338 and 412
+    assert len(after) < len(text) / 2
