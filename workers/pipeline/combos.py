@@ -98,8 +98,13 @@ class Combo:
         names = set(self.engines)
         if not names:
             return "off"
-        # (align ends lossless mode only, but a combo may end any chain with it)
-        for mode, chain in (("lossless", LOSSLESS), ("standard", (*STANDARD, "align"))):
+        # (align ends lossless mode only, but a combo may end any chain with it; whitespace
+        # is in no built-in chain since its trailing-blank normalisation is not stashed: a
+        # combo may run it, and keeps standard's promise up to those blanks)
+        for mode, chain in (
+            ("lossless", LOSSLESS),
+            ("standard", (*STANDARD, "align", "whitespace")),
+        ):
             if names <= set(chain):
                 return mode
         return "aggressive"
