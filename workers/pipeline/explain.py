@@ -151,7 +151,7 @@ def explain_record(
             a.tool_name,
             t_before,
             t_after,
-            note=family.note,
+            note=_note(family.note, t_before, t_after),
         )
         report.facts = len(critical_lines(a.text, "tool_result", a.command))
         report.facts_kept = report.facts - lost.get(a.uid, 0)
@@ -177,3 +177,11 @@ def family_rows(reports: list[UnitReport]) -> dict[str, dict[str, int]]:
         row["facts"] += r.facts
         row["facts_kept"] += r.facts_kept
     return dict(sorted(rows.items(), key=lambda kv: (-kv[1]["tokens_before"], kv[0])))
+
+
+def _note(note: str, before: int, after: int) -> str:
+    """The family's note, said of what happened: a read the tool filter leaves alone may
+    still be shortened by another engine (a big data file, an old read aged)."""
+    if note == "left alone" and after < before:
+        return "the tool filter leaves it; other engines shortened it"
+    return note

@@ -116,3 +116,25 @@ def test_coloured_lines_that_stay_count_as_kept(tmp_path: Path) -> None:
     row = orjson.loads(report.read_bytes().splitlines()[0])
     assert row["rewritten"] == 0
     assert row["kept"] >= 17 and row["stashed"] >= 30
+
+
+def test_a_read_another_engine_shortened_is_not_called_left_alone(tmp_path: Path) -> None:
+    # a big .jsonl read: the tool filter leaves file reads alone, smartcrush shortens it
+    rows = [
+        orjson.dumps({"path": f"/api/orders/{k}", "code": 503 if k % 97 == 7 else 200}).decode()
+        for k in range(2000)
+    ]
+    record = {"id": "r1", "kind": "tool_output", "command": "cat out/access.jsonl"}
+    record["content"] = "\n".join(rows) + "\n"
+    small = {"id": "r2", "kind": "tool_output", "command": "cat notes.txt", "content": "x\n" * 300}
+    path = tmp_path / "in.jsonl"
+    path.write_bytes(orjson.dumps(record) + b"\n" + orjson.dumps(small) + b"\n")
+    explain = tmp_path / "explain.jsonl"
+    args = ["compress", "-i", str(path), "-o", str(tmp_path / "out.jsonl"), "--mode", "standard"]
+    assert main([*args, "--explain", str(explain), "--quiet"]) == 0
+    rows_out = [orjson.loads(line) for line in explain.read_bytes().splitlines()]
+    big = next(r for r in rows_out if r["id"] == "r1")
+    assert big["tokens_after"] < big["tokens_before"] / 3
+    assert big["note"] == "the tool filter leaves it; other engines shortened it"
+    left = next(r for r in rows_out if r["id"] == "r2")
+    assert left["tokens_after"] == left["tokens_before"] and left["note"] == "left alone"
