@@ -989,7 +989,7 @@ def crush_text(
         broken = _broken_json(text)
         if broken is not None:
             regions.append(broken)
-        elif not reads_a_log(text, marked=True):
+        elif (text.startswith("{") or "\n{" in text) and not reads_a_log(text, marked=True):
             # JSON lines that are data (a JSON-lines file, ``jq -c``, an access log of
             # requests): crushed as an array; a log's lines that say so (a level) are
             # logtemplate's, as any log's
