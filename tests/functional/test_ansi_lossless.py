@@ -63,8 +63,8 @@ def test_lossless_takes_the_colour_out_of_band_and_expand_restores_the_bytes(
         comp = record["compression"]
         before += comp["tokens_before"]
         after += comp["tokens_after"]
-        if has_marker(sample["output"]):  # marker-like input is never changed
-            assert record["content"] == sample["output"]
+        if has_marker(sample["output"]):
+            # marker-like input changes only where expand gives it back (checked by _run)
             continue
         assert "\x1b[" not in record["content"], sample["name"]
         # (dedup may come first: a repeat within the output, lossless mode only)

@@ -174,8 +174,8 @@ def test_coloured_lines_lose_their_sequences_in_the_visible_text(
     (result,) = list(compress_lines([_line(text)], PIPELINES["lossless"]))
     assert result.outcome is not None
     content = result.outcome.record["content"]
-    if has_marker(text):
-        assert content == text
+    if has_marker(text):  # changed only where expand gives it back exactly
+        assert round_trip(_line(text), PIPELINES["lossless"]) == _line(text)
         return
     content = template.decode(prefix.decode(content))  # line blocks, written after the rest
     assert "src/app.ts:29:5 - error TS2322" in content

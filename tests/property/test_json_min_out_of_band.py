@@ -83,6 +83,12 @@ def test_lossless_then_expand_gives_the_line_back(line: bytes) -> None:
     record = result.outcome.record
     visible = record["content"] if "content" in record else record["messages"][0]["content"]
     headers = HEADER.findall(visible)
+    source = json.loads(line)
+    for quoted in HEADER.findall(
+        source["content"] if "content" in source else source["messages"][0]["content"]
+    ):  # marker-like input stays as it is: only the headers the pipeline wrote count
+        if quoted in headers:
+            headers.remove(quoted)
     entries = comp.get("markers", {}).get("min", [])
     # a document is only minified when its layout is not compact: a plain header's layout
     # is in the manifest, and a header keeps its attributes only when one body has two

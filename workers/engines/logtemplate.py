@@ -46,6 +46,7 @@ pass over the lines (each compared with the current run only).
 from __future__ import annotations
 
 import re
+from collections import Counter
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any
@@ -69,7 +70,7 @@ from workers.engines._text import (
 from workers.engines.base import Engine, EngineContext, EngineOutput
 from workers.fidelity.facts import SHAPED_KINDS, critical_lines, is_error_line, line_shape
 from workers.fidelity.lossy import hidden_critical
-from workers.markers import has_marker
+from workers.markers import has_marker, marker_tokens
 from workers.markers.stash import offload_marker
 from workers.markers.structured_view import decode
 from workers.messages.model import Unit
@@ -719,6 +720,18 @@ def _server_error(masked: Masked) -> bool:
     return masked.status is not None and masked.status >= 500
 
 
+def _holds_written_block(text: str, inputs: Sequence[str], index: int) -> bool:
+    """Whether ``text`` holds a ``[[...]]`` marker an earlier engine wrote (a JSON table, a
+    dedup reference: folding lines inside it would break it); marker-like text the unit's
+    input held already (a log quoting one) is plain text here."""
+    if not has_marker(text.replace("<<cx:", "")):
+        return False
+    tokens = Counter(t for t in marker_tokens(text) if t.startswith("[["))
+    if index < len(inputs):
+        tokens.subtract(t for t in marker_tokens(inputs[index]) if t.startswith("[["))
+    return any(n > 0 for n in tokens.values())
+
+
 class LogTemplateEngine(Engine):
     name = "logtemplate"
     lossless = False
@@ -729,13 +742,13 @@ class LogTemplateEngine(Engine):
         texts: list[str] = []
         stash: dict[str, str] = {}
         changed = runs = folded = shared = 0
-        for unit in units:
+        for index, unit in enumerate(units):
             text = unit.text
             if (
                 unit.frozen
                 or unit.kind != "tool_result"
                 or len(text) < MIN_CHARS
-                or ("[[" in text and has_marker(text.replace("<<cx:", "")))
+                or ("[[" in text and _holds_written_block(text, ctx.input_texts, index))
                 or unit in pointed
                 or (is_file_read(unit) and not reads_a_log(text))
             ):

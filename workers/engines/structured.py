@@ -38,9 +38,9 @@ ORIGINAL``); :func:`decode`, which expand runs next, returns what follows the
 header.  So expand gives back the input exactly, and :func:`decode` is a
 passthrough for every text without the header.  Why a header at all: a view
 is a rewrite of the whole text, not a span cut out of it, so replacing the
-marker alone cannot give the input back.  The header holds ``<<cx:``: an
-input that already has one is never changed by any engine (the runner locks
-it), so :func:`decode` can never mistake input for a view.
+marker alone cannot give the input back.  The header holds ``<<cx:``: a
+change to an input that already has one is kept only when expand gives the
+input back (the runner checks), so :func:`decode` never mistakes input for a view.
 
 ``dedup_values_with_refs`` writes the ``{"_refs": ..., "_data": ...}``
 envelope: every string value of at least :data:`MIN_REF_CHARS` characters

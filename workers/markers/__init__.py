@@ -222,7 +222,7 @@ class Marker:
 
     name: str
     engine: str | None  # the lossless engine that writes it; None: lossy engines
-    lock: str  # regex fragment: input matching it is never changed by any engine
+    lock: str  # regex fragment: input matching it changes only where expand gives it back
     decode: Callable[[str, DecodeInput], str]
     store_free: bool  # decodes without a stash store or other units (a reader can too)
 
@@ -334,7 +334,8 @@ LOCK = _lock_pattern(MARKERS)
 
 
 def has_marker(text: str) -> bool:
-    """Whether ``text`` holds something that reads as a marker (never changed, never trusted)."""
+    """Whether ``text`` holds something that reads as a marker (never trusted: a change to
+    such input is kept only where expand gives it back)."""
     return ("[[" in text or stash.LITERAL in text) and LOCK.search(text) is not None
 
 

@@ -67,7 +67,7 @@ TABLE_HEADER = re.compile(
     + ATTRS_PATTERN
     + r"\]\]\n"
 )
-# Input that already looks like a JSON marker is never touched.
+# Input that already looks like a JSON marker changes only where expand gives it back.
 LITERAL = re.compile(r"\[\[/?json-(?:table|min)[:\]]")
 SENTINEL = "\x00\x01ctxpress-table-"
 

@@ -21,8 +21,8 @@ def decode(text: str) -> str:
 
     After expansion the text is ``VIEW\n<<cx:view>>ORIGINAL``: the original is
     what follows the header.  A text without the header is returned as it is
-    (one substring test); input that holds ``<<cx:`` is never changed by any
-    engine, so the header can only come from this engine.
+    (one substring test); a change to input that holds ``<<cx:`` is kept only when
+    expand gives the input back, so a forged header never reaches a reader.
     """
     at = text.find(HEADER_LINE)
     if at < 0:

@@ -1,8 +1,8 @@
 """``expand``: reverse every marker ctxpress writes.
 
-Only the units listed in ``compression.changed`` are decoded (a unit whose
-input already contained marker-like text is never changed, so literal input
-is never mistaken for a marker).  Each changed unit is decoded in reverse
+Only the units listed in ``compression.changed`` are decoded (a change to a
+unit whose input already contained marker-like text is kept only when this
+module gives the input back, so literal input is never mistaken for a marker).  Each changed unit is decoded in reverse
 engine order, the order of :data:`workers.markers.MARKERS`: offload markers
 (``<<cx:KEY>>``, recursively, from the store), then the structured envelope,
 ``[[json-min:...]]``, ``[[json-table:v1 ...]]``, the escape sequences the ``ansi``
@@ -30,7 +30,7 @@ from workers.messages import RESERVED_KEY, apply_texts, parse_record
 from workers.messages.model import Path
 from workers.messages.wire import BYTES_LAYOUT, restore_line
 
-__all__ = ["ExpandError", "expand_line", "expand_record", "expand_text"]
+__all__ = ["ExpandError", "expand_line", "expand_record", "expand_text", "expanded_units"]
 
 
 class ExpandError(CtxpressError, ValueError):
@@ -90,6 +90,12 @@ def expand_line(
         layout = None  # the line was rewritten after compress: its record, compact
     changes = {path: text for path, (_, text) in texts.items()}
     return dump_layout(apply_texts(plain, changes) if changes else plain, layout)
+
+
+def expanded_units(data: dict[str, Any], store: OffloadStore | None) -> dict[str, str]:
+    """uid -> restored text of each changed unit of the compressed record ``data``
+    (markers the store lacks stay as written); raises :class:`ExpandError`."""
+    return {uid: text for uid, text in _restored_texts(data, store, False)[1].values()}
 
 
 def _restored_texts(

@@ -64,6 +64,7 @@ from workers.markers import (
 )
 from workers.markers import stash as stash_marker
 from workers.messages import RESERVED_KEY, InvalidRecord, Record, Unit, apply_texts, parse_record
+from workers.pipeline.expand import expanded_units
 
 if TYPE_CHECKING:
     from workers.engines._filters import FilterSet
@@ -280,15 +281,11 @@ class Pipeline:
         texts = [u.text for u in units]
         counts = [self.tokens.count(t) for t in texts]
         tokens_before = sum(counts)
-        # text that already reads like one of our markers is never touched: expand
-        # can then never mistake input for a marker
-        locked = [u.frozen or has_marker(u.text) for u in units]
-        # engines see locked units as frozen, so what they plan (a budget, a summary)
-        # counts only what they can change
-        units = tuple(
-            replace(u, frozen=True) if lock and not u.frozen else u
-            for u, lock in zip(units, locked, strict=True)
-        )
+        # text that already reads like one of our markers (a log quoting a stash marker, an
+        # export of compressed chats) is compressed too, but kept only where expand gives
+        # it back exactly (:meth:`_unforged`): expand never mistakes input for a marker
+        marked = [not u.frozen and has_marker(u.text) for u in units]
+        locked = [u.frozen for u in units]
         ctx = EngineContext(
             tokens=self.tokens,
             latest_user_text=record.latest_user_text(),
@@ -326,6 +323,8 @@ class Pipeline:
                 self._take_layouts(units, texts, counts, minified, json_min)
                 stats.tokens_after = sum(counts)
             all_stats.append(stats)
+        if any(marked):
+            self._unforged(record, units, texts, counts, marked, stash, written, tables, minified)
         tokens_after = sum(counts)
         if tokens_after > tokens_before:  # never-worse, whole record
             texts = [u.text for u in units]
@@ -386,6 +385,54 @@ class Pipeline:
             record_id=record.record_id,
             mode=mode,
         )
+
+    def _unforged(
+        self,
+        record: Record,
+        units: Sequence[Unit],
+        texts: list[str],
+        counts: list[int],
+        marked: Sequence[bool],
+        stash: Mapping[str, str],
+        written: _Written,
+        tables: Mapping[str, Mapping[str, str]],
+        minified: Mapping[str, Mapping[str, str]],
+    ) -> None:
+        """Give back, in place, the input text of every changed unit whose input held
+        marker-like text and that expand (with the record's manifest and its stash as the
+        store keeps it) would not give back exactly: a forged ``<<cx:KEY>>`` whose key the
+        record wrote, a forged ``[[prefix:v1 ...]]`` block, anything a decoder would read.
+        Repeats until every such unit expands exactly (a unit given back can change what
+        another one's back-references restore)."""
+        store = MemoryStore()
+        store.put_many({k: redact_known(stored_text(v)) for k, v in stash.items()})
+        for _ in range(len(units)):
+            suspects = [i for i, m in enumerate(marked) if m and texts[i] != units[i].text]
+            if not suspects:
+                return
+            changed = [u for u, t in zip(units, texts, strict=True) if t != u.text]
+            manifest = replace(
+                _manifest(units, texts, stash, written),
+                table={u.uid: tables[u.uid] for u in changed if u.uid in tables},
+                minified={u.uid: minified[u.uid] for u in changed if u.uid in minified},
+            )
+            data = apply_texts(
+                record.data, {u.path: t for u, t in zip(units, texts, strict=True) if t != u.text}
+            )
+            data[RESERVED_KEY] = {
+                "changed": [u.uid for u in changed],
+                **({MANIFEST_KEY: manifest.as_json()} if manifest else {}),
+            }
+            try:
+                restored = expanded_units(data, store)
+            except CtxpressError:
+                restored = {}
+            wrong = [i for i in suspects if restored.get(units[i].uid) != units[i].text]
+            if not wrong:
+                return
+            for i in wrong:
+                texts[i] = units[i].text
+                counts[i] = self.tokens.count(units[i].text)
 
     # -- one engine ----------------------------------------------------------
 
