@@ -92,7 +92,7 @@ from workers.engines._prose import (
     stash_runs,
     terms,
 )
-from workers.engines._shell import cat_files, parse_access
+from workers.engines._shell import cat_files, parse_access, read_paths
 from workers.engines._text import dup_spans, is_stack_frame, named_lines, request_terms
 from workers.engines.base import Engine, EngineContext, EngineOutput
 from workers.fidelity.facts import repeat_key
@@ -274,6 +274,7 @@ _SHAPED_DEF = re.compile(
     r"^(?P<indent>[ \t]*)(?P<prefix>(?:[\w$@*&<>\[\]:]+[ \t]+\**)*)"
     r"(?P<name>[A-Za-z_$][\w$]*)[ \t]*(?:<[^<>()\n]{0,80}>)?[ \t]*\("
 )
+_CAT_N = re.compile(r"^ *\d{1,7}\t")
 _CONTAINER_WORDS = frozenset({"class", "struct", "impl", "interface", "enum", "trait", "object"})
 _NOT_A_DEF = frozenset({"return", "if", "while", "for", "switch", "catch", "await", "new", "else"})
 
@@ -283,6 +284,9 @@ def _shaped_functions(lines: Sequence[str]) -> list[Symbol]:
     whose signature ends (within 4 lines) in ``{`` or ``:``; the body runs while lines are
     indented deeper (``:``) or until its braces close (``{``)."""
     found: list[Symbol] = []
+    numbered = sum(1 for line in lines if _CAT_N.match(line))
+    if numbered and numbered >= (len(lines) - 1) * 0.9:  # ``cat -n``: the code behind the tab
+        lines = [_CAT_N.sub("", line, count=1) for line in lines]
     k = 0
     n = len(lines)
     while k < n:
@@ -359,6 +363,76 @@ def _char_spans_to_rows(text: str, spans: Sequence[tuple[int, int]]) -> list[tup
     return rows
 
 
+# a later place in a file: ``path:LINE``, ``File "path", line N``, a ``cat -n`` snippet's
+# numbered line (an edit tool's result), a diff's ``@@ -A,B`` hunk of ``--- a/path``
+_PLACE = re.compile(r"""([\w./@+-]+)(?::|", line )(\d{1,7})\b""")
+_NUMBERED = re.compile(r"^ *(\d{1,7})\t", re.M)
+_HUNK = re.compile(r"^@@ -(\d{1,7})(?:,(\d{1,5}))? ", re.M)
+_MENTION_SCAN = 400_000  # characters of a later text read for places
+
+
+class _LaterMentions:
+    """What comes after a read in the conversation, for the functions of the read that stay
+    whole: the agent's next words (its comment on the read) and the file lines later
+    outputs point at (an edit's snippet, a diff's hunk, a traceback's or compiler's
+    ``path:line``)."""
+
+    def __init__(self, units: Sequence[Unit], answering: set[int]) -> None:
+        self.units = units
+        self.answering = answering
+
+    def comment(self, index: int) -> str:
+        """The first assistant text after unit ``index``, before the next request."""
+        for unit in self.units[index + 1 :]:
+            if unit.role == "user" and unit.kind == "text" and unit.index not in self.answering:
+                return ""
+            if unit.role == "assistant" and unit.kind == "text" and unit.text.strip():
+                return unit.text[:_MENTION_SCAN]
+        return ""
+
+    def file_lines(self, read: Unit, index: int) -> set[int]:
+        """File lines of ``read``'s file that later units point at."""
+        paths = read_paths(read)
+        if len(paths) != 1:
+            return set()
+        path = paths[0].lstrip("./")
+        name = path.rsplit("/", 1)[-1]
+        found: set[int] = set()
+        for unit in self.units[index + 1 :]:
+            text = unit.text[:_MENTION_SCAN]
+            if name not in text:
+                continue
+            for m in _PLACE.finditer(text):
+                where = m.group(1).lstrip("./")
+                if where == path or path.endswith("/" + where) or where.endswith("/" + path):
+                    found.add(int(m.group(2)))
+            if unit.kind != "tool_result" or path not in text or read_paths(unit):
+                continue  # (a read of the file again: its own lines are not places)
+            if path in "\n".join(text.split("\n", 3)[:3]):  # an edit's snippet of the file
+                found.update(int(n) for n in _NUMBERED.findall(text))
+            if "@@ -" in text:
+                found.update(_hunk_lines(text, path))
+        return found
+
+
+def _hunk_lines(diff: str, path: str) -> set[int]:
+    """Old-side lines of the hunks of ``path`` in a unified diff."""
+    found: set[int] = set()
+    current = False
+    for line in diff.split("\n"):
+        if line.startswith(("--- ", "+++ ")):
+            where = line[4:].split("\t", 1)[0].strip()
+            where = where[2:] if where[:2] in ("a/", "b/") else where
+            if line.startswith("--- ") or where != "/dev/null":
+                current = where.lstrip("./") == path or where.endswith("/" + path)
+        elif current and line.startswith("@@ -"):
+            m = _HUNK.match(line)
+            if m is not None:
+                first = int(m.group(1))
+                found.update(range(first, first + min(int(m.group(2) or 1), 200)))
+    return found
+
+
 def _named_symbol_rows(
     found: Sequence[Symbol], original: str, lines: Sequence[str], latest: str
 ) -> set[int]:
@@ -369,9 +443,17 @@ def _named_symbol_rows(
     if not words:
         return set()
     spans = [(s.start, s.end) for s in found if s.kind == "function" and s.name in words]
-    if not spans:  # a part of a file that parsed without its methods (a class left open)
-        shaped = _shaped_functions(original.split("\n"))
-        spans = [(s.start, s.end) for s in shaped if s.kind == "function" and s.name in words]
+    if not spans or any(start == end for start, end in spans):
+        # a part of a file that parsed without its methods (a class left open), or a
+        # function found by its signature alone: its body by its shape
+        shaped = {
+            s.start: s.end
+            for s in _shaped_functions(original.split("\n"))
+            if s.kind == "function" and s.name in words
+        }
+        spans = [(start, max(end, shaped.get(start, end))) for start, end in spans] or list(
+            shaped.items()
+        )
     return _rows_as_written(original, lines, spans)
 
 
@@ -486,6 +568,7 @@ class AgingEngine(Engine):
         # (a text block beside tool results in one user message, a harness's reminder, opens
         # no turn)
         answering = {u.index for u in units if u.kind == "tool_result"}
+        later = _LaterMentions(units, answering)
         for i, (unit, pos) in enumerate(zip(units, positions, strict=True)):
             if unit.role == "user" and unit.kind == "text" and unit.index not in answering:
                 asking = unit.text
@@ -511,6 +594,8 @@ class AgingEngine(Engine):
                 original,
                 spans.get(unit.uid, ()),
                 asking,
+                later,
+                i,
             )
             if new != unit.text:
                 texts[i] = new
@@ -541,6 +626,8 @@ class AgingEngine(Engine):
         original: str,
         copied: Sequence[tuple[int, int]] = (),
         asking: str = "",
+        later: _LaterMentions | None = None,
+        index: int = -1,
     ) -> tuple[str, int, int]:
         text = unit.text
         lines = text.split("\n")
@@ -612,6 +699,18 @@ class AgingEngine(Engine):
                 # stays whole (at any age: what was asked about is what the model read for)
                 map_note = _symbol_map_note(found, original, offset)
                 named = f"{ctx.latest_user_text}\n{asking}" if asking else ctx.latest_user_text
+                if later is not None:
+                    # and one the agent's next words name, or a later edit, diff or
+                    # traceback of this file touches
+                    named = f"{named}\n{later.comment(index)}"
+                    touched = later.file_lines(unit, index)
+                    if touched and offset is not None:
+                        named += "\n" + " ".join(
+                            s.name
+                            for s in found
+                            if s.kind == "function"
+                            and any(s.start + offset <= n <= s.end + offset for n in touched)
+                        )
                 for k in _named_symbol_rows(found, original, lines, named):
                     keep[k] = True
         else:

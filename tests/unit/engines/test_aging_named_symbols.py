@@ -221,3 +221,105 @@ def test_a_reminder_beside_a_tool_result_opens_no_turn() -> None:
     for line in TO_JSON:
         assert line in text.splitlines()
     assert "            self.bins[src].put(sku, qty)" not in text
+
+
+TRANSFER = LINES[LINES.index("    def transfer(self, sku, qty, src, dst, at=None):") :][:11]
+TRANSFER_AT = LINES.index(TRANSFER[0]) + 1  # its file line
+
+
+def _worked_on(after: list[dict[str, Any]]) -> dict[str, Any]:
+    """The read answers a request that names no function, the agent goes on (``after``),
+    and the user later asks for something else."""
+    return {
+        "id": "worked-on",
+        "messages": [
+            {"role": "user", "content": "The ledger tests fail, have a look."},
+            *_read_call("cat src/invtrack/ledger.py", LEDGER),
+            *after,
+            {"role": "user", "content": "Thanks. Now add type hints to the module."},
+        ],
+    }
+
+
+def _edit_result(first: int) -> list[dict[str, Any]]:
+    snippet = "\n".join(f"{first + k:6}\t{line}" for k, line in enumerate(TRANSFER[:4]))
+    call = {
+        "id": "call_2",
+        "type": "function",
+        "function": {"name": "edit_file", "arguments": '{"path": "src/invtrack/ledger.py"}'},
+    }
+    return [
+        {"role": "assistant", "content": "Fixing it.", "tool_calls": [call]},
+        {
+            "role": "tool",
+            "tool_call_id": "call_2",
+            "content": "The file src/invtrack/ledger.py has been updated. Here's the result of "
+            f"running `cat -n` on a snippet of the edited file:\n{snippet}\n",
+        },
+    ]
+
+
+def _bash(command: str, output: str, call: str = "call_3") -> list[dict[str, Any]]:
+    tool_call = {
+        "id": call,
+        "type": "function",
+        "function": {"name": "bash", "arguments": json.dumps({"command": command})},
+    }
+    return [
+        {"role": "assistant", "content": "", "tool_calls": [tool_call]},
+        {"role": "tool", "tool_call_id": call, "content": output},
+    ]
+
+
+def _assert_transfer_whole(record: dict[str, Any]) -> None:
+    text = _aggressive(record)
+    for line in TRANSFER:
+        assert line in text.splitlines(), line
+    assert "            self.bins[src].put(sku, qty)" in text  # (transfer's own body)
+    for line in TO_JSON[1:]:  # what nothing touched is still condensed
+        assert line not in text.splitlines()
+
+
+def test_a_function_a_later_edit_touches_stays_whole() -> None:
+    # held-out set 9: the agent read a file and edited one function (the edit tool shows the
+    # edited lines numbered); the read was aged to a map and the function went to the stash
+    _assert_transfer_whole(_worked_on(_edit_result(TRANSFER_AT + 2)))
+
+
+def test_a_function_a_later_diff_touches_stays_whole() -> None:
+    diff = (
+        "diff --git a/src/invtrack/ledger.py b/src/invtrack/ledger.py\n"
+        "--- a/src/invtrack/ledger.py\n+++ b/src/invtrack/ledger.py\n"
+        f"@@ -{TRANSFER_AT + 3},2 +{TRANSFER_AT + 3},2 @@\n"
+        f"-{TRANSFER[3]}\n+{TRANSFER[3]}  # checked\n {TRANSFER[4]}\n"
+        "diff --git a/src/invtrack/other.py b/src/invtrack/other.py\n"
+        "--- a/src/invtrack/other.py\n+++ b/src/invtrack/other.py\n"
+        "@@ -53,2 +53,2 @@\n-x = 1\n+x = 2\n y = 3\n"
+    )
+    _assert_transfer_whole(_worked_on(_bash("git diff", diff)))
+
+
+def test_a_function_a_later_traceback_points_into_stays_whole() -> None:
+    trace = (
+        "Traceback (most recent call last):\n"
+        '  File "/work/app/tests/test_ledger.py", line 12, in test_move\n'
+        "    ledger.transfer(sku, 3, 'A', 'B')\n"
+        f'  File "/work/app/src/invtrack/ledger.py", line {TRANSFER_AT + 4}, in transfer\n'
+        "    raise ValueError('short')\nValueError: short\n"
+    )
+    _assert_transfer_whole(_worked_on(_bash("python -m pytest -q tests", trace)))
+
+
+def test_a_function_the_agent_names_after_the_read_stays_whole() -> None:
+    _assert_transfer_whole(
+        _worked_on([{"role": "assistant", "content": "transfer() moves stock twice."}])
+    )
+
+
+def test_a_python_file_read_with_cat_n_is_split_into_whole_functions() -> None:
+    from workers.engines.aging import _shaped_functions
+
+    numbered = [f"{k + 1:6}\t{line}" for k, line in enumerate(LINES)]
+    found = {s.name: (s.start, s.end) for s in _shaped_functions(numbered)}
+    start = LINES.index(TRANSFER[0])
+    assert found["transfer"] == (start, start + len(TRANSFER) - 1)
