@@ -128,3 +128,21 @@ def test_any_forged_marker_in_a_log_expands_back_exactly(
             first = piece.split("\n")[0]
             if first in before[uid] and mode != "aggressive":
                 assert first in shown[uid] or "<<cx:" in shown[uid], (mode, first)
+
+
+def test_an_older_log_keeps_its_quoted_markers_visible_in_aggressive_mode() -> None:
+    # held-out set 9: once a log quoting markers was compressed at all, aging folded the
+    # quoted ``… 312 lines omitted <<cx:abc123>>`` line of an older turn into its stash
+    lines = relay_log(300)
+    quote = "… 312 lines omitted <<cx:abc123>>  (ctxpress)"
+    lines[120] = quote
+    data = _record(["\n".join(lines)], "aggressive")
+    data["messages"] += [
+        {"role": "assistant", "content": "The relay is fine."},
+        {"role": "user", "content": "Thanks. Now write the release notes."},
+    ]
+    outcome = PIPELINES["aggressive"].run_raw(data)
+    (shown,) = _tool_texts(outcome.record)
+    assert outcome.stats["tokens_after"] < 0.3 * outcome.stats["tokens_before"]
+    assert quote in shown.split("\n")
+    assert _expanded(outcome) == data

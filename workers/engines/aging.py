@@ -96,6 +96,7 @@ from workers.engines._shell import cat_files, parse_access, read_paths
 from workers.engines._text import dup_spans, is_stack_frame, named_lines, request_terms
 from workers.engines.base import Engine, EngineContext, EngineOutput
 from workers.fidelity.facts import repeat_key
+from workers.markers import has_marker
 from workers.markers.stash import LITERAL as STASH_LITERAL
 from workers.markers.stash import NOTE_CAP
 from workers.messages.model import Unit
@@ -667,6 +668,13 @@ class AgingEngine(Engine):
                     if not keep[k] and STASH_LITERAL in line and not _BARE_NOTE.match(line):
                         keep[k] = True
 
+            if ("[[" in original or STASH_LITERAL in original) and has_marker(original):
+                # a line of the input that reads as a marker (a log quoting one) stays as
+                # the model read it: quoted markers are what such an output is about
+                quoted = {line for line in original.split("\n") if has_marker(line)}
+                for k, line in enumerate(lines):
+                    if line in quoted:
+                        keep[k] = True
             if original != text:
                 # a line critical in the output as it came in stays too (an earlier
                 # engine's markers can change what is critical here); error lines of an
