@@ -51,7 +51,9 @@ def test_repeats_of_one_event_fold_different_events_stay(mode: str, command: str
     first = next(line for line in LOG.splitlines() if _RETRY in line)
     assert first in text
     assert text.count(_RETRY) < LOG.count(_RETRY) / 2
-    floor = 0.65 if mode == "standard" else 0.78
+    # aggressive leaves the log as logtemplate folded it (aging condenses an output another
+    # engine shortened only when it is over 3,000 tokens or a budget needs it): 0.730
+    floor = 0.65 if mode == "standard" else 0.70
     assert saved >= floor, saved  # 0.697 / 0.837 when written; 0.602 / 0.746 before
 
 

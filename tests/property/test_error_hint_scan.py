@@ -15,7 +15,8 @@ PIECES = st.sampled_from(
         "  W0102 12:00:00 ok", "panic: nil", "***Timeout", '"level":"warn"', "[crit]",
         "core dumped", "ok", "PASS", "  at f (a.js:1:2)", "--- FAIL: TestX", "é", "\t", " ",
         "src/a.c:3:4: error: bad", "Traceback (most recent call last):", "x" * 700 + "error",
-        "ValueError: no", "OOMKilled", "\r", "info", "123",
+        "ValueError: no", "OOMKilled", "\r", "info", "123", "  3:28  ✖  bad hex", "✖✖",
+        "1:7 ⚠ x", "×", "SERVER_ERROR too large", "undefined reference to `f'",
     ]
 )  # fmt: skip
 LINES = st.lists(st.lists(PIECES, max_size=4).map(" ".join), min_size=0, max_size=30)

@@ -228,6 +228,10 @@ class AgingPolicy:
     fresh_head_lines: int = 6
     fresh_tail_lines: int = 6
     fresh_relevant_lines: int = 6
+    # an output an earlier lossy engine shortened to at most this many tokens is left as it
+    # is (held-out sets 8-10: aggressive kept 0.3-3.7 points more facts for 1.9-4.4 points of
+    # savings; a bigger one is condensed, its critical lines kept)
+    shortened_output_max_tokens: int = 3000
 
     def tier(self, unit: Unit, pos: Position) -> int:
         if unit.kind == "tool_result":
@@ -570,6 +574,11 @@ class AgingEngine(Engine):
         # no turn)
         answering = {u.index for u in units if u.kind == "tool_result"}
         later = _LaterMentions(units, answering)
+        # a record over its token budget: the budget engine will cut; aging's cuts, around
+        # the facts, come first (a shortened output is then condensed again too)
+        over_budget = ctx.budget_tokens is not None and (
+            sum(ctx.tokens.count(u.text) for u in units) > ctx.budget_tokens
+        )
         for i, (unit, pos) in enumerate(zip(units, positions, strict=True)):
             if unit.role == "user" and unit.kind == "text" and unit.index not in answering:
                 asking = unit.text
@@ -597,6 +606,7 @@ class AgingEngine(Engine):
                 asking,
                 later,
                 i,
+                over_budget,
             )
             if new != unit.text:
                 texts[i] = new
@@ -629,8 +639,20 @@ class AgingEngine(Engine):
         asking: str = "",
         later: _LaterMentions | None = None,
         index: int = -1,
+        over_budget: bool = False,
     ) -> tuple[str, int, int]:
         text = unit.text
+        if (
+            unit.kind == "tool_result"
+            and original != text
+            and STASH_LITERAL in text
+            and ctx.tokens.count(text) <= policy.shortened_output_max_tokens
+            and not over_budget
+        ):
+            # the tool filter, the log folder or the crusher already shortened this output
+            # around its facts (what a report, a build, a log is about): condensing it again
+            # would trade those facts for a few hundred tokens (unless a budget needs them)
+            return text, 0, 0
         lines = text.split("\n")
         owner, ranges = fence_mask(text, lines)
         nonblank = _nonblank(lines)

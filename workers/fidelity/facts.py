@@ -200,7 +200,7 @@ SYSTEM_HEADER_STEP = re.compile(
 
 # eslint's stylish row of an error under its file header (``  12:3  error  'describe' is not
 # defined  no-undef``): its position names no file, so no position rule above keeps it
-_ESLINT_ERROR = re.compile(r"^([ \t]*\d+:\d+)([ \t]+error[ \t].*)$", re.S)
+_ESLINT_ERROR = re.compile(r"^([ \t]*\d+:\d+)([ \t]+(?:error|✖|✗|✘|×)[ \t].*)$", re.S)
 _ESLINT_FIRST = frozenset(" \t0123456789")
 
 
@@ -385,6 +385,14 @@ _ERROR_LINE = re.compile(
     r"|Out of memory|oom-kill(?:er)?|segfault|SEVERE"
     # ctest's closing line (``Errors`` alone is a table header: tsc's ``Errors  Files``)
     r"|Errors while running)\b"
+    # the linker's errors (``main.c:(.text+0x93): undefined reference to `pool_start'``)
+    r"|undefined reference to|undefined symbol|multiple definition of"
+    # an error code in CONST_CASE (memcached's ``SERVER_ERROR object too large``,
+    # ``CLIENT_ERROR``, ``INTERNAL_ERROR``, ``E_FATAL``): ``_`` glues it, so no word boundary
+    r"|\b[A-Z][A-Z0-9]*_(?:ERROR|FAILED|FAILURE|FATAL)\b"
+    # a linter's positional row marked by a cross, not a word (stylelint's and biome's
+    # ``  3:28  ✖  Unexpected invalid hex color "#ggg"  color-no-invalid-hex``)
+    r"|^\s*\d+:\d+\s+[✖✗✘×⚠]\s"
     # ctest's other ways to fail: ``***Timeout   3.00 sec``, ``5 - lru_stress (Timeout)``
     r"|\*\*\*(?:Timeout|Not Run|SEGFAULT|Subprocess aborted|Child aborted)"
     r"|^\s*\d+ - \S+ \((?:Timeout|Not Run|SEGFAULT|NUMERICAL|Subprocess aborted)\)$"
@@ -415,9 +423,14 @@ _ERROR_HINT_LITERALS = (
     'warn"', 'crit"', 'alert"', 'emerg"', 'dpanic"', "***", "Timeout)", "Not Run)",
     "SEGFAULT)", "NUMERICAL)", "aborted)", "BackOff", "OOMKill", "ErrImagePull", "Evicted",
     "Segmentation", "Bus error", "Illegal instr", "Floating point", "core dumped",
+    "undefined reference", "undefined symbol", "multiple definition",
 )  # fmt: skip
+# a linter's crosses (outside ASCII: found by ``str.find``, not by the Hyperscan pass)
+_CROSS_HINTS = ("✖", "✗", "✘", "×", "⚠")
 _KLOG_HINT = r"^[EWF]\d{4} "  # klog's level letter glued to its date: ``E1130 06:00:37``
-_ERROR_HINT = re.compile("|".join(map(re.escape, _ERROR_HINT_LITERALS)) + "|" + _KLOG_HINT)
+_ERROR_HINT = re.compile(
+    "|".join(map(re.escape, (*_ERROR_HINT_LITERALS, *_CROSS_HINTS))) + "|" + _KLOG_HINT
+)
 # ... at a line's start after any blanks (the lines are read stripped), in lines joined by "\n"
 _KLOG_ROW = re.compile(r"^[^\S\n]*[EWF]\d{4} ", re.M)
 
@@ -434,6 +447,12 @@ def _hinted_rows(lines: list[str]) -> frozenset[int] | None:
         bisect_right(starts, at) - 1 for spots in found.positions(text).values() for at in spots
     }
     rows.update(bisect_right(starts, m.start()) - 1 for m in _KLOG_ROW.finditer(text))
+    for cross in _CROSS_HINTS:
+        at = text.find(cross)
+        while at >= 0:
+            row = bisect_right(starts, at) - 1
+            rows.add(row)
+            at = text.find(cross, starts[row + 1] if row + 1 < len(starts) else len(text))
     return frozenset(rows)
 
 
@@ -472,7 +491,9 @@ _SUMMARY_LINE = re.compile(
     r"|^ℹ (?:tests|pass|fail|cancelled|skipped|todo) \d+$"
     r"|^Your code has been rated at -?\d"  # pylint's score
     r"|^\d+ director(?:y|ies), \d+ files?$"  # tree's count
-    r"|^(?:Test Files|Tests)  +\d+ (?:passed|failed|skipped|todo)\b",  # vitest
+    r"|^(?:Test Files|Tests)  +\d+ (?:passed|failed|skipped|todo)\b"  # vitest
+    # meson test's totals (``Ok:  1``, ``Fail:  2``, ``Timeout:  1``)
+    r"|^(?:Ok|Fail|Timeout|Expected Fail|Unexpected Pass|Skipped):\s+\d+$",
     re.M,
 )
 _DIFF_HEADER = re.compile(
@@ -579,6 +600,9 @@ _GO_FAIL = re.compile(r"^\s*--- FAIL: \S")
 # ``commit 782d22417f776f4e4fd05782c9c9d6bd2942b3fc`` (git log, git show; kind ``commit``): the
 # id a later step names (``git revert``, ``git show``); aging kept 14 of 52 of an older log's
 _GIT_COMMIT = re.compile(r"^commit [0-9a-f]{40}\b")
+# a full commit id that opens a sentence (``d3fa0b85… is the first bad commit``, git bisect's
+# answer; ``git log --format='%H %s'``): the commit it names is a fact in any output
+_SHA_SENTENCE = re.compile(r"^[0-9a-f]{40} \S")
 # git's --stat summary of a commit or a diff (`` 2 files changed, 9 insertions(+), 1 deletion(-)``)
 _STAT_SUMMARY = re.compile(
     r"^\d+ files? changed(?:, \d+ insertions?\(\+\))?(?:, \d+ deletions?\(-\))?$"
@@ -723,6 +747,11 @@ _TEST_FAILURE = re.compile(
     r"|^---- \S+ stdout ----$"  # cargo test
     r"|^rspec \S+(?::\d+|\[[\d:]+\]) # "  # rspec's failed examples
 )
+# A counted test result that failed (meson's ``4/4 cqueue:test_stress TIMEOUT  10.06s``,
+# ``2/4 cqueue:test_pool   FAIL  0.02s   exit status 1``)
+_COUNTED_RESULT_FAILED = re.compile(
+    r"^\s*\d+/\d+ +\S+ +(?:FAIL|TIMEOUT|ERROR|UNEXPECTEDPASS|UNEXPECTED PASS)\b"
+)
 # Test reports that number their failures (mocha, rspec, phpunit, JUnit):
 # after ``N failing``, ``Failures:`` or ``There were N failures:``, each
 # ``  1) name`` line is a failing test id (kind ``test_failure``).
@@ -730,6 +759,14 @@ _FAILURES_HEAD = re.compile(
     r"^(?:\d+ failing\b|Failures:$|There (?:was|were) \d+ (?:failures?|errors?|risky tests?):$)"
 )
 _NUMBERED_FAILURE = re.compile(r"^\s*\d+\) \S")
+# a runner's closing list of what failed, one indented item a line up to a blank line
+# (behave's ``Failing scenarios:`` / ``Errored scenarios:``, ``Failed tests:``, ``Failed
+# examples:``): every item names a failing test, whatever numbers alone tell them apart
+_FAILED_LIST_HEAD = re.compile(
+    r"^(?:Failing|Failed|Errored|Erroring|Broken|Crashed|Timed out) "
+    r"(?:scenarios|tests|specs|examples|cases|suites|steps):$",
+    re.I,
+)
 # mocha numbers a failing test where it runs it too (``  1) never returns a negative total``
 # among the ``✔`` lines, before its ``N failing`` summary), and under the summary's
 # ``  1) suite`` line it writes the suite path and the test's title, ending in ``:``
@@ -738,7 +775,10 @@ _MOCHA_FAILING = re.compile(r"^\s*\d+ failing\b", re.MULTILINE)
 # pytest's ``E`` lines, cargo's ``left:``/``right:``, jest's ``Expected:``/
 # ``Received:``, rspec's ``expected:``/``got:``, TAP's ``expected:``/``actual:``.
 _ASSERTION = re.compile(
-    r"^\s*(?:E {2,}\S|(?:left|right|expected|actual|Expected|Received|got|want): ?\S)"
+    r"^\s*(?:E {2,}\S|(?:left|right|expected|actual|Expected|Received|got|want): ?\S"
+    # a matcher's sentence (jasmine's ``Expected $[0].qty = 3 to equal 5.``, chai's
+    # ``expected 3 to equal 5``, ``Expected function to throw an Error.``)
+    r"|[Ee]xpected .{1,400}? to (?:not )?(?:equal|be|contain|have|match|throw|include|deep)\b)"
 )
 # jest's and vitest's diff of a failing ``toEqual``: after ``- Expected`` (and ``+ Received``),
 # node's and mocha's after ``+ actual - expected`` (or ``+ expected - actual``),
@@ -857,6 +897,7 @@ def _tool_lines(text: str, family: str | None) -> Iterable[tuple[str, str]]:
     last_user_frame: str | None = None  # the innermost Python frame in user code so far
     in_traceback = False  # after ``Traceback ...:`` or a Python frame, until its exception
     in_failures = False  # after a report's ``N failing`` / ``Failures:`` header
+    in_failed_list = False  # under ``Failing scenarios:`` (its indented items, to a blank)
     mocha = "failing" in text and _MOCHA_FAILING.search(text) is not None
     title_lines = 0  # under mocha's ``  1) suite``: lines left where the test's title may be
     failed = False  # a failing test or an error line came before: assertion lines count
@@ -902,7 +943,7 @@ def _tool_lines(text: str, family: str | None) -> Iterable[tuple[str, str]]:
         if not line:
             title_lines = 0
             in_status_untracked = in_cmake_error = want_panic_message = rust_label = False
-            in_example = in_conflict = False
+            in_example = in_conflict = in_failed_list = False
             path_header = None
             # a blank line ends a stack: a frame above it is not the frame of an error
             # below (node prints its frames under the error, the next one after a blank)
@@ -1045,10 +1086,14 @@ def _tool_lines(text: str, family: str | None) -> Iterable[tuple[str, str]]:
             want_panic_message = False
             if line != "stack backtrace:" and not line.startswith("note: "):
                 yield "error_detail", token
-        if family == "git-status" and _SHORT_STATUS.match(raw):
+        if in_failed_list and raw[:1] in " \t":
+            yield "test_failure", token  # an item of a runner's closing list of failures
+        elif family == "git-status" and _SHORT_STATUS.match(raw):
             yield "git_status_path", token
-        elif (first == "c" and _GIT_COMMIT.match(raw)) or (
-            family == "git-log" and _ONELINE_COMMIT.match(raw)
+        elif (
+            (first == "c" and _GIT_COMMIT.match(raw))
+            or (family == "git-log" and _ONELINE_COMMIT.match(raw))
+            or (raw[40:41] == " " and _SHA_SENTENCE.match(raw))
         ):
             yield "commit", token
         elif first.isdecimal() and _STAT_SUMMARY.match(line):
@@ -1059,6 +1104,7 @@ def _tool_lines(text: str, family: str | None) -> Iterable[tuple[str, str]]:
             (first in _FAILURE_FIRST and _TEST_FAILURE.match(raw))
             or (first == "-" and _GO_FAIL.match(raw))
             or ((in_failures or mocha) and first.isdecimal() and _NUMBERED_FAILURE.match(raw))
+            or (first.isdecimal() and _COUNTED_RESULT_FAILED.match(raw))
         ):
             failed = want_frame = True
             want_message = first == "●"
@@ -1143,6 +1189,10 @@ def _tool_lines(text: str, family: str | None) -> Iterable[tuple[str, str]]:
             last_frame = last_user_frame = None
         elif (first.isdecimal() or first in "FT") and _FAILURES_HEAD.match(line):
             in_failures = True
+        if line[-1] == ":" and _FAILED_LIST_HEAD.match(line):
+            in_failed_list = True
+        elif raw[:1] not in " \t":
+            in_failed_list = False
         if path_header is not None and first == "…" and "<<cx:" in line:
             yield "finding", path_header  # the file's findings went into a stash
         path_header = (

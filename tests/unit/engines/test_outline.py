@@ -533,7 +533,9 @@ def test_cli_round_trip_restores_every_byte(tmp_path: Path) -> None:
         assert "outline" in got["compression"]["engines_applied"], record["id"]
         before += got["compression"]["tokens_before"]
         after += got["compression"]["tokens_after"]
-    assert after < 0.6 * before, (before, after)
+    # (aggressive mode keeps whole the function the later crash report points into, as
+    # outline does: 7,130 of 10,080 tokens since 2026-12-07, 0.6 before)
+    assert after < 0.75 * before, (before, after)
     assert main(["expand", "--offload", str(st), "-i", str(out), "-o", str(back)]) == 0
     assert back.read_bytes() == src.read_bytes()
 

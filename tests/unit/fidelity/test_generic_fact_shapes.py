@@ -1,0 +1,144 @@
+"""Facts read by their shape, whatever tool printed them (held-out set 10, tools no rule
+names): a runner's closing list of failures, a full commit id opening a sentence (git
+bisect's answer), an error code in CONST_CASE (memcached's ``SERVER_ERROR``), a linter's
+positional row marked by a cross instead of a word (stylelint, biome).  Each is kept visible
+by standard mode, and aggressive mode condenses an older output around it."""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+from workers.core.settings import Settings
+from workers.fidelity.facts import critical_lines, is_error_line, line_shape
+from workers.pipeline.runner import Pipeline
+from workers.testing import expanded_record
+
+SHA = "d3fa0b8567a9e27bbab054d1dc8bf8f51164abc3"
+BEHAVE_TAIL = """\
+Errored scenarios:
+  features/loans.feature:15  Borrow a book
+  features/loans.feature:35  Fines for late returns -- @1.1
+  features/loans.feature:36  Fines for late returns -- @1.2
+  features/loans.feature:37  Fines for late returns -- @1.3
+
+0 features passed, 0 failed, 1 error, 0 skipped
+0 scenarios passed, 0 failed, 9 error, 0 skipped
+"""
+STYLELINT = """\
+
+styles/shop.css
+   1:7   ✖  Expected no more than 1 declaration   declaration-block-single-line-max-declarations
+   2:15  ✖  Unexpected unknown property "colr"     property-no-unknown
+   3:28  ✖  Unexpected invalid hex color "#ggg"    color-no-invalid-hex
+   9:1   ⚠  Expected empty line before at-rule     at-rule-empty-line-before
+
+4 problems (3 errors, 1 warning)
+"""
+
+
+def _kinds(text: str, command: str | None = None) -> dict[str, set[str]]:
+    out: dict[str, set[str]] = {}
+    for kind, line in critical_lines(text, "tool_result", command):
+        out.setdefault(kind, set()).add(line)
+    return out
+
+
+def test_every_item_of_a_closing_list_of_failures_is_a_failing_test() -> None:
+    failing = _kinds(BEHAVE_TAIL, "behave")["test_failure"]
+    assert failing == {line.strip() for line in BEHAVE_TAIL.splitlines()[1:5]}
+    # the list ends at the blank line: the totals are a summary, no failing test
+    assert not any("features passed" in line for line in failing)
+
+
+def test_a_full_commit_id_opening_a_sentence_is_a_commit() -> None:
+    text = f"Bisecting: 0 revisions left to test after this\n{SHA} is the first bad commit\n"
+    assert _kinds(text, "git bisect run ./t.sh")["commit"] == {f"{SHA} is the first bad commit"}
+    assert "commit" not in _kinds(f"{SHA[:39]} is short\n")  # 39 digits: no full id
+
+
+def test_an_error_code_in_const_case_is_an_error_line() -> None:
+    assert is_error_line(">24 SERVER_ERROR object too large for cache")
+    assert is_error_line("CLIENT_ERROR bad data chunk")
+    assert not is_error_line("MAX_ERRORS = 3")
+    assert not is_error_line("the HTTP_ERROR_CODE table")
+
+
+def test_a_linter_row_marked_by_a_cross_is_an_error_line_of_its_own_place() -> None:
+    rows = [line for line in STYLELINT.splitlines() if ":" in line and "problems" not in line]
+    assert all(is_error_line(row.strip()) for row in rows)
+    # two rows of one message at two places are two facts (as eslint's ``error`` rows)
+    assert line_shape("1:7   ✖  Expected x") != line_shape("4:14  ✖  Expected x")
+
+
+def _session(output: str, command: str) -> dict[str, Any]:
+    arguments = json.dumps({"command": command})
+    call = {"id": "c1", "type": "function", "function": {"name": "bash", "arguments": arguments}}
+    return {
+        "id": "generic",
+        "messages": [
+            {"role": "user", "content": "Check the styles."},
+            {"role": "assistant", "content": "", "tool_calls": [call]},
+            {"role": "tool", "tool_call_id": "c1", "content": output},
+            {"role": "assistant", "content": "I have the output above."},
+            {"role": "user", "content": "Thanks. Now write the release notes."},
+        ],
+    }
+
+
+def test_aggressive_mode_keeps_the_crossed_rows_of_an_older_lint_run() -> None:
+    # held-out set 10: all 16 stylelint findings of an answered run went into aging's stash
+    data = _session(STYLELINT * 3, "npx stylelint styles")
+    outcome = Pipeline(Settings(mode="aggressive")).run_raw(data)
+    shown = outcome.record["messages"][2]["content"]
+    for row in STYLELINT.splitlines():
+        if "✖" in row:
+            assert row in shown.splitlines(), row
+    assert expanded_record(outcome) == data
+
+
+JASMINE = """\
+Failures:
+1) Cart adds quantities for the same sku
+  Message:
+    Expected $[0].qty = 3 to equal 5.
+  Stack:
+        at UserContext.<anonymous> (file:///app/spec/cart.spec.mjs:12:21)
+
+2) format pads cents
+  Message:
+    Expected '10,5 EUR' to be '10,05 EUR'.
+
+7 specs, 2 failures
+"""
+MESON = """\
+1/4 cqueue:test_queue  OK              0.01s
+2/4 cqueue:test_pool   FAIL            0.02s   exit status 1
+4/4 cqueue:test_stress TIMEOUT        10.06s   killed by signal 15 SIGTERM
+
+Ok:                1
+Fail:              2
+Timeout:           1
+"""
+
+
+def test_a_matcher_sentence_under_a_failing_test_is_part_of_the_failure() -> None:
+    failing = _kinds(JASMINE, "npx jasmine")["test_failure"]
+    assert "Expected $[0].qty = 3 to equal 5." in failing
+    assert "Expected '10,5 EUR' to be '10,05 EUR'." in failing
+    # no failing test above it: a sentence, no fact
+    assert "test_failure" not in _kinds("Expected 3 to equal 3, and it did.\n")
+
+
+def test_a_counted_result_that_failed_and_its_totals_are_facts() -> None:
+    kinds = _kinds(MESON, "meson test -C build")
+    assert kinds["test_failure"] == {line for line in MESON.splitlines() if "/4 " in line} - {
+        MESON.splitlines()[0]
+    }
+    assert {"Fail:              2", "Timeout:           1"} <= kinds["test_summary"]
+
+
+def test_a_linker_error_is_an_error_line() -> None:
+    assert is_error_line("/usr/bin/ld: main.c:(.text+0xa2): undefined reference to `pool_join'")
+    assert is_error_line("ld.lld: error: undefined symbol: pool_start")
+    assert is_error_line("/usr/bin/ld: b.o: multiple definition of `main'; a.o: first defined here")
