@@ -374,6 +374,7 @@ _PLACE = re.compile(r"""([\w./@+-]+)(?::|", line )(\d{1,7})\b""")
 _NUMBERED = re.compile(r"^ *(\d{1,7})\t", re.M)
 _HUNK = re.compile(r"^@@ -(\d{1,7})(?:,(\d{1,5}))? ", re.M)
 _MENTION_SCAN = 400_000  # characters of a later text read for places
+_MENTIONS_PER_TEXT = 200  # places naming the file read in one later text
 
 
 class _LaterMentions:
@@ -396,7 +397,8 @@ class _LaterMentions:
         return ""
 
     def file_lines(self, read: Unit, index: int) -> set[int]:
-        """File lines of ``read``'s file that later units point at."""
+        """File lines of ``read``'s file that later units point at (each later text read up
+        to :data:`_MENTION_SCAN` characters, and only around the places that name the file)."""
         paths = read_paths(read)
         if len(paths) != 1:
             return set()
@@ -404,20 +406,40 @@ class _LaterMentions:
         name = path.rsplit("/", 1)[-1]
         found: set[int] = set()
         for unit in self.units[index + 1 :]:
-            text = unit.text[:_MENTION_SCAN]
-            if name not in text:
+            text = unit.text
+            end = min(len(text), _MENTION_SCAN)
+            at = text.find(name, 0, end)
+            if at < 0:
                 continue
-            for m in _PLACE.finditer(text):
-                where = m.group(1).lstrip("./")
-                if where == path or path.endswith("/" + where) or where.endswith("/" + path):
-                    found.add(int(m.group(2)))
-            if unit.kind != "tool_result" or path not in text or read_paths(unit):
+            for _ in range(_MENTIONS_PER_TEXT):
+                if at < 0:
+                    break
+                # the place around this mention: from its line's start to a few characters on
+                start = max(text.rfind("\n", max(0, at - 400), at) + 1, at - 400)
+                for m in _PLACE.finditer(text, start, min(end, at + len(name) + 24)):
+                    where = m.group(1).lstrip("./")
+                    if where == path or path.endswith("/" + where) or where.endswith("/" + path):
+                        found.add(int(m.group(2)))
+                at = text.find(name, at + len(name), end)
+            if unit.kind != "tool_result" or text.find(path, 0, end) < 0 or read_paths(unit):
                 continue  # (a read of the file again: its own lines are not places)
-            if path in "\n".join(text.split("\n", 3)[:3]):  # an edit's snippet of the file
-                found.update(int(n) for n in _NUMBERED.findall(text))
-            if "@@ -" in text:
-                found.update(_hunk_lines(text, path))
+            if text.find(path, 0, _end_of_lines(text, 3, end)) >= 0:
+                # an edit's snippet of the file (its numbered lines under a first line or two
+                # naming the file)
+                found.update(int(n) for n in _NUMBERED.findall(text, 0, end))
+            if text.find("@@ -", 0, end) >= 0:
+                found.update(_hunk_lines(text[:end], path))
         return found
+
+
+def _end_of_lines(text: str, count: int, end: int) -> int:
+    """Where the first ``count`` lines of ``text[:end]`` end."""
+    at = -1
+    for _ in range(count):
+        at = text.find("\n", at + 1, end)
+        if at < 0:
+            return end
+    return at
 
 
 def _hunk_lines(diff: str, path: str) -> set[int]:
