@@ -372,7 +372,7 @@ def _char_spans_to_rows(text: str, spans: Sequence[tuple[int, int]]) -> list[tup
 # numbered line (an edit tool's result), a diff's ``@@ -A,B`` hunk of ``--- a/path``
 _PLACE = re.compile(r"""([\w./@+-]+)(?::|", line )(\d{1,7})\b""")
 _NUMBERED = re.compile(r"^ *(\d{1,7})\t", re.M)
-_HUNK = re.compile(r"^@@ -(\d{1,7})(?:,(\d{1,5}))? ", re.M)
+_HUNK = re.compile(r"^@@ -(\d{1,7})(?:,(\d{1,7}))? \+\d{1,7}(?:,(\d{1,7}))? @@", re.M)
 _MENTION_SCAN = 400_000  # characters of a later text read for places
 _MENTIONS_PER_TEXT = 200  # places naming the file read in one later text
 
@@ -443,20 +443,38 @@ def _end_of_lines(text: str, count: int, end: int) -> int:
 
 
 def _hunk_lines(diff: str, path: str) -> set[int]:
-    """Old-side lines of the hunks of ``path`` in a unified diff."""
+    """Old-side lines of the hunks of ``path`` in a unified diff (a removed ``-- comment``
+    line inside a hunk is no file header: each hunk's line counts say where it ends)."""
     found: set[int] = set()
     current = False
+    old_left = new_left = 0
     for line in diff.split("\n"):
+        if old_left > 0 or new_left > 0:
+            first = line[:1]
+            if first in (" ", ""):
+                old_left -= 1
+                new_left -= 1
+            elif first == "-":
+                old_left -= 1
+            elif first == "+":
+                new_left -= 1
+            elif first != "\\":  # (``\ No newline at end of file``)
+                old_left = new_left = 0  # the hunk ended early: read the line as any other
+            if old_left > 0 or new_left > 0 or first in (" ", "", "-", "+", "\\"):
+                continue
         if line.startswith(("--- ", "+++ ")):
             where = line[4:].split("\t", 1)[0].strip()
             where = where[2:] if where[:2] in ("a/", "b/") else where
             if line.startswith("--- ") or where != "/dev/null":
                 current = where.lstrip("./") == path or where.endswith("/" + path)
-        elif current and line.startswith("@@ -"):
+        elif line.startswith("@@ -"):
             m = _HUNK.match(line)
             if m is not None:
-                first = int(m.group(1))
-                found.update(range(first, first + min(int(m.group(2) or 1), 200)))
+                first_line = int(m.group(1))
+                old_left = int(m.group(2)) if m.group(2) is not None else 1
+                new_left = int(m.group(3)) if m.group(3) is not None else 1
+                if current:
+                    found.update(range(first_line, first_line + min(old_left, 200)))
     return found
 
 
@@ -757,11 +775,20 @@ class AgingEngine(Engine):
                     named = f"{named}\n{later.comment(index)}"
                     touched = later.file_lines(unit, index)
                     if touched and offset is not None:
+                        # (a function found by its signature alone: its body by its shape)
+                        ends = (
+                            {s.start: s.end for s in _shaped_functions(original.split("\n"))}
+                            if any(s.start == s.end for s in found)
+                            else {}
+                        )
                         named += "\n" + " ".join(
                             s.name
                             for s in found
                             if s.kind == "function"
-                            and any(s.start + offset <= n <= s.end + offset for n in touched)
+                            and any(
+                                s.start + offset <= n <= max(s.end, ends.get(s.start, 0)) + offset
+                                for n in touched
+                            )
                         )
                 for k in _named_symbol_rows(found, original, lines, named):
                     keep[k] = True

@@ -389,7 +389,10 @@ _ERROR_LINE = re.compile(
     r"|undefined reference to|undefined symbol|multiple definition of"
     # an error code in CONST_CASE (memcached's ``SERVER_ERROR object too large``,
     # ``CLIENT_ERROR``, ``INTERNAL_ERROR``, ``E_FATAL``): ``_`` glues it, so no word boundary
-    r"|\b[A-Z][A-Z0-9]*_(?:ERROR|FAILED|FAILURE|FATAL)\b"
+    # (not a name that says none happened or what to do on one: ``NO_ERROR``, ``EXIT_FAILURE``,
+    # ``ON_ERROR``)
+    r"|\b(?!(?:NO|EXIT|ON|IF|WHEN|IGNORE|SKIP|ALLOW|RETRY|EXPECT|EXPECTED|LOG|MAX|MIN|HANDLE)_)"
+    r"[A-Z][A-Z0-9]*_(?:ERROR|FAILED|FAILURE|FATAL)\b(?![=(])"
     # a linter's positional row marked by a cross, not a word (stylelint's and biome's
     # ``  3:28  ✖  Unexpected invalid hex color "#ggg"  color-no-invalid-hex``)
     r"|^\s*\d+:\d+\s+[✖✗✘×⚠]\s"
@@ -601,8 +604,9 @@ _GO_FAIL = re.compile(r"^\s*--- FAIL: \S")
 # id a later step names (``git revert``, ``git show``); aging kept 14 of 52 of an older log's
 _GIT_COMMIT = re.compile(r"^commit [0-9a-f]{40}\b")
 # a full commit id that opens a sentence (``d3fa0b85… is the first bad commit``, git bisect's
-# answer; ``git log --format='%H %s'``): the commit it names is a fact in any output
-_SHA_SENTENCE = re.compile(r"^[0-9a-f]{40} \S")
+# answer): the commit it names is a fact in any output (not a plumbing row: ``git blame -l``,
+# ``show-ref``, ``cat-file --batch-check`` put a sha in front of every line)
+_SHA_SENTENCE = re.compile(r"^[0-9a-f]{40} (?:is|was|were|has|had|seems) \w")
 # git's --stat summary of a commit or a diff (`` 2 files changed, 9 insertions(+), 1 deletion(-)``)
 _STAT_SUMMARY = re.compile(
     r"^\d+ files? changed(?:, \d+ insertions?\(\+\))?(?:, \d+ deletions?\(-\))?$"

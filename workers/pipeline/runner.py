@@ -323,8 +323,16 @@ class Pipeline:
                 self._take_layouts(units, texts, counts, minified, json_min)
                 stats.tokens_after = sum(counts)
             all_stats.append(stats)
-        if any(marked):
-            self._unforged(record, units, texts, counts, marked, stash, written, tables, minified)
+        if any(marked) and self._unforged(
+            record, units, texts, counts, marked, stash, written, tables, minified
+        ):
+            # what the given-back units' markers pointed at goes too (the offload store
+            # would keep it for nothing)
+            kept: set[str] = set()
+            for unit, text in zip(units, texts, strict=True):
+                if text != unit.text:
+                    _reachable(text, stash, kept)
+            stash = {k: v for k, v in stash.items() if k in kept}
         tokens_after = sum(counts)
         if tokens_after > tokens_before:  # never-worse, whole record
             texts = [u.text for u in units]
@@ -369,7 +377,9 @@ class Pipeline:
             "duration_ms": round(_ms(started), 3),
             "engines_applied": [s.engine for s in all_stats if s.status == "applied"],
             "engines": [s.as_dict() for s in all_stats],
-            "changed": [u.uid for u, t in zip(units, texts, strict=True) if t != u.text],
+            # the units an engine changed: expand decodes them; a unit whose only change is
+            # a redacted secret holds no marker of ours (a forged one in it stays text)
+            "changed": [u.uid for u, t in zip(units, shown, strict=True) if t != u.text],
             **({MANIFEST_KEY: manifest.as_json()} if manifest else {}),
             "rejections": len(rejections),
         }
@@ -397,19 +407,20 @@ class Pipeline:
         written: _Written,
         tables: Mapping[str, Mapping[str, str]],
         minified: Mapping[str, Mapping[str, str]],
-    ) -> None:
+    ) -> int:
         """Give back, in place, the input text of every changed unit whose input held
         marker-like text and that expand (with the record's manifest and its stash as the
         store keeps it) would not give back exactly: a forged ``<<cx:KEY>>`` whose key the
         record wrote, a forged ``[[prefix:v1 ...]]`` block, anything a decoder would read.
         Repeats until every such unit expands exactly (a unit given back can change what
-        another one's back-references restore)."""
+        another one's back-references restore).  Returns how many units were given back."""
         store = MemoryStore()
         store.put_many({k: redact_known(stored_text(v)) for k, v in stash.items()})
+        given_back = 0
         for _ in range(len(units)):
             suspects = [i for i, m in enumerate(marked) if m and texts[i] != units[i].text]
             if not suspects:
-                return
+                return given_back
             changed = [u for u, t in zip(units, texts, strict=True) if t != u.text]
             manifest = replace(
                 _manifest(units, texts, stash, written),
@@ -429,10 +440,12 @@ class Pipeline:
                 restored = {}
             wrong = [i for i in suspects if restored.get(units[i].uid) != units[i].text]
             if not wrong:
-                return
+                return given_back
             for i in wrong:
                 texts[i] = units[i].text
                 counts[i] = self.tokens.count(units[i].text)
+            given_back += len(wrong)
+        return given_back
 
     # -- one engine ----------------------------------------------------------
 

@@ -323,3 +323,18 @@ def test_a_python_file_read_with_cat_n_is_split_into_whole_functions() -> None:
     found = {s.name: (s.start, s.end) for s in _shaped_functions(numbered)}
     start = LINES.index(TRANSFER[0])
     assert found["transfer"] == (start, start + len(TRANSFER) - 1)
+
+
+def test_a_removed_line_that_looks_like_a_file_header_stays_in_its_hunk() -> None:
+    from workers.engines.aging import _hunk_lines
+
+    diff = (
+        "--- a/db/schema.sql\n+++ b/db/schema.sql\n"
+        "@@ -10,3 +10,2 @@\n create table x (id int);\n--- drop the legacy index\n"
+        " create index y on x(id);\n"
+        "@@ -40,2 +39,3 @@\n a\n+++b\n c\n"
+        "--- a/other.sql\n+++ b/other.sql\n@@ -1,2 +1,2 @@\n-x\n+y\n z\n"
+    )
+    assert _hunk_lines(diff, "db/schema.sql") == {10, 11, 12, 40, 41}
+    assert _hunk_lines(diff, "other.sql") == {1, 2}
+    assert _hunk_lines("--- a/f.py\n+++ b/f.py\n@@ -5,0 +6,2 @@\n+a\n+b\n", "f.py") == set()

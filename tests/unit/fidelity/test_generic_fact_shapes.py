@@ -55,6 +55,13 @@ def test_a_full_commit_id_opening_a_sentence_is_a_commit() -> None:
     text = f"Bisecting: 0 revisions left to test after this\n{SHA} is the first bad commit\n"
     assert _kinds(text, "git bisect run ./t.sh")["commit"] == {f"{SHA} is the first bad commit"}
     assert "commit" not in _kinds(f"{SHA[:39]} is short\n")  # 39 digits: no full id
+    # plumbing that puts a sha in front of every row: no sentence, no fact each
+    for row in (
+        f"{SHA} (Alice Example 2026-02-16 11:00:00 +0100 12)     return x",  # git blame -l
+        f"{SHA} refs/heads/main",  # git show-ref
+        f"{SHA} blob 1234",  # git cat-file --batch-check
+    ):
+        assert "commit" not in _kinds("\n".join([row] * 20) + "\n"), row
 
 
 def test_an_error_code_in_const_case_is_an_error_line() -> None:
@@ -62,6 +69,10 @@ def test_an_error_code_in_const_case_is_an_error_line() -> None:
     assert is_error_line("CLIENT_ERROR bad data chunk")
     assert not is_error_line("MAX_ERRORS = 3")
     assert not is_error_line("the HTTP_ERROR_CODE table")
+    # a name that says none happened, or what to do on one (a review found these)
+    assert not is_error_line("proxy conn=7 GOAWAY received code=NO_ERROR last_stream=9")
+    assert not is_error_line("return EXIT_FAILURE;")
+    assert not is_error_line("set ON_ERROR stop")
 
 
 def test_a_linter_row_marked_by_a_cross_is_an_error_line_of_its_own_place() -> None:
