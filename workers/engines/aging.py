@@ -70,7 +70,7 @@ from __future__ import annotations
 
 import re
 from bisect import bisect_right
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
 
 import orjson
@@ -374,7 +374,10 @@ _PLACE = re.compile(r"""([\w./@+-]+)(?::|", line )(\d{1,7})\b""")
 _NUMBERED = re.compile(r"^ *(\d{1,7})\t", re.M)
 _HUNK = re.compile(r"^@@ -(\d{1,7})(?:,(\d{1,7}))? \+\d{1,7}(?:,(\d{1,7}))? @@", re.M)
 _MENTION_SCAN = 400_000  # characters of a later text read for places
-_MENTIONS_PER_TEXT = 200  # places naming the file read in one later text
+_MENTIONS_PER_TEXT = 50  # places naming the file read in one later text
+_MENTIONS_PER_READ = 100  # places naming the file read, over every later text
+_INDEX_AFTER = 8  # reads that look for later mentions before the texts' words are indexed
+_FILE_WORD = re.compile(r"[\w.+-]+")  # a file name as a word (``ledger.py``, ``Makefile``)
 
 
 class _LaterMentions:
@@ -386,6 +389,31 @@ class _LaterMentions:
     def __init__(self, units: Sequence[Unit], answering: set[int]) -> None:
         self.units = units
         self.answering = answering
+        self._looks = 0
+        # per unit, the words of its text (file names among them), once many reads look
+        self._words: list[frozenset[str]] | None = None
+        self._diffs: dict[int, bool] = {}
+
+    def _later(self, name: str, index: int) -> Iterable[tuple[int, Unit]]:
+        """The units after ``index`` that may name ``name``: all of them for the first few
+        reads; then each text's words are read once and only texts holding it are looked at
+        (a session of hundreds of reads before megabytes of output)."""
+        self._looks += 1
+        if self._words is None and self._looks > _INDEX_AFTER:
+            self._words = [
+                frozenset(_FILE_WORD.findall(u.text, 0, _MENTION_SCAN)) for u in self.units
+            ]
+        words = self._words if _FILE_WORD.fullmatch(name) else None
+        for j in range(index + 1, len(self.units)):
+            if words is None or name in words[j]:
+                yield j, self.units[j]
+
+    def _diff(self, j: int) -> bool:
+        """Whether unit ``j``'s text (as far as it is read) holds a diff hunk (looked up once)."""
+        held = self._diffs.get(j)
+        if held is None:
+            held = self._diffs[j] = self.units[j].text.find("@@ -", 0, _MENTION_SCAN) >= 0
+        return held
 
     def comment(self, index: int) -> str:
         """The first assistant text after unit ``index``, before the next request."""
@@ -405,15 +433,17 @@ class _LaterMentions:
         path = paths[0].lstrip("./")
         name = path.rsplit("/", 1)[-1]
         found: set[int] = set()
-        for unit in self.units[index + 1 :]:
+        places = _MENTIONS_PER_READ
+        for j, unit in self._later(name, index):
             text = unit.text
             end = min(len(text), _MENTION_SCAN)
             at = text.find(name, 0, end)
             if at < 0:
                 continue
             for _ in range(_MENTIONS_PER_TEXT):
-                if at < 0:
+                if at < 0 or places <= 0:
                     break
+                places -= 1
                 # the place around this mention: from its line's start to a few characters on
                 start = max(text.rfind("\n", max(0, at - 400), at) + 1, at - 400)
                 for m in _PLACE.finditer(text, start, min(end, at + len(name) + 24)):
@@ -427,7 +457,7 @@ class _LaterMentions:
                 # an edit's snippet of the file (its numbered lines under a first line or two
                 # naming the file)
                 found.update(int(n) for n in _NUMBERED.findall(text, 0, end))
-            if text.find("@@ -", 0, end) >= 0:
+            if self._diff(j):
                 found.update(_hunk_lines(text[:end], path))
         return found
 
