@@ -649,6 +649,9 @@ _HTTP_5XX = re.compile(
 # (``index out of bounds: the len is 3 but the index is 7``, ``called `Result::unwrap()`
 # on an `Err` value: ...``): the headline ends in a colon and the message is the next line;
 # as is C++'s ``  what():  map::at`` under ``terminate called after throwing an instance of``.
+# a bare error headline whose message is the next line (jshell's ``|  Error:`` above
+# ``|  incompatible types: java.lang.String cannot be converted to int``)
+_BARE_ERROR_HEAD = re.compile(r"(?:^|[\s>|])(?:Error|ERROR|error|Fatal error|FATAL ERROR):$")
 _PANIC_WITH_MESSAGE_BELOW = re.compile(
     r"^thread '[^'\n]{0,200}'(?: \(\d+\))? panicked at \S+:$"
     r"|^terminate called after throwing an instance of "  # C++: ``  what():  ...`` below
@@ -1188,6 +1191,8 @@ def _tool_lines(text: str, family: str | None) -> Iterable[tuple[str, str]]:
             in_cmake_error = True
         elif first == "t" and _PANIC_WITH_MESSAGE_BELOW.match(line):
             want_panic_message = True
+        elif line[-1] == ":" and _BARE_ERROR_HEAD.search(line):
+            want_panic_message = True  # (a bare ``Error:``: its message is the next line)
         elif first == "T" and line.startswith("Traceback (most recent call last)"):
             in_traceback = True
             last_frame = last_user_frame = None

@@ -153,3 +153,17 @@ def test_a_linker_error_is_an_error_line() -> None:
     assert is_error_line("/usr/bin/ld: main.c:(.text+0xa2): undefined reference to `pool_join'")
     assert is_error_line("ld.lld: error: undefined symbol: pool_start")
     assert is_error_line("/usr/bin/ld: b.o: multiple definition of `main'; a.o: first defined here")
+
+
+def test_the_message_under_a_bare_error_headline_is_a_fact() -> None:
+    jshell = (
+        "jshell> |  Error:\n"
+        "|  incompatible types: java.lang.String cannot be converted to int\n"
+        '|  int x = "abc";\n'
+    )
+    kinds = _kinds(jshell, "jshell -q")
+    assert kinds["error_detail"] == {
+        "|  incompatible types: java.lang.String cannot be converted to int"
+    }
+    # a heading that only starts with the word is no bare headline
+    assert "error_detail" not in _kinds("Error codes:\n  E1 bad input\n")
