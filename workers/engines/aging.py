@@ -521,15 +521,34 @@ def _named_symbol_rows(
     if not spans or any(start == end for start, end in spans):
         # a part of a file that parsed without its methods (a class left open), or a
         # function found by its signature alone: its body by its shape
-        shaped = {
-            s.start: s.end
-            for s in _shaped_functions(original.split("\n"))
-            if s.kind == "function" and s.name in words
-        }
+        shaped = {s.start: s.end for s in _shaped_bodies(original) if s.name in words}
         spans = [(start, max(end, shaped.get(start, end))) for start, end in spans] or list(
             shaped.items()
         )
     return _rows_as_written(original, lines, spans)
+
+
+def _shaped_bodies(original: str) -> list[Symbol]:
+    """The functions of ``original`` found by their shape (:func:`_shaped_functions`)."""
+    return [s for s in _shaped_functions(original.split("\n")) if s.kind == "function"]
+
+
+def _touched_functions(
+    found: Sequence[Symbol], original: str, offset: int, touched: set[int]
+) -> list[str]:
+    """Names of the functions of a read (file lines from ``offset``) that hold one of the
+    file lines ``touched`` (a function found by its signature alone: its body by its shape)."""
+    ends = (
+        {s.start: s.end for s in _shaped_bodies(original)}
+        if any(s.start == s.end for s in found)
+        else {}
+    )
+    return [
+        s.name
+        for s in found
+        if s.kind == "function"
+        and any(s.start + offset <= n <= max(s.end, ends.get(s.start, 0)) + offset for n in touched)
+    ]
 
 
 def _symbol_map_note(
@@ -805,20 +824,8 @@ class AgingEngine(Engine):
                     named = f"{named}\n{later.comment(index)}"
                     touched = later.file_lines(unit, index)
                     if touched and offset is not None:
-                        # (a function found by its signature alone: its body by its shape)
-                        ends = (
-                            {s.start: s.end for s in _shaped_functions(original.split("\n"))}
-                            if any(s.start == s.end for s in found)
-                            else {}
-                        )
                         named += "\n" + " ".join(
-                            s.name
-                            for s in found
-                            if s.kind == "function"
-                            and any(
-                                s.start + offset <= n <= max(s.end, ends.get(s.start, 0)) + offset
-                                for n in touched
-                            )
+                            _touched_functions(found, original, offset, touched)
                         )
                 for k in _named_symbol_rows(found, original, lines, named):
                     keep[k] = True

@@ -917,8 +917,9 @@ def _tool_lines(text: str, family: str | None) -> Iterable[tuple[str, str]]:
     in_expected = False  # inside a failing test's ``- Expected`` / ``+ Received`` diff
     expected_indent = 0  # the diff header's indentation: a line left of it ends the diff
     in_cmake_error = False  # the previous line was ``CMake Error ...``
-    # the previous line was a Rust panic's or a C++ terminate's headline (its message next)
-    want_panic_message = False
+    # the previous line was a Rust panic's, a C++ terminate's or a bare ``Error:`` headline
+    # (its message next)
+    want_error_message = False
     javac_detail = 0  # lines left under a javac error headline where its symbol may stand
     rust_label = False  # inside a rustc error's block, before its first primary label
     in_deadlock = False  # inside a JVM thread dump's deadlock report
@@ -949,7 +950,7 @@ def _tool_lines(text: str, family: str | None) -> Iterable[tuple[str, str]]:
         line = raw.strip()
         if not line:
             title_lines = 0
-            in_status_untracked = in_cmake_error = want_panic_message = rust_label = False
+            in_status_untracked = in_cmake_error = want_error_message = rust_label = False
             in_example = in_conflict = in_failed_list = False
             path_header = None
             # a blank line ends a stack: a frame above it is not the frame of an error
@@ -1089,8 +1090,8 @@ def _tool_lines(text: str, family: str | None) -> Iterable[tuple[str, str]]:
             rust_label = "`" not in raw
         elif rust_label and raw[0].isalpha():
             rust_label = False  # a line of words at the margin ends the block
-        if want_panic_message:
-            want_panic_message = False
+        if want_error_message:
+            want_error_message = False
             if line != "stack backtrace:" and not line.startswith("note: "):
                 yield "error_detail", token
         if in_failed_list and raw[:1] in " \t":
@@ -1189,10 +1190,10 @@ def _tool_lines(text: str, family: str | None) -> Iterable[tuple[str, str]]:
             yield "git_status_path", token
         if first == "C" and line.startswith("CMake Error"):
             in_cmake_error = True
-        elif first == "t" and _PANIC_WITH_MESSAGE_BELOW.match(line):
-            want_panic_message = True
-        elif line[-1] == ":" and _BARE_ERROR_HEAD.search(line):
-            want_panic_message = True  # (a bare ``Error:``: its message is the next line)
+        elif (first == "t" and _PANIC_WITH_MESSAGE_BELOW.match(line)) or (
+            line[-1] == ":" and _BARE_ERROR_HEAD.search(line)
+        ):
+            want_error_message = True
         elif first == "T" and line.startswith("Traceback (most recent call last)"):
             in_traceback = True
             last_frame = last_user_frame = None
