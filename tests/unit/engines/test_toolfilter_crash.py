@@ -183,3 +183,39 @@ def test_a_go_stack_the_same_as_one_above_but_for_offsets_goes() -> None:
     assert "dispatch.go:54 +0x213" in shown and "dispatch.go:56 +0x387" in shown
     assert "dispatch.go:54 +0x231" not in shown  # the first report's Previous write: its Read
     assert saved > 0.3
+
+
+# Python 3.11's own traceback (``python3 tb.py`` of a script calling json.loads("{bad"))
+PY311 = """\
+Traceback (most recent call last):
+  File "/tmp/s36/tb.py", line 6, in <module>
+    g()
+  File "/tmp/s36/tb.py", line 5, in g
+    return f("{bad")
+           ^^^^^^^^^
+  File "/tmp/s36/tb.py", line 3, in f
+    return json.loads(x)
+           ^^^^^^^^^^^^^
+  File "/root/.pyenv/versions/3.11.7/lib/python3.11/json/__init__.py", line 346, in loads
+    return _default_decoder.decode(s)
+           ^^^^^^^^^^^^^^^^^^^^^^^^^^
+  File "/root/.pyenv/versions/3.11.7/lib/python3.11/json/decoder.py", line 337, in decode
+    obj, end = self.raw_decode(s, idx=_w(s, 0).end())
+               ~~~~~~~~~~~~~~~^^^^^^^^^^^^^^^^^^^^^^^
+  File "/root/.pyenv/versions/3.11.7/lib/python3.11/json/decoder.py", line 353, in raw_decode
+    obj, end = self.scan_once(s, idx)
+               ^^^^^^^^^^^^^^^^^^^^^^
+json.decoder.JSONDecodeError: Expecting property name enclosed in double quotes: line 1 column 2 (char 1)
+"""
+
+
+def test_the_carets_under_a_library_frame_go_with_it() -> None:
+    record = {"id": "p", "kind": "tool_output", "command": "python3 tb.py", "content": PY311}
+    text, _ = compress_soundly(record, "standard")
+    rows = text.split("\n")
+    for k, row in enumerate(rows):
+        if row.strip() and set(row.strip()) <= set("^~"):
+            # every caret line still sits under the source line it marks
+            assert rows[k - 1].startswith("    ") and not rows[k - 1].lstrip().startswith("File ")
+    assert "_default_decoder.decode(s)" not in text
+    assert 'return f("{bad")' in text and "json.decoder.JSONDecodeError: Expecting" in text

@@ -471,6 +471,8 @@ RUNNING = "test run lines"  # quiet: counted by the tests they belong to
 IGNORED = "ignored tests"
 FRAMES = "library frames"
 CLOSURES = "closure frame lines"  # rust's ``f::{{closure}}`` right under ``f``
+# the carets Python 3.11+ prints under a frame's source line (``~~~~^^^^^``)
+_CARETS = re.compile(r"^[ \t]+[~^]+[ \t]*$")
 FRAME_LINES = "library frame lines"  # quiet: a frame's second line (its source or ``at``)
 SNIPPET = "snippet lines"
 ELABORATIONS = "repeated elaboration lines"  # tsc's, under a message shown with them above
@@ -743,6 +745,9 @@ def _frame(lines: list[str], i: int, keep: set[int], drop: dict[int, str]) -> in
             return i + 1
         if m.lstrip().startswith("File ") and nxt.startswith("    ") and not _FRAME.match(nxt):
             drop[i + 1] = FRAME_LINES  # a Python frame's source line
+            if i + 2 < len(lines) and _CARETS.match(lines[i + 2]):
+                drop[i + 2] = FRAME_LINES  # and the carets under it (Python 3.11+)
+                return i + 2
             return i + 1
         return i
     if rust_pair and m.rstrip().endswith("::{{closure}}") and i >= 2:
