@@ -552,7 +552,13 @@ _LOCATION = re.compile(
     # a format check's finding: the file it would change (black --check, ruff format --check)
     r"|^[Ww]ould reformat:? \S+$"
     r"|^>> Issue: \[\w+:\w+\] \S"  # bandit's finding headline, above its Location line
+    r"|^\s*(?:,-|╭─)\[[^\s\]]+:\d+:\d+\]$"  # miette's frame opening (oxlint, swc, rspack)
 )
+# miette's finding headline (``  x eslint(no-debugger): ...``, ``  ! ...`` a warning; ``×``
+# and ``⚠`` in unicode): a finding when its frame's location follows within 3 lines
+# a test's verdict alone on its line, under the test's name (a build tool's task prefix aside)
+_VERDICT_BELOW = re.compile(r"^(?:\[[\w.-]+\]\s+)?(?:FAILED|Caused an ERROR)$")
+_MIETTE_HEAD = re.compile(r"^ {0,4}(?:(?P<error>[x×])|[!⚠]) \S")
 # A related location on its own indented line: tsc --pretty's ``  src/types.ts:1:51`` above
 # the snippet of what an error refers to (``'unitCents' is declared here.``), kind ``finding``
 # (esbuild writes it with a colon: ``    web/main.js:4:21:`` under ``✘ [ERROR] Could not resolve``)
@@ -618,6 +624,14 @@ _ONELINE_COMMIT = re.compile(r"^(?:[*|/\\_][*|/\\_ ]*)?[0-9a-f]{7,12} \S")
 # summary's ``in use at exit:`` when memory is left,
 # make's ``*** ...`` lines, Rust panics, C++'s ``terminate called after throwing an
 # instance of 'std::out_of_range'``, HTTP 5xx access-log lines.
+# the thread checkers' findings (helgrind, DRD): ``Possible data race during read of size 8 at
+# 0x10C060 by thread #3``, ``Conflicting store by thread 1 at 0x...``, ``Thread #1 unlocked a
+# not-locked lock``, ``Thread #3: lock order "0x.. before 0x.." violated`` (not a thread's
+# announcement: ``Thread #3 was created``)
+_VALGRIND_THREAD_ERRORS = (
+    r"Possible data race during |Conflicting (?:load|store) by thread "
+    r"|Thread #\d+(?! was created| is the program's root thread)(?::|'s call to| \w+ (?:a|the) )"
+)
 _CRASH_HEAD = re.compile(
     r"^(?:SUMMARY: \w*Sanitizer: |(?:Direct|Indirect) leak of |make(?:\[\d+\])?: \*\*\* "
     r"|thread '[^']*' panicked at "
@@ -636,7 +650,7 @@ _CRASH_HEAD = re.compile(
     r"|==\d+==\s*(?:definitely lost:|possibly lost:|in use at exit: [1-9]"
     r"|Invalid (?:read|write|free)|Conditional jump|Use of uninitialised|Mismatched free|Syscall param|Source and destination"
     r"|[\d,]+ (?:\([\d,]+ direct, [\d,]+ indirect\) )?bytes in [\d,]+ blocks are"
-    r" (?:definitely|possibly) lost))"
+    r" (?:definitely|possibly) lost|" + _VALGRIND_THREAD_ERRORS + "))"
 )
 _HTTP_5XX = re.compile(
     r'"(?:GET|POST|PUT|PATCH|DELETE|HEAD|OPTIONS|CONNECT|TRACE) \S+ HTTP/[\d.]+"\s+5\d\d\b'
@@ -689,7 +703,8 @@ _RUST_LABEL = re.compile(r"^\s*\|[^\n]*?\^+[ \t]+[^\s^|]")
 _FRAME_HEAD = re.compile(
     r"^(?:panic: |fatal error: |WARNING: DATA RACE|WARNING: ThreadSanitizer: "
     r"|==\d+==(?:ERROR: |\s*(?:Invalid|Conditional|Use of"
-    r"|Mismatched|Syscall|Source and|[\d,]+ .*lost))|(?:Direct|Indirect) leak of "
+    r"|Mismatched|Syscall|Source and|[\d,]+ .*lost|" + _VALGRIND_THREAD_ERRORS + "))"
+    r"|(?:Direct|Indirect) leak of "
     r"|Exception in thread |Caused by: |thread '[^'\n]{0,200}'(?: \(\d+\))? panicked at "
     r"|Program received signal |Found (?:one|\d+) Java-level deadlocks?:|SIG[A-Z]{2,8}: [a-z]"
     r"|(?:Uncaught )?(?:[A-Za-z_$][\w.$]*)?(?:Exception|Error)(?: \[[\w-]+\])?(?::|$))"
@@ -875,7 +890,7 @@ _SUREFIRE_PASS = re.compile(
     r"[\d.,]+ s(?:ec)?(?: -{1,2} in [\w.$]+)?$"
 )
 _FAILURE_FIRST = frozenset("✕×✗✘✖●n_-r")
-_LOCATION_FIRST = frozenset("-[❯lLwW>")
+_LOCATION_FIRST = frozenset("-[❯lLwW>,╭")
 _CRASH_FIRST = frozenset("SDImt=P[-+<FCA")
 # shellcheck's default (tty) format: a finding's place on a line of its own (``In deploy.sh
 # line 13:``), the code line, then each finding under a caret (``^-- SC2164 (warning): Use
@@ -943,6 +958,7 @@ def _tool_lines(text: str, family: str | None) -> Iterable[tuple[str, str]]:
     # the lines an error word may stand on, in one scan (colour codes may split a word:
     # coloured lines are read one by one)
     hinted = None if has_ansi else _hinted_rows(all_lines)
+    above = ""  # the last non-blank line's token (a verdict below names it the failing test)
     for index, raw_line in enumerate(all_lines):
         if index in quiet:
             continue
@@ -963,6 +979,15 @@ def _tool_lines(text: str, family: str | None) -> Iterable[tuple[str, str]]:
             token = text_lines[index].strip()[:600]
         if len(line) > 600:
             line = line[:600]
+        named, above = above, token
+        if line[-1] in "DR" and _VERDICT_BELOW.match(line) and named:
+            # a verdict on a line of its own (ant's junit task: ``Testcase: weightClassRoundsUp
+            # took 0 sec`` above ``\tFAILED`` or ``\tCaused an ERROR``): the line above names
+            # the failing test
+            failed = want_frame = True
+            yield "test_failure", named
+            yield "test_failure", token
+            continue
         if in_expected:
             # a failing assertion's diff (jest, vitest): its changed lines are the failure
             # (its other lines go through the rules below: an error line stays one)
@@ -1147,6 +1172,8 @@ def _tool_lines(text: str, family: str | None) -> Iterable[tuple[str, str]]:
         ):
             # a compiler warning is an error line: one kind in one file is one fact
             yield "error_line" if _is_diag_warning(line) else "finding", token
+        elif first in "x×!⚠" and _miette_head(all_lines, index, raw):
+            yield "finding" if raw.lstrip()[0] in "x×" else "error_line", token
         elif (first == "I" and _SHELLCHECK_LOCATION.match(line)) or (
             first == "^" and _SHELLCHECK_FINDING.match(line)
         ):
@@ -1220,6 +1247,17 @@ GO_FRAME_FILE = re.compile(
 GO_FRAME_FUNC = re.compile(
     r"^(?:created by )?[^\s()]+(?:\([^()\n]*\)[^\s()]*)*(?: in goroutine \d+)?$"
 )
+
+
+def _miette_head(lines: list[str], index: int, raw: str) -> bool:
+    """Whether ``raw`` heads a miette finding: its frame's ``,-[file:line:col]`` follows
+    within 3 lines (a long message wraps above it)."""
+    if _MIETTE_HEAD.match(raw) is None:
+        return False
+    return any(
+        line.lstrip()[:2] in (",-", "╭─") and _LOCATION.match(line) is not None
+        for line in lines[index + 1 : index + 4]
+    )
 
 
 def _go_frame(lines: list[str], index: int, raw: str, line: str) -> bool:

@@ -8,6 +8,7 @@ import pytest
 
 from tests.support.sound import compress_soundly
 from workers.engines.toolfilter.blocks import analyse
+from workers.fidelity.facts import critical_lines
 
 GO_RACE = """\
 ==================
@@ -219,3 +220,57 @@ def test_the_carets_under_a_library_frame_go_with_it() -> None:
             assert rows[k - 1].startswith("    ") and not rows[k - 1].lstrip().startswith("File ")
     assert "_default_decoder.decode(s)" not in text
     assert 'return f("{bad")' in text and "json.decoder.JSONDecodeError: Expecting" in text
+
+
+# ``valgrind --tool=helgrind ./race`` of a program whose two threads bump a global counter
+HELGRIND = "".join(
+    f"==16814== {row}\n"
+    for row in (
+        "Helgrind, a thread error detector",
+        "Command: ./race",
+        "",
+        "---Thread-Announcement------------------------------------------",
+        "",
+        "Thread #3 was created",
+        "   at 0x496CB3F: clone (clone.S:76)",
+        "   by 0x48ED8EC: pthread_create@@GLIBC_2.34 (pthread_create.c:831)",
+        "   by 0x10928A: main (race.c:9)",
+        "",
+        "----------------------------------------------------------------",
+        "",
+        "Possible data race during read of size 8 at 0x10C060 by thread #3",
+        "Locks held: none",
+        "   at 0x109199: worker (race.c:7)",
+        "   by 0x484C7D6: ??? (in /usr/libexec/valgrind/vgpreload_helgrind-amd64-linux.so)",
+        "   by 0x48ED1F4: start_thread (pthread_create.c:442)",
+        "   by 0x496CB4F: clone (clone.S:100)",
+        "",
+        "This conflicts with a previous write of size 8 by thread #2",
+        "Locks held: none",
+        "   at 0x1091A4: worker (race.c:7)",
+        "   by 0x48ED1F4: start_thread (pthread_create.c:442)",
+        ' Address 0x10c060 is 0 bytes inside data symbol "hits"',
+        "",
+        "Thread #1 unlocked a not-locked lock at 0x10C0A0",
+        "   at 0x4850F15: pthread_mutex_unlock (hg_intercepts.c:1086)",
+        "   by 0x1092B4: main (race.c:14)",
+        "",
+        "ERROR SUMMARY: 2 errors from 2 contexts (suppressed: 0 from 0)",
+    )
+)
+
+
+def test_a_thread_checkers_findings_are_crash_headlines() -> None:
+    record = {"id": "h", "kind": "tool_output", "command": "make check", "content": HELGRIND}
+    text, _ = compress_soundly(record, "standard")
+    assert "Possible data race during read of size 8 at 0x10C060 by thread #3" in text
+    assert "Thread #1 unlocked a not-locked lock at 0x10C0A0" in text
+    assert "worker (race.c:7)" in text and "main (race.c:14)" in text
+    assert "ERROR SUMMARY: 2 errors" in text
+    assert "vgpreload_helgrind" not in text
+    facts = critical_lines(HELGRIND, "tool_result", "make check")
+    assert (
+        "error_line",
+        "==16814== Possible data race during read of size 8 at 0x10C060 by thread #3",
+    ) in facts
+    assert not any("was created" in token for _, token in facts)

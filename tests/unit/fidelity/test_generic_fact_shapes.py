@@ -167,3 +167,39 @@ def test_the_message_under_a_bare_error_headline_is_a_fact() -> None:
     }
     # a heading that only starts with the word is no bare headline
     assert "error_detail" not in _kinds("Error codes:\n  E1 bad input\n")
+
+
+ANT_JUNIT = """\
+test:
+    [junit] Running com.acme.ship.DispatcherTest
+    [junit] Tests run: 4, Failures: 1, Errors: 1, Skipped: 0, Time elapsed: 0.014 sec
+    [junit] \x20
+    [junit] Testcase: dispatchClean took 0.006 sec
+    [junit] \tCaused an ERROR
+    [junit] printer zebra-2 did not release spool
+    [junit] java.lang.IllegalStateException: printer zebra-2 did not release spool
+    [junit] \tat com.acme.ship.Dispatcher.dispatch(Unknown Source)
+    [junit] \x20
+    [junit] Testcase: weightClassOfTen took 0 sec
+    [junit] Testcase: weightClassRoundsUp took 0 sec
+    [junit] \tFAILED
+    [junit] expected:<3> but was:<2>
+    [junit] junit.framework.AssertionFailedError: expected:<3> but was:<2>
+    [junit] \x20
+    [junit] Testcase: badWeight took 0 sec
+    [junit] Test com.acme.ship.DispatcherTest FAILED
+
+BUILD FAILED
+"""
+
+
+def test_a_verdict_alone_on_its_line_names_the_test_above_it() -> None:
+    failures = _kinds(ANT_JUNIT, "ant test")["test_failure"]
+    assert "[junit] Testcase: dispatchClean took 0.006 sec" in failures
+    assert "[junit] Testcase: weightClassRoundsUp took 0 sec" in failures
+    assert not any("weightClassOfTen" in f or "badWeight" in f for f in failures)
+    record = {"id": "a", "kind": "tool_output", "command": "ant test", "content": ANT_JUNIT}
+    outcome = Pipeline(Settings(mode="standard")).run_raw(record)
+    assert "Testcase: dispatchClean took" in outcome.record["content"]
+    assert "Testcase: weightClassRoundsUp took" in outcome.record["content"]
+    assert expanded_record(outcome) == record

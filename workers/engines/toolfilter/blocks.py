@@ -374,11 +374,14 @@ _HEADLINE = re.compile(
     r"|^\s*❯ \S+:\d+:\d+$"  # vitest location above a code frame
     r"|^[A-Z]{1,4}\d{3,4}(?: \[\*\])? \S"  # ruff's full format (a headline above its ``-->``)
     r"|^\S+?:\d+(?::\d+)?:? [A-Z]{1,4}\d{3,4}:? \S"  # flake8, pylint, ruff's concise format
+    r"|^ {0,4}[x×!⚠] \S"  # miette's error or warning (oxlint, swc), above its ``,-[file:l:c]``
 )
 # headlines that are a diagnostic only when a ``--> file:line:col`` follows: rustc's
 # bare ``warning: ...`` and ruff's ``E501 Line too long (94 > 88)``
-_LOOSE_FIRST = frozenset("ABCDEFGHIJKLMNOPQRSTUVWXYZwe")
-_LOOSE_HEAD = re.compile(r"^(?:warning|error)(?:\[[\w:]+\])?: |^[A-Z]{1,4}\d{3,4}(?: \[\*\])? \S")
+_LOOSE_FIRST = frozenset("ABCDEFGHIJKLMNOPQRSTUVWXYZwe x×!⚠")
+_LOOSE_HEAD = re.compile(
+    r"^(?:warning|error)(?:\[[\w:]+\])?: |^[A-Z]{1,4}\d{3,4}(?: \[\*\])? \S|^ {0,4}[x×!⚠] \S"
+)
 _SNIPPET = re.compile(
     r"^[ \t]*(?:\d+[ \t]*)?\|(?:\s.*)?$"  # rustc/gcc/vitest code, carets: ``12 |  code``, ``|  ^^``
     r"|^[ \t]*(?:>[ \t]*)?\d+ ?\|"  # jest code frame ``> 34 | code``
@@ -387,10 +390,13 @@ _SNIPPET = re.compile(
     r"|^\s*::: \S"  # rustc secondary location (the primary ``-->`` stays)
     r"|^\s*\d+\s+[~+-]\s"  # rustc suggestion lines ``10 +    "describe",``
     r"|^[ \t]+-[ \t]"  # ruff's removed suggestion line ``  - import os, sys``
+    # miette's frame: code `` 7 │ code``, labels ``   : ^^^`` / ``   · ───``, its end ``   `----``
+    r"|^[ \t]*\d+[ \t]*│|^[ \t]+[:·](?:[ \t].*)?$|^[ \t]+(?:`-{3,}|╰─{3,})$"
 )
 _HELP = re.compile(
     r"^\s*= (?:note|help|warning): "
     r"|^(?:help|note): "
+    r"|^ {1,4}help: "  # miette's help under its frame
     r"|^\s+(?:symbol|location|required|found|reason):\s"
 )
 # gcc's context above a finding (``main.c: In function 'f':``): shown, unless it
@@ -430,7 +436,8 @@ _ANY = re.compile(
     r"|\S+\.java:\d+: (?:error|warning): |\S+\.[jt]sx?[:(]\d+[:,]\d+|[ \t]*❯ \S+:\d+:\d+$"
     r"|[ \t]+\d+:\d+[ \t]+(?:warning|error)[ \t]|(?:PASS|FAIL) \S+\.[cm]?[jt]sx?\b"
     r"|[A-Z]{1,4}\d{3,4}(?: \[\*\])? \S[^\n]*\n[ \t]*--> "
-    r"|\S+?:\d+(?::\d+)?:? [A-Z]{1,4}\d{3,4}:? \S)",
+    r"|\S+?:\d+(?::\d+)?:? [A-Z]{1,4}\d{3,4}:? \S"
+    r"| {0,4}[x×!⚠] [^\n]*\n[ \t]*(?:,-|╭─)\[)",
     re.M,
 )
 # ... and crash reports: a headline with a frame under it, within 9 lines (an output with only these
@@ -780,7 +787,13 @@ _ESLINT_LINE = re.compile(
     r"^\s+(?P<where>\d+:\d+)\s+(?P<level>warning|error)\s+(?P<msg>.*?)\s{2,}(?P<code>[\w@/-]+)$"
 )
 _PATH_HEADER = re.compile(r"^(?:[A-Za-z]:)?[\w.@~+-]*(?:[/\\][\w.@~+-]+)+\.\w{1,12}$")
-RUST_LOCATION = re.compile(r"^\s*--> (?P<file>\S+?):(?P<where>\d+:\d+)$")
+# a finding's primary location: rustc's `` --> src/lib.rs:28:13``, and the same place in
+# miette's frame (oxlint, swc, rspack, biome-style reports: ``   ,-[lint-me.js:8:13]``,
+# ``   ╭─[lint-me.js:8:13]``)
+RUST_LOCATION = re.compile(
+    r"^\s*(?:--> (?P<file>\S+?):(?P<where>\d+:\d+)"
+    r"|(?:,-|╭─)\[(?P<mfile>[^\s\]]+?):(?P<mwhere>\d+:\d+)\])$"
+)
 _FLAG = re.compile(r"\[(-W[\w=+-]+|[\w-]+)\]$")
 _QUOTED = re.compile(r"'[^'\n]{1,200}'|`[^`\n]{1,200}`|\"[^\"\n]{1,200}\"|‘[^’\n]{1,200}’")
 # characters of the note of one run of repeats: a run whose note passes the marker's cap (200)
