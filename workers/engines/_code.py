@@ -2,13 +2,13 @@
 
 - :func:`language_of`: the language of a file read, from the path's suffix
   (and a shebang line when there is none): Python, Go, Rust, TypeScript/TSX,
-  JavaScript, Java, C, C++ (a ``.h`` file is C++ when its text says so);
+  JavaScript, Java, C, C++ (a ``.h`` file is C++ when its text says so), Ruby, PHP;
 - :func:`symbols`: the functions, methods and classes of a source text, parsed
   with tree-sitter (the official per-language grammar packages from PyPI),
   each with its name, the rows it spans and the rows of its *body* that an
   outline may hide: for Python everything after the signature and the
-  docstring's first line, for the brace languages the lines strictly between
-  the ``{`` line and the ``}`` line.  Signatures, decorators, doc comments,
+  docstring's first line, for Ruby the lines between ``def`` and ``end``, for the
+  brace languages the lines strictly between the ``{`` line and the ``}`` line.  Signatures, decorators, doc comments,
   imports and top-level constants are never part of a body.
 
 ``None`` means "not source code this module can read": an unknown suffix, a
@@ -53,8 +53,19 @@ _SUFFIX = {
     "hpp": "cpp",
     "hh": "cpp",
     "hxx": "cpp",
+    "rb": "ruby",
+    "rake": "ruby",
+    "gemspec": "ruby",
+    "php": "php",
 }
-_SHEBANG = {"python": "python", "python3": "python", "node": "javascript", "deno": "typescript"}
+_SHEBANG = {
+    "python": "python",
+    "python3": "python",
+    "node": "javascript",
+    "deno": "typescript",
+    "ruby": "ruby",
+    "php": "php",
+}
 _CPP_HINTS = (
     "class ",
     "namespace ",
@@ -70,10 +81,12 @@ _CPP_HINTS = (
 # one), and wrappers looked through (export, decorators, templates...).
 _FUNCTIONS = frozenset(
     {
-        "function_definition",  # python, c, cpp
+        "function_definition",  # python, c, cpp, php
         "function_declaration",  # go, js, ts
         "generator_function_declaration",
-        "method_declaration",  # go, java
+        "method_declaration",  # go, java, php
+        "method",  # ruby (``def name ... end``)
+        "singleton_method",  # ruby (``def self.name ... end``)
         "constructor_declaration",  # java
         "compact_constructor_declaration",
         "function_item",  # rust
@@ -97,6 +110,9 @@ _CONTAINERS = frozenset(
         "class_specifier",  # cpp
         "struct_specifier",
         "namespace_definition",
+        "class",  # ruby
+        "module",  # ruby
+        "trait_declaration",  # php
     }
 )
 _WRAPPERS = frozenset(
@@ -138,6 +154,8 @@ _NAME_NODES = frozenset(
         "scoped_identifier",
         "generic_type",
         "scoped_type_identifier",
+        "constant",  # ruby's class and module names
+        "name",  # php
     }
 )
 
@@ -190,6 +208,8 @@ _GRAMMARS: dict[str, tuple[str, str]] = {
     "java": ("tree_sitter_java", "language"),
     "c": ("tree_sitter_c", "language"),
     "cpp": ("tree_sitter_cpp", "language"),
+    "ruby": ("tree_sitter_ruby", "language"),
+    "php": ("tree_sitter_php", "language_php"),
 }
 
 
@@ -265,6 +285,14 @@ def _python_body(node: Any, body: Any) -> tuple[int, int] | None:
     return (first, last) if first <= last else None
 
 
+def _ruby_body(node: Any, body: Any) -> tuple[int, int] | None:
+    """A Ruby method's body: the rows between its ``def`` line and its ``end`` line."""
+    first, last = body.start_point.row, body.end_point.row
+    if first <= node.start_point.row or last >= node.end_point.row:
+        return None  # ``def x = 1``, ``def x; 1; end``
+    return first, last
+
+
 def _brace_body(body: Any) -> tuple[int, int] | None:
     first, last = body.start_point.row + 1, body.end_point.row - 1
     return (first, last) if first <= last else None
@@ -280,6 +308,8 @@ def _walk(node: Any, lang: str, parents: tuple[str, ...], hint: str | None) -> I
                 continue
             if lang == "python":
                 span = _python_body(child, body) if body.type == "block" else None
+            elif lang == "ruby":
+                span = _ruby_body(child, body) if body.type == "body_statement" else None
             else:
                 span = _brace_body(body) if body.type in _BRACE_BODIES else None
             yield Symbol(

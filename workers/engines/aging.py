@@ -268,8 +268,19 @@ def _read_symbols(unit: Unit, original: str) -> tuple[int | None, list[Symbol]] 
         lang = langs.pop() if len(langs) == 1 else None
     if lang is None:
         return None
-    found = symbols(original, lang) or _shaped_functions(original.split("\n"))
+    lines = original.split("\n")
+    # a ``cat -n`` (or an edit tool's numbered view) parses as the code behind its numbers
+    found = symbols("\n".join(_numbers_off(lines)), lang) or _shaped_functions(lines)
     return (offset, found) if found else None
+
+
+def _numbers_off(lines: Sequence[str]) -> Sequence[str]:
+    """``lines`` without ``cat -n``'s line numbers when nine in ten lines have one, else as
+    they are (the rows stay: one line of code per line)."""
+    numbered = sum(1 for line in lines if _CAT_N.match(line))
+    if numbered and numbered >= (len(lines) - 1) * 0.9:
+        return [_CAT_N.sub("", line, count=1) for line in lines]
+    return lines
 
 
 # A function's first line, when the file part does not parse: a name and ``(`` after nothing
@@ -289,9 +300,7 @@ def _shaped_functions(lines: Sequence[str]) -> list[Symbol]:
     whose signature ends (within 4 lines) in ``{`` or ``:``; the body runs while lines are
     indented deeper (``:``) or until its braces close (``{``)."""
     found: list[Symbol] = []
-    numbered = sum(1 for line in lines if _CAT_N.match(line))
-    if numbered and numbered >= (len(lines) - 1) * 0.9:  # ``cat -n``: the code behind the tab
-        lines = [_CAT_N.sub("", line, count=1) for line in lines]
+    lines = _numbers_off(lines)  # ``cat -n``: the code behind the tab
     k = 0
     n = len(lines)
     while k < n:

@@ -1,0 +1,117 @@
+"""Ruby and PHP reads are source code too (held-out set 11: an agent read ``lib/cart.rb`` and
+``src/Invoice.php`` through an editor tool that numbers lines like ``cat -n``, then edited
+``Cart#add`` and ``Invoice::fromCsv``): their functions are parsed with tree-sitter's Ruby and
+PHP grammars, so aggressive mode keeps whole the function a later edit touches and condenses
+the rest, as it does for Python, Go or Java.  The sources under ``tests/data/polyglot-reads``
+were written for this test (``ruby -c`` and ``php -l`` accept them)."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from workers.core.settings import Settings
+from workers.engines._code import language_of, symbols
+from workers.pipeline.runner import Pipeline
+from workers.pipeline.visibility import lost_facts
+from workers.testing import expanded_record
+
+DATA = Path(__file__).resolve().parents[2] / "data" / "polyglot-reads"
+RUBY = (DATA / "cart.rb").read_text(encoding="utf-8")
+PHP = (DATA / "Invoice.php").read_text(encoding="utf-8")
+
+
+def _numbered(text: str, first: int = 1) -> str:
+    return "".join(f"{n:6}\t{line}\n" for n, line in enumerate(text.splitlines(), first))
+
+
+def _rows(text: str, name: str) -> tuple[int, int]:
+    """1-based first and last line of the function ``name`` (its ``end``/``}`` included)."""
+    lines = text.splitlines()
+    start = next(
+        k
+        for k, line in enumerate(lines)
+        if (f" {name}(" in line and "def " in line) or f"function {name}(" in line
+    )
+    indent = len(lines[start]) - len(lines[start].lstrip())
+    end = next(
+        k
+        for k in range(start + 1, len(lines))
+        if lines[k].strip() in ("end", "}") and len(lines[k]) - len(lines[k].lstrip()) == indent
+    )
+    return start + 1, end + 1
+
+
+def test_ruby_and_php_functions_are_parsed() -> None:
+    assert language_of("lib/cart.rb", RUBY) == "ruby"
+    assert language_of("src/Invoice.php", PHP) == "php"
+    ruby = {(s.name, s.kind, s.parents) for s in symbols(RUBY, "ruby") or []}
+    assert ("Cart", "container", ("Shop",)) in ruby
+    assert ("add", "function", ("Shop", "Cart")) in ruby
+    assert ("empty", "function", ("Shop", "Cart")) in ruby  # ``def self.empty``
+    php = {(s.name, s.kind, s.parents) for s in symbols(PHP, "php") or []}
+    assert ("Invoice", "container", ()) in php
+    assert ("fromCsv", "function", ("Invoice",)) in php
+    assert ("roundCents", "function", ("Rounds",)) in php  # a trait's method
+    assert ("invoice_total", "function", ()) in php
+    add = next(s for s in symbols(RUBY, "ruby") or [] if s.name == "add")
+    first, last = _rows(RUBY, "add")
+    # the body: the lines between ``def`` and ``end`` (0-based rows)
+    assert add.body == (first, last - 2)
+
+
+def _session(path: str, source: str, edited: str, name: str) -> dict[str, Any]:
+    first, _ = _rows(source, name)
+    shown = source.splitlines()[first - 1 : first + 5]
+    shown[2] += "  # edited"  # the edit's change, in the function's third line
+    snippet = _numbered("\n".join(shown), first)
+    calls = []
+    messages: list[dict[str, Any]] = [{"role": "user", "content": f"Fix {path}: tests fail."}]
+    for k, (tool, args, result) in enumerate(
+        [
+            ("read_file", {"path": path}, _numbered(source)),
+            (
+                "edit_file",
+                {"path": path, "instructions": edited},
+                f"The file {path} has been updated. Here's the result of running `cat -n` on "
+                f"a snippet of the edited file:\n{snippet}",
+            ),
+            *[("bash", {"command": f"echo step {j}"}, f"step {j}\n") for j in range(6)],
+        ]
+    ):
+        call = {
+            "id": f"c{k}",
+            "type": "function",
+            "function": {"name": tool, "arguments": json.dumps(args)},
+        }
+        calls.append(call)
+        messages.append({"role": "assistant", "content": None, "tool_calls": [call]})
+        messages.append({"role": "tool", "tool_call_id": f"c{k}", "content": result})
+    messages.append({"role": "user", "content": "Do the tests pass now?"})
+    return {"id": "poly", "messages": messages}
+
+
+@pytest.mark.parametrize(
+    ("path", "source", "name", "other"),
+    [
+        ("lib/cart.rb", RUBY, "add", "lines << format('TOTAL"),
+        ("src/Invoice.php", PHP, "fromCsv", "return sprintf('%d lines"),
+    ],
+    ids=["ruby", "php"],
+)
+def test_an_older_read_keeps_the_function_a_later_edit_touches(
+    path: str, source: str, name: str, other: str
+) -> None:
+    record = _session(path, source, f"fix {name}", name)
+    outcome = Pipeline(Settings(mode="aggressive")).run_raw(record)
+    assert outcome.rejections == []
+    assert lost_facts(record, outcome.record) == []
+    assert expanded_record(outcome) == record
+    shown = outcome.record["messages"][2]["content"]
+    first, last = _rows(source, name)
+    for row in _numbered(source).splitlines()[first - 1 : last]:
+        assert row in shown.splitlines()
+    assert other not in shown  # a function nothing names is condensed
