@@ -496,9 +496,16 @@ _SUMMARY_LINE = re.compile(
     r"|^\d+ director(?:y|ies), \d+ files?$"  # tree's count
     r"|^(?:Test Files|Tests)  +\d+ (?:passed|failed|skipped|todo)\b"  # vitest
     # meson test's totals (``Ok:  1``, ``Fail:  2``, ``Timeout:  1``)
-    r"|^(?:Ok|Fail|Timeout|Expected Fail|Unexpected Pass|Skipped):\s+\d+$",
+    r"|^(?:Ok|Fail|Timeout|Expected Fail|Unexpected Pass|Skipped):\s+\d+$"
+    r"|^Files=\d+, Tests=\d+, |^Result: (?:PASS|FAIL|NOTESTS)$"  # prove (Perl's TAP harness)
+    # a benchmark's result rows: go test -bench, Rust's libtest, Python's timeit
+    r"|^Benchmark\S+\s+\d+\s+[\d.]+ ns/op\b"
+    r"|^test \S+ +\.\.\. bench: +[\d,.]+ ns/iter\b"
+    r"|^\d+ loops?, best of \d+: [\d.]+ \w+ per loop$",
     re.M,
 )
+# criterion's result row (``parse_line              time:   [93.1 ns 93.5 ns 94.0 ns]``)
+_CRITERION_ROW = re.compile(r"^\S.{0,120}?\s+time:\s+\[[\d.]+ \S+ [\d.]+ \S+ [\d.]+ \S+\]$")
 _DIFF_HEADER = re.compile(
     r"^(?:diff --git .*|@@ .* @@.*|\+\+\+ \S.*|--- (?:a/|b/|/dev/null).*|rename (?:from|to) .*|new file mode .*|deleted file mode .*)$",
     re.M,
@@ -665,7 +672,9 @@ _HTTP_5XX = re.compile(
 # as is C++'s ``  what():  map::at`` under ``terminate called after throwing an instance of``.
 # a bare error headline whose message is the next line (jshell's ``|  Error:`` above
 # ``|  incompatible types: java.lang.String cannot be converted to int``)
-_BARE_ERROR_HEAD = re.compile(r"(?:^|[\s>|])(?:Error|ERROR|error|Fatal error|FATAL ERROR):$")
+_BARE_ERROR_HEAD = re.compile(
+    r"(?:^|[\s>|])(?:Error|ERROR|error|Fatal error|FATAL ERROR|FAILED|Failed):$"
+)
 _PANIC_WITH_MESSAGE_BELOW = re.compile(
     r"^thread '[^'\n]{0,200}'(?: \(\d+\))? panicked at \S+:$"
     r"|^terminate called after throwing an instance of "  # C++: ``  what():  ...`` below
@@ -1131,7 +1140,9 @@ def _tool_lines(text: str, family: str | None) -> Iterable[tuple[str, str]]:
             yield "commit", token
         elif first.isdecimal() and _STAT_SUMMARY.match(line):
             yield "stat_summary", token
-        elif (first in _SUMMARY_FIRST or first.isdecimal()) and _SUMMARY_LINE.match(line):
+        elif ((first in _SUMMARY_FIRST or first.isdecimal()) and _SUMMARY_LINE.match(line)) or (
+            "time:" in line and _CRITERION_ROW.match(line)
+        ):
             yield "test_summary", token
         elif (
             (first in _FAILURE_FIRST and _TEST_FAILURE.match(raw))

@@ -203,3 +203,54 @@ def test_a_verdict_alone_on_its_line_names_the_test_above_it() -> None:
     assert "Testcase: dispatchClean took" in outcome.record["content"]
     assert "Testcase: weightClassRoundsUp took" in outcome.record["content"]
     assert expanded_record(outcome) == record
+
+
+GO_BENCH = """\
+goos: linux
+goarch: amd64
+pkg: example.com/meterd/meter
+BenchmarkParseLine-2   \t14886397\t        93.32 ns/op\t      48 B/op\t       1 allocs/op
+BenchmarkParseLine-2   \t14755849\t        77.02 ns/op\t      48 B/op\t       1 allocs/op
+BenchmarkKey-2         \t30866554\t        40.62 ns/op\t      16 B/op\t       1 allocs/op
+PASS
+ok  \texample.com/meterd/meter\t9.417s
+"""
+
+
+def test_a_benchmarks_result_rows_are_its_summary() -> None:
+    rows = {line.strip() for line in GO_BENCH.splitlines() if line.startswith("Benchmark")}
+    assert rows <= _kinds(GO_BENCH, "go test -bench . -count=2")["test_summary"]
+    for row in (
+        "test bench_parse ... bench:       1,234 ns/iter (+/- 56)",  # Rust's libtest
+        "parse_line              time:   [93.112 ns 93.508 ns 93.990 ns]",  # criterion
+        "200000 loops, best of 5: 1.39 usec per loop",  # python -m timeit
+    ):
+        assert _kinds(row + "\n")["test_summary"] == {row}
+    # an older benchmark run in a long session: aggressive keeps every row (the results)
+    messages: list[dict[str, Any]] = [{"role": "user", "content": "Make ParseLine faster."}]
+    for k, (command, output) in enumerate(
+        [("go test -bench . -count=2 ./meter", GO_BENCH)]
+        + [(f"echo step {j}", f"step {j}\n" * 30) for j in range(8)]
+    ):
+        call = {
+            "id": f"c{k}",
+            "type": "function",
+            "function": {"name": "bash", "arguments": json.dumps({"command": command})},
+        }
+        messages.append({"role": "assistant", "content": None, "tool_calls": [call]})
+        messages.append({"role": "tool", "tool_call_id": f"c{k}", "content": output})
+    messages.append({"role": "user", "content": "Is it faster now?"})
+    record = {"id": "b", "messages": messages}
+    outcome = Pipeline(Settings(mode="aggressive")).run_raw(record)
+    for row in rows:
+        assert row in outcome.record["messages"][2]["content"].splitlines()
+    assert expanded_record(outcome) == record
+
+
+def test_prove_totals_and_the_line_under_a_bare_failed_are_facts() -> None:
+    prove = (
+        "Files=2, Tests=10,  0 wallclock secs ( 0.02 usr +  0.07 cusr =  0.10 CPU)\nResult: FAIL\n"
+    )
+    assert _kinds(prove, "prove -v")["test_summary"] == set(prove.splitlines())
+    promtool = 'Checking rules.yml\n  FAILED:\nrules.yml: not a valid duration string: "10x"\n'
+    assert 'rules.yml: not a valid duration string: "10x"' in _kinds(promtool)["error_detail"]
