@@ -375,6 +375,7 @@ _HEADLINE = re.compile(
     r"|^[A-Z]{1,4}\d{3,4}(?: \[\*\])? \S"  # ruff's full format (a headline above its ``-->``)
     r"|^\S+?:\d+(?::\d+)?:? [A-Z]{1,4}\d{3,4}:? \S"  # flake8, pylint, ruff's concise format
     r"|^ {0,4}[x×!⚠] \S"  # miette's error or warning (oxlint, swc), above its ``,-[file:l:c]``
+    r"|^\S+?:\d+:\d+: [CWEFR]: "  # rubocop (a severity letter), its code and caret below
 )
 # headlines that are a diagnostic only when a ``--> file:line:col`` follows: rustc's
 # bare ``warning: ...`` and ruff's ``E501 Line too long (94 > 88)``
@@ -437,7 +438,7 @@ _ANY = re.compile(
     r"|[ \t]+\d+:\d+[ \t]+(?:warning|error)[ \t]|(?:PASS|FAIL) \S+\.[cm]?[jt]sx?\b"
     r"|[A-Z]{1,4}\d{3,4}(?: \[\*\])? \S[^\n]*\n[ \t]*--> "
     r"|\S+?:\d+(?::\d+)?:? [A-Z]{1,4}\d{3,4}:? \S"
-    r"| {0,4}[x×!⚠] [^\n]*\n[ \t]*(?:,-|╭─)\[)",
+    r"| {0,4}[x×!⚠] [^\n]*\n[ \t]*(?:,-|╭─)\[|\S+?:\d+:\d+: [CWEFR]: )",
     re.M,
 )
 # ... and crash reports: a headline with a frame under it, within 9 lines (an output with only these

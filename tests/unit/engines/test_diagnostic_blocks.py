@@ -1,7 +1,11 @@
-"""Findings in miette's graphical format (oxlint, swc, rspack and other tools built on the
+"""Diagnostics as blocks, whatever the command: a headline and its place stay visible, the
+source echo, carets and help under them go to the stash.
+
+Findings in miette's graphical format (oxlint, swc, rspack and other tools built on the
 miette crate), in its ASCII and its Unicode drawing: the headline and the frame's
 ``,-[file:line:col]`` stay visible, the code frame and the help go to the stash, whatever
-the command; the gate counts each headline and each location."""
+the command; the gate counts each headline and each location.  rubocop's offenses
+(``file:line:col: C: Cop/Name: message`` over the source line and its caret) likewise."""
 
 from __future__ import annotations
 
@@ -97,3 +101,46 @@ def test_the_gate_counts_each_headline_and_each_place(report: str) -> None:
 def test_a_cross_without_a_frame_below_is_no_finding() -> None:
     text = "checklist:\n  x eggs\n  x milk\n  ! call the plumber\n"
     assert critical_lines(text, "tool_result", "cat todo.txt") == frozenset()
+
+
+# rubocop's offenses: ``file:line:col: <severity letter>: Cop/Name: message``, the source line
+# and a caret under it
+RUBOCOP = """\
+Inspecting 2 files
+CW
+
+Offenses:
+
+lib/cart.rb:13:11: C: [Correctable] Layout/SpaceInsideHashLiteralBraces: Space inside { missing.
+    VAT = {'DE' => 19, 'FR' => 20, 'NL' => 21}
+          ^
+lib/cart.rb:13:11: C: [Correctable] Style/MutableConstant: Freeze mutable objects assigned to constants.
+    VAT = {'DE' => 19, 'FR' => 20, 'NL' => 21}
+          ^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^
+lib/cart.rb:44:51: C: [Correctable] Style/PerlBackrefs: Prefer ::Regexp.last_match(1) over $1.
+      when /\\APCT(\\d+)\\z/ then @coupons << [:pct, $1.to_i]
+                                                  ^^
+spec/cart_spec.rb:9:5: W: Lint/UselessAssignment: Useless assignment to variable - total.
+    total = cart.total
+    ^^^^^
+test/test_cart.rb:6:34: C: [Correctable] Layout/SpaceInsideHashLiteralBraces: Space inside { missing.
+    cart = Shop::Cart.new('DE', {'BOOK' => 3})
+                                 ^
+
+2 files inspected, 5 offenses detected, 4 offenses autocorrectable
+"""
+
+
+def test_a_linters_offenses_keep_their_headlines_and_stash_the_source_echo() -> None:
+    record = {
+        "id": "r",
+        "kind": "tool_output",
+        "command": "bundle exec rubocop",
+        "content": RUBOCOP,
+    }
+    text, saved = compress_soundly(record, "standard")
+    for row in RUBOCOP.splitlines():
+        if ": C: " in row or ": W: " in row or "offenses detected" in row:
+            assert row in text.splitlines()
+    assert "VAT = {'DE'" not in text and "total = cart.total" not in text
+    assert saved > 0.3
