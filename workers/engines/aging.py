@@ -126,12 +126,18 @@ CONTENT_FAMILIES = frozenset(
         "packages",
     }
 )
+# Families of data: a listing or a table whose rows the crusher or the listing view shortened
+# (an older one ages on like any output; a report, a build, a log, a search, a diff or a
+# git log that an engine shortened around its facts is left as it is)
+DATA_FAMILIES = frozenset({"ls", "find", "ps", "top", "df", "du", "netstat", "kubectl", "packages"})
 # a marker line that only counts what it hides ("… 2 snippet lines omitted <<cx:KEY>>")
 _BARE_NOTE = re.compile(r"^\s*… [^<\n]*\bomitted\b[^<\n]*<<cx:[0-9a-f]+>>\s*$")
 _HUNK_HEADER = re.compile(r"^@@ -\d", re.M)
 # a line that is one path (``find``, ``git ls-files``, a script's listing)
 _PATH_ROW = re.compile(r"^\s*\.{0,2}[\w.@~+-]*(?:[/\\][\w.@~+ -]+)+[/\\]?\s*$")
 _JSON_START = re.compile(r"\A\s*[\[{]")
+# the key that names what an event of a tool's JSON stream is
+_EVENT_KEY = re.compile(r'"(?:reason|Action)"\s*:\s*"')
 # how a JSON document's first line can open: ``{`` and a key (or nothing, or ``}``), ``[`` and a
 # value (an object, an array, a string, a number or a literal that a comma or ``]`` ends);
 # ``[  5%] Building C object ...`` (cmake, make), ``[1/20] ...`` (ninja) and ``[OK] ...`` open
@@ -162,7 +168,9 @@ def _json_line(line: str) -> bool:
 def _json_document(text: str) -> bool:
     """Whether ``text`` reads as JSON whose values are the answer: one document (whole, or
     cut short: ``head -c``) or JSON lines of data (``jq -c '.items[]'``); a service's log
-    written as JSON lines (a first object with a level, one object per line) is a log."""
+    written as JSON lines (a first object with a level, one object per line) is a log, and a
+    build's or a test run's event stream (cargo's ``{"reason":...}``, ``go test -json``'s
+    ``"Action":...``) is its report."""
     if not _JSON_START.match(text):
         return False
     first, _, rest = text.lstrip().partition("\n")
@@ -170,7 +178,11 @@ def _json_document(text: str) -> bool:
         return False  # a bracket that opens no JSON value: ``[ 40%] Building CXX object ...``
     if first.startswith("[") and is_marked_log_line(first) and not _json_line(first):
         return False  # a log whose lines open with a bracket: ``[2026-12-03 ...] [INFO] ...``
-    if not rest.strip() or not first.rstrip().endswith("}") or not is_marked_log_line(first):
+    if (
+        not rest.strip()
+        or not first.rstrip().endswith("}")
+        or not (is_marked_log_line(first) or _EVENT_KEY.search(first, 0, 400))
+    ):
         return True
     try:
         orjson.loads(first)
@@ -746,10 +758,12 @@ class AgingEngine(Engine):
             and STASH_LITERAL in text
             and ctx.tokens.count(text) <= policy.shortened_output_max_tokens
             and not over_budget
+            and self._report(unit, ctx, original)
         ):
-            # the tool filter, the log folder or the crusher already shortened this output
-            # around its facts (what a report, a build, a log is about): condensing it again
-            # would trade those facts for a few hundred tokens (unless a budget needs them)
+            # the tool filter or the log folder already shortened this report, build or log
+            # around its facts (its failures, errors, warnings): condensing it again would
+            # trade those facts for a few hundred tokens (unless a budget needs them); data
+            # (JSON, tables, listings) shortened by the crusher or the listing view ages on
             return text, 0, 0
         lines = text.split("\n")
         owner, ranges = fence_mask(text, lines)
@@ -872,6 +886,19 @@ class AgingEngine(Engine):
             result = stash_runs(lines, keep, ctx.tokens)
         stash.update(result.stash)
         return result.text, result.lines_dropped, result.runs
+
+    @staticmethod
+    def _report(unit: Unit, ctx: EngineContext, original: str) -> bool:
+        """Whether ``original`` (a tool output as it came in) is no data: no JSON document
+        (a service's JSON log is a log), no listing or table (:data:`DATA_FAMILIES`, or half
+        its rows paths)."""
+        if _json_document(original):
+            return False
+        rows = [line for line in original.split("\n", 400)[:400] if line.strip()]
+        if not rows or sum(1 for line in rows if _PATH_ROW.match(line)) * 2 >= len(rows):
+            return False
+        filters = ctx.filters if ctx.filters is not None else builtin_filters()
+        return filters.detect(unit.command, unit.tool_name, original).family not in DATA_FAMILIES
 
     @staticmethod
     def _search(unit: Unit, ctx: EngineContext, original: str) -> bool:

@@ -409,3 +409,41 @@ def test_an_output_another_engine_shortened_stays_as_it_left_it_unless_big() -> 
         aged = next(t for t, u in zip(out.texts, units, strict=True) if u.text == shortened)
         assert (aged == shortened) is kept
         assert ("Lines executed:17.00% of 26" in aged) is kept
+
+
+def test_data_another_engine_shortened_ages_on_and_an_event_stream_is_a_report() -> None:
+    # the public corpus: an answered JSON document or process table that the crusher or the
+    # listing view shortened is data, not a report around its facts: aging condenses it
+    # further (aggressive public 78.5 -> 80.0 %); a build tool's JSON event stream (cargo's
+    # ``{"reason":...}``) is a report, left as the tool filter left it
+    rows = [
+        f'  {{"pid": {100 + i}, "user": "app", "cpu": {i % 7}.5, "cmd": "worker {i}"}},'
+        for i in range(40)
+    ]
+    document = "[\n" + "\n".join(rows) + "\n]"
+    shortened_doc = "[\n" + "\n".join(rows[:3]) + "\n  … 37 more items <<cx:0123456789abcdef>>\n]"
+    events = "\n".join(
+        [
+            f'{{"reason":"compiler-artifact","target":{{"name":"dep{i}"}},"fresh":true}}'
+            for i in range(40)
+        ]
+        + ['{"reason":"compiler-message","message":{"rendered":"error[E0308]: mismatched types"}}']
+        + ['{"reason":"build-finished","success":false}']
+    )
+    shortened_events = "\n".join(
+        events.splitlines()[:1]
+        + ["… 39 lines omitted <<cx:00112233445566ff>>"]
+        + events.splitlines()[-2:]
+        + [f"note {i}: the crate graph has {i} nodes" for i in range(12)]
+    )
+    data = agent_session(
+        [shortened_doc, shortened_events], final="Thanks. Now update the changelog."
+    )
+    units = parse_record(data).units
+    originals = {shortened_doc: document, shortened_events: events}
+    inputs = tuple(originals.get(u.text, u.text) for u in units)
+    ctx = EngineContext(tokens=TokenCounter(), latest_user_text="changelog", input_texts=inputs)
+    out = AgingEngine().apply(units, ctx)
+    aged = dict(zip((u.text for u in units), out.texts, strict=True))
+    assert aged[shortened_doc] != shortened_doc  # data ages on
+    assert aged[shortened_events] == shortened_events  # a report stays as the filter left it
