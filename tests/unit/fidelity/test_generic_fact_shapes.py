@@ -254,3 +254,65 @@ def test_prove_totals_and_the_line_under_a_bare_failed_are_facts() -> None:
     assert _kinds(prove, "prove -v")["test_summary"] == set(prove.splitlines())
     promtool = 'Checking rules.yml\n  FAILED:\nrules.yml: not a valid duration string: "10x"\n'
     assert 'rules.yml: not a valid duration string: "10x"' in _kinds(promtool)["error_detail"]
+
+
+GTEST = """\
+[ RUN      ] Median.Even
+/home/dev/cppq/tests/test_stats.cpp:12: Failure
+Expected equality of these values:
+  median({4, 1, 3, 2})
+    Which is: 3
+  2.5
+even-sized sample must average the middle pair
+[  FAILED  ] Median.Even (0 ms)
+[ RUN      ] Median.Odd
+[       OK ] Median.Odd (0 ms)
+"""
+CATCH2 = """\
+test_queue.cpp:23: FAILED:
+  REQUIRE( q.pop().id == "high" )
+with expansion:
+  "low" == "high"
+
+-------------------------------------------------------------------------------
+"""
+JUNIT_CONSOLE = """\
+Failures (1):
+  JUnit Jupiter:PricingTest:weekDiscount()
+    MethodSource [className = 'com.acme.cal.PricingTest', methodName = 'weekDiscount']
+    => org.opentest4j.AssertionFailedError: expected: <59670> but was: <57870>
+       org.junit.jupiter.api.AssertionFailureBuilder.build(AssertionFailureBuilder.java:151)
+       com.acme.cal.PricingTest.weekDiscount(PricingTest.java:20)
+"""
+UV = """\
+error: No solution found when resolving dependencies
+  cause: Because pandas==2.2.3 depends on numpy>=1.23.2 and you require pandas==2.2.3, we can conclude that you require numpy>=1.23.2.
+         And because you require numpy<1.22, we can conclude that your requirements are unsatisfiable.
+"""
+
+
+def test_a_cpp_test_failures_values_are_the_failure() -> None:
+    failing = _kinds(GTEST, "./build/stats_test")["test_failure"]
+    for row in ("Which is: 3", "2.5", "median({4, 1, 3, 2})", "Expected equality of these values:"):
+        assert row in failing
+    assert "even-sized sample must average the middle pair" in failing
+    assert not any("Median.Odd" in row for row in failing)
+    failing = _kinds(CATCH2, "./test_queue")["test_failure"]
+    assert {'REQUIRE( q.pop().id == "high" )', '"low" == "high"'} <= failing
+    assert not any(row.startswith("---") for row in failing)
+
+
+def test_a_console_launchers_failing_test_and_an_errors_cause_are_facts() -> None:
+    assert "JUnit Jupiter:PricingTest:weekDiscount()" in _kinds(JUNIT_CONSOLE)["test_failure"]
+    details = _kinds(UV, "uv pip compile requirements.in")["error_detail"]
+    assert len(details) == 2 and all(
+        "Because pandas" in row or "unsatisfiable" in row for row in details
+    )
+    # a cause line in a report that holds no error is just a line
+    assert "error_detail" not in _kinds("config:\n  reason: maintenance window\n")
+    for text, command in ((GTEST, "./stats_test"), (UV, "uv pip compile r.in")):
+        record = {"id": "g", "kind": "tool_output", "command": command, "content": text}
+        outcome = Pipeline(Settings(mode="standard")).run_raw(record)
+        assert expanded_record(outcome) == record
+        shown = outcome.record["content"]
+        assert "Which is: 3" in shown or "unsatisfiable" in shown
