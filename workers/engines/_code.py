@@ -322,8 +322,8 @@ def _walk(node: Any, lang: str, parents: tuple[str, ...], hint: str | None) -> I
             yield Symbol(
                 name, "container", child.start_point.row, child.end_point.row, None, parents
             )
-            if child.has_error:
-                continue
+            # a container with a syntax error in one member (the file an agent is fixing)
+            # still has its other members: each function with an error of its own is skipped
             body = child.child_by_field_name("body")
             if body is not None:
                 yield from _walk(body, lang, (*parents, name), None)

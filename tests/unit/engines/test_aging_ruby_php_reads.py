@@ -115,3 +115,37 @@ def test_an_older_read_keeps_the_function_a_later_edit_touches(
     for row in _numbered(source).splitlines()[first - 1 : last]:
         assert row in shown.splitlines()
     assert other not in shown  # a function nothing names is condensed
+
+
+BROKEN_CPP = """\
+#include "stats.hpp"
+
+namespace qstats {
+
+double mean(const std::vector<double>& xs) {
+    return std::accumulate(xs.begin(), xs.end(), 0.0) / xs.size();
+}
+
+Summary summarize(const std::vector<double>& xs) {
+    Summary s;
+    s.count = xs.size()
+    return s;
+}
+
+double median(std::vector<double> xs) {
+    std::sort(xs.begin(), xs.end());
+    return xs[xs.size() / 2];
+}
+
+}  // namespace qstats
+"""
+
+
+def test_a_container_with_one_broken_member_still_has_its_other_members() -> None:
+    # held-out set 12: the agent read stats.cpp while it did not compile (a missing ``;`` in
+    # summarize); the namespace held a parse error, so none of its functions was found and
+    # aggressive mode could not keep whole the functions later edits touched
+    found = {s.name: s for s in symbols(BROKEN_CPP, "cpp") or []}
+    assert {"qstats", "mean", "median"} <= set(found)
+    assert found["median"].parents == ("qstats",)
+    assert "summarize" not in found  # the function with the error is left out
