@@ -293,8 +293,9 @@ error: No solution found when resolving dependencies
 
 def test_a_cpp_test_failures_values_are_the_failure() -> None:
     failing = _kinds(GTEST, "./build/stats_test")["test_failure"]
-    for row in ("Which is: 3", "2.5", "median({4, 1, 3, 2})", "Expected equality of these values:"):
+    for row in ("Which is: 3", "2.5", "median({4, 1, 3, 2})"):
         assert row in failing
+    assert "Expected equality of these values:" not in failing  # a label, under every one
     assert "even-sized sample must average the middle pair" in failing
     assert not any("Median.Odd" in row for row in failing)
     failing = _kinds(CATCH2, "./test_queue")["test_failure"]
@@ -316,3 +317,32 @@ def test_a_console_launchers_failing_test_and_an_errors_cause_are_facts() -> Non
         assert expanded_record(outcome) == record
         shown = outcome.record["content"]
         assert "Which is: 3" in shown or "unsatisfiable" in shown
+
+
+def test_the_new_shapes_stay_inside_their_blocks() -> None:
+    # review of this round: each of these made ordinary lines critical
+    yaml = "warning: image tag 'latest' is deprecated\nkind: Pod\nstatus:\n  reason: |\n" + "".join(
+        f"      step {i}: copy layer {i}\n" for i in range(30)
+    )
+    assert "error_detail" not in _kinds(yaml, "./deploy.sh")  # a cause only right under an error
+    glog = GTEST.replace(
+        "even-sized sample must average the middle pair\n",
+        "I0501 12:00:00.000000  42 server.cc:100] closing connection 0\n",
+    )
+    assert not any("closing connection" in row for row in _kinds(glog)["test_failure"])
+    notes = "notes.txt:3: Failure\nthe plan failed, we retry\nmonday\n"
+    assert "test_failure" not in _kinds(notes, "cat notes.txt")
+    prose = "Error: build failed\nThe difference between a cache and a buffer is lifetime.\n"
+    assert not any("cache" in row for rows in _kinds(prose).values() for row in rows)
+    verdict = "Build summary\n\nFAILED\n"
+    assert "Build summary" not in _kinds(verdict).get("test_failure", set())
+    jobs = "The jobs that Failed:\nnone of them, all good\n"
+    assert "error_detail" not in _kinds(jobs)
+    # Catch2 with -s prints its passing assertions too: only the failing one is a failure
+    passing = "".join(
+        f"test_queue.cpp:{30 + i}: PASSED:\n  REQUIRE( q.size() == {i} )\nwith expansion:\n"
+        f"  {i} == {i}\n\n"
+        for i in range(5)
+    )
+    failing = _kinds(CATCH2 + "\n" + passing, "./tests -s")["test_failure"]
+    assert not any("q.size()" in row or "with expansion" in row for row in failing)

@@ -380,6 +380,7 @@ _HEADLINE = re.compile(
 # headlines that are a diagnostic only when a ``--> file:line:col`` follows: rustc's
 # bare ``warning: ...`` and ruff's ``E501 Line too long (94 > 88)``
 _LOOSE_FIRST = frozenset("ABCDEFGHIJKLMNOPQRSTUVWXYZwe x×!⚠")
+_MIETTE_HEAD = re.compile(r"^ {0,4}[x×!⚠] \S")
 _LOOSE_HEAD = re.compile(
     r"^(?:warning|error)(?:\[[\w:]+\])?: |^[A-Z]{1,4}\d{3,4}(?: \[\*\])? \S|^ {0,4}[x×!⚠] \S"
 )
@@ -549,7 +550,9 @@ def analyse(
                 crashes += 1
         if not structured:
             continue
-        if _PASS.match(m):
+        if m[0] == " " and _miette_head(lines, i):
+            heads += 1  # ``  × rule: msg`` above its frame: a finding, not jest's failing mark
+        elif _PASS.match(m):
             passes += 1
         elif _FAIL.match(m):
             fails += 1
@@ -902,7 +905,7 @@ def _diagnostics(
             ):
                 j += 1  # tsc --pretty: a blank line, then the code under the headline
                 continue
-            if not line or line.isspace() or _HEADLINE.match(line):
+            if not line or line.isspace() or (_HEADLINE.match(line) and _heads(lines, j)):
                 break
             if pretty and _TSC_CODE.match(line):
                 j += 1
@@ -992,6 +995,24 @@ def _diagnostics(
         i = j
 
 
+def _miette_head(lines: list[str], i: int) -> bool:
+    """Whether line ``i`` is miette's headline (``  × rule: msg``) above its frame's place."""
+    return (
+        _MIETTE_HEAD.match(lines[i]) is not None
+        and i + 1 < len(lines)
+        and RUST_LOCATION.match(lines[i + 1]) is not None
+    )
+
+
+def _heads(lines: list[str], j: int) -> bool:
+    """Whether line ``j`` (a :data:`_HEADLINE` match) heads a finding: a loose headline
+    (rustc's bare ``warning:``, ruff's code, miette's mark) only above its location."""
+    line = lines[j]
+    if line[0] in _LOOSE_FIRST and _LOOSE_HEAD.match(line):
+        return j + 1 < len(lines) and RUST_LOCATION.match(lines[j + 1]) is not None
+    return True
+
+
 def _warnings_only(lines: list[str], i: int) -> bool:
     """Whether the findings from line ``i`` to the next context line (or the next line that
     is not part of a finding) are all warnings: gcc's ``In function`` above them says nothing
@@ -1063,7 +1084,8 @@ def _repeat_of(
         if loc is None:
             return None
         level, msg, code = found["level"], found["msg"], found["code"]
-        file, where = loc["file"], location
+        # (miette's ``,-[src/a.js:2:7]``: a place in that file, listed as written too)
+        file, where = loc["file"] or loc["mfile"], location
     elif header and (found := _ESLINT_LINE.match(head)) is not None:
         level, msg, code, where = found["level"], found["msg"], found["code"], found["where"]
         file = header
@@ -1071,7 +1093,7 @@ def _repeat_of(
         return None
     if level != "warning" and not (header and single):
         return None  # errors at two places are two facts (eslint's one-line findings fold)
-    if not where.startswith("-->") and not header:
+    if not where.startswith(("-->", ",-[", "╭─[")) and not header:
         where = f"{file}:{where}"  # as the compiler wrote it: ``main.c:4:33``
     kind = _kind(level, code, msg)
     # rustc's headline names no file: one shown above stands for the kind in every file, the
