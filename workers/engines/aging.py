@@ -890,10 +890,12 @@ class AgingEngine(Engine):
     @staticmethod
     def _report(unit: Unit, ctx: EngineContext, original: str) -> bool:
         """Whether ``original`` (a tool output as it came in) is no data: no JSON document
-        (a service's JSON log is a log), no listing or table (:data:`DATA_FAMILIES`, or half
-        its rows paths)."""
+        (JSON lines are a log: a service's events, an access log, ``jq -c`` of its 5xx
+        lines), no listing or table (:data:`DATA_FAMILIES`, or half its rows paths)."""
         if _json_document(original):
-            return False
+            first, _, rest = original.lstrip().partition("\n")
+            if not (rest.strip() and first.rstrip().endswith("}") and _json_line(first)):
+                return False
         rows = [line for line in original.split("\n", 400)[:400] if line.strip()]
         if not rows or sum(1 for line in rows if _PATH_ROW.match(line)) * 2 >= len(rows):
             return False

@@ -447,3 +447,25 @@ def test_data_another_engine_shortened_ages_on_and_an_event_stream_is_a_report()
     aged = dict(zip((u.text for u in units), out.texts, strict=True))
     assert aged[shortened_doc] != shortened_doc  # data ages on
     assert aged[shortened_events] == shortened_events  # a report stays as the filter left it
+
+
+def test_json_lines_another_engine_shortened_are_a_log() -> None:
+    # held-out set 9: an edge proxy's JSON access log (``cat edge-access.jsonl``) that
+    # logtemplate shortened around its 5xx requests is a log, not data: it stays as it was left
+    lines = [
+        f'{{"start_time":"2026-12-06T23:22:{i:02d}.798Z","method":"GET","path":"/api/items/{i}",'
+        f'"response_code":200,"duration":{i % 9}}}'
+        for i in range(40)
+    ]
+    lines[17] = lines[17].replace('"response_code":200', '"response_code":503')
+    original = "\n".join(lines)
+    shortened = "\n".join(
+        [lines[0], "… 16 more lines like this <<cx:0123456789abcdef>>", *lines[17:]]
+    )
+    data = agent_session([shortened], final="Thanks. Now update the changelog.")
+    units = parse_record(data).units
+    inputs = tuple(original if u.text == shortened else u.text for u in units)
+    ctx = EngineContext(tokens=TokenCounter(), latest_user_text="changelog", input_texts=inputs)
+    out = AgingEngine().apply(units, ctx)
+    aged = next(t for t, u in zip(out.texts, units, strict=True) if u.text == shortened)
+    assert aged == shortened
