@@ -2,12 +2,12 @@
 
 from __future__ import annotations
 
-import json
 import re
 
 import pytest
 
 from tests.conftest import Corpus
+from tests.support.sessions import bash_session
 from workers.core.offload import MemoryStore
 from workers.core.settings import Settings
 from workers.core.tokens import TokenCounter
@@ -250,16 +250,7 @@ def test_corpus_every_change_expands_back_and_passes_the_gate(
 
 def _transcript(*reads: tuple[str, str]) -> dict[str, object]:
     """An OpenAI record: one bash tool call per ``(command, output)``."""
-    messages: list[dict[str, object]] = [{"role": "user", "content": "fix the bug"}]
-    for n, (command, output) in enumerate(reads):
-        call = {
-            "id": f"call_{n}",
-            "type": "function",
-            "function": {"name": "bash", "arguments": json.dumps({"command": command})},
-        }
-        messages.append({"role": "assistant", "content": None, "tool_calls": [call]})
-        messages.append({"role": "tool", "tool_call_id": f"call_{n}", "content": output})
-    return {"id": "r", "messages": messages}
+    return bash_session(reads)
 
 
 def _pipeline() -> Pipeline:

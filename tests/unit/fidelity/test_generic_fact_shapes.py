@@ -9,6 +9,7 @@ from __future__ import annotations
 import json
 from typing import Any
 
+from tests.support.sessions import bash_session
 from workers.core.settings import Settings
 from workers.fidelity.facts import critical_lines, is_error_line, line_shape
 from workers.pipeline.runner import Pipeline
@@ -227,20 +228,12 @@ def test_a_benchmarks_result_rows_are_its_summary() -> None:
     ):
         assert _kinds(row + "\n")["test_summary"] == {row}
     # an older benchmark run in a long session: aggressive keeps every row (the results)
-    messages: list[dict[str, Any]] = [{"role": "user", "content": "Make ParseLine faster."}]
-    for k, (command, output) in enumerate(
+    record = bash_session(
         [("go test -bench . -count=2 ./meter", GO_BENCH)]
-        + [(f"echo step {j}", f"step {j}\n" * 30) for j in range(8)]
-    ):
-        call = {
-            "id": f"c{k}",
-            "type": "function",
-            "function": {"name": "bash", "arguments": json.dumps({"command": command})},
-        }
-        messages.append({"role": "assistant", "content": None, "tool_calls": [call]})
-        messages.append({"role": "tool", "tool_call_id": f"c{k}", "content": output})
-    messages.append({"role": "user", "content": "Is it faster now?"})
-    record = {"id": "b", "messages": messages}
+        + [(f"echo step {j}", f"step {j}\n" * 30) for j in range(8)],
+        ask="Make ParseLine faster.",
+        final="Is it faster now?",
+    )
     outcome = Pipeline(Settings(mode="aggressive")).run_raw(record)
     for row in rows:
         assert row in outcome.record["messages"][2]["content"].splitlines()
