@@ -407,9 +407,14 @@ class _LaterMentions:
     outputs point at (an edit's snippet, a diff's hunk, a traceback's or compiler's
     ``path:line``)."""
 
-    def __init__(self, units: Sequence[Unit], answering: set[int]) -> None:
+    def __init__(
+        self, units: Sequence[Unit], answering: set[int], inputs: Sequence[str] = ()
+    ) -> None:
         self.units = units
         self.answering = answering
+        # the outputs as they came in: a later traceback's frame that the tool filter stashed
+        # still says which function the agent went on to look at
+        self.texts = [inputs[j] if j < len(inputs) else u.text for j, u in enumerate(units)]
         self._looks = 0
         # per unit, the words of its text (file names among them), once many reads look
         self._words: list[frozenset[str]] | None = None
@@ -422,7 +427,7 @@ class _LaterMentions:
         self._looks += 1
         if self._words is None and self._looks > _INDEX_AFTER:
             self._words = [
-                frozenset(_FILE_WORD.findall(u.text, 0, _MENTION_SCAN)) for u in self.units
+                frozenset(_FILE_WORD.findall(text, 0, _MENTION_SCAN)) for text in self.texts
             ]
         words = self._words if _FILE_WORD.fullmatch(name) else None
         for j in range(index + 1, len(self.units)):
@@ -433,7 +438,7 @@ class _LaterMentions:
         """Whether unit ``j``'s text (as far as it is read) holds a diff hunk (looked up once)."""
         held = self._diffs.get(j)
         if held is None:
-            held = self._diffs[j] = self.units[j].text.find("@@ -", 0, _MENTION_SCAN) >= 0
+            held = self._diffs[j] = self.texts[j].find("@@ -", 0, _MENTION_SCAN) >= 0
         return held
 
     def comment(self, index: int) -> str:
@@ -456,7 +461,7 @@ class _LaterMentions:
         found: set[int] = set()
         places = _MENTIONS_PER_READ
         for j, unit in self._later(name, index):
-            text = unit.text
+            text = self.texts[j]
             end = min(len(text), _MENTION_SCAN)
             at = text.find(name, 0, end)
             if at < 0:
@@ -683,7 +688,7 @@ class AgingEngine(Engine):
         # (a text block beside tool results in one user message, a harness's reminder, opens
         # no turn)
         answering = {u.index for u in units if u.kind == "tool_result"}
-        later = _LaterMentions(units, answering)
+        later = _LaterMentions(units, answering, ctx.input_texts)
         # a record over its token budget: the budget engine will cut; aging's cuts, around
         # the facts, come first (a shortened output is then condensed again too)
         over_budget = ctx.budget_tokens is not None and (

@@ -14,7 +14,11 @@ from typing import Any
 import pytest
 
 from workers.core.settings import Settings
+from workers.core.tokens import TokenCounter
 from workers.engines._code import language_of, symbols
+from workers.engines.aging import AgingEngine
+from workers.engines.base import EngineContext
+from workers.messages import parse_record
 from workers.pipeline.runner import Pipeline
 from workers.pipeline.visibility import lost_facts
 from workers.testing import expanded_record
@@ -149,3 +153,24 @@ def test_a_container_with_one_broken_member_still_has_its_other_members() -> Non
     assert {"qstats", "mean", "median"} <= set(found)
     assert found["median"].parents == ("qstats",)
     assert "summarize" not in found  # the function with the error is left out
+
+
+def test_a_later_frame_an_engine_stashed_still_names_the_function() -> None:
+    # held-out set 7: mvn's later failure pointed into Money.convert through a frame the tool
+    # filter had stashed; aging read the later output as shortened and kept no function whole
+    crash = (
+        "F\n\nFailures:\n\n  1) Shop::Cart#add raises\n     Failure/Error: cart.add('X', 1)\n"
+        "     # ./lib/cart.rb:19:in `add'\n     # ./spec/cart_spec.rb:9:in `block'\n"
+    )
+    shown = "F\n… 6 lines omitted <<cx:0123456789abcdef>>\n"
+    record = _session("lib/cart.rb", RUBY, "unused", "add")
+    messages = record["messages"]
+    messages[4]["content"] = shown  # the edit's result, as an earlier engine left it
+    units = parse_record(record).units
+    inputs = tuple(crash if u.text == shown else u.text for u in units)
+    ctx = EngineContext(tokens=TokenCounter(), latest_user_text="Is it fixed?", input_texts=inputs)
+    out = AgingEngine().apply(units, ctx)
+    read = next(t for t, u in zip(out.texts, units, strict=True) if u.text.startswith("     1\t#"))
+    first, last = _rows(RUBY, "add")
+    for row in _numbered(RUBY).splitlines()[first - 1 : last]:
+        assert row in read.splitlines()
