@@ -498,6 +498,8 @@ _SUMMARY_LINE = re.compile(
     # meson test's totals (``Ok:  1``, ``Fail:  2``, ``Timeout:  1``)
     r"|^(?:Ok|Fail|Timeout|Expected Fail|Unexpected Pass|Skipped):\s+\d+$"
     r"|^Files=\d+, Tests=\d+, |^Result: (?:PASS|FAIL|NOTESTS)$"  # prove (Perl's TAP harness)
+    # coverage totals: gcov's per file and overall, lcov's summary
+    r"|^Lines executed:[\d.]+% of \d+$|^lines\.+: [\d.]+% \(\d+ of \d+ lines?\)$"
     # a benchmark's result rows: go test -bench, Rust's libtest, Python's timeit
     r"|^Benchmark\S+\s+\d+\s+[\d.]+ ns/op\b"
     r"|^test \S+ +\.\.\. bench: +[\d,.]+ ns/iter\b"
@@ -911,7 +913,7 @@ def command_family(command: str | None) -> str | None:
 # can start with: one set lookup spares most lines five regex calls.
 _DIFF_FIRST = frozenset("d@+-rn")
 _FRAME_FIRST = frozenset("Fa")
-_SUMMARY_FIRST = frozenset("=TFoPtROSaAIUurcBE#ℹY")
+_SUMMARY_FIRST = frozenset("=TFoPtROSaAIUurcBE#ℹYLl")
 # surefire's result of one test class that passed (``Time elapsed`` names a class, the
 # totals line has none): a passing test, counted by the marker, not a failure word
 _SUREFIRE_PASS = re.compile(

@@ -396,7 +396,7 @@ def test_an_output_another_engine_shortened_stays_as_it_left_it_unless_big() -> 
     # ``Fail: 2``, gcov's ``Lines executed``): aggressive lost facts standard kept
     shortened = "\n".join(
         ["FAILED tests/test_a.py::test_x - AssertionError: 3 != 5"]
-        + [f"Lines executed:{i}.00% of {i + 9}" for i in range(30)]
+        + [f"Branches executed:{i}.00% of {i + 9}" for i in range(30)]
         + ["… 120 passing tests omitted <<cx:0123456789abcdef>>", "1 failed, 120 passed in 3.2s"]
     )
     original = shortened.replace("… 120 passing tests omitted <<cx:0123456789abcdef>>", "ok")
@@ -408,7 +408,7 @@ def test_an_output_another_engine_shortened_stays_as_it_left_it_unless_big() -> 
         out = AgingEngine(policy=AgingPolicy(shortened_output_max_tokens=limit)).apply(units, ctx)
         aged = next(t for t, u in zip(out.texts, units, strict=True) if u.text == shortened)
         assert (aged == shortened) is kept
-        assert ("Lines executed:17.00% of 26" in aged) is kept
+        assert ("Branches executed:17.00% of 26" in aged) is kept
 
 
 def test_data_another_engine_shortened_ages_on_and_an_event_stream_is_a_report() -> None:

@@ -245,6 +245,11 @@ def test_prove_totals_and_the_line_under_a_bare_failed_are_facts() -> None:
         "Files=2, Tests=10,  0 wallclock secs ( 0.02 usr +  0.07 cusr =  0.10 CPU)\nResult: FAIL\n"
     )
     assert _kinds(prove, "prove -v")["test_summary"] == set(prove.splitlines())
+    coverage = "File 'stats.c'\nLines executed:77.78% of 9\n\n  lines......: 87.5% (7 of 8 lines)\n"
+    assert _kinds(coverage, "gcov -b stats.c")["test_summary"] == {
+        "Lines executed:77.78% of 9",
+        "lines......: 87.5% (7 of 8 lines)",
+    }
     promtool = 'Checking rules.yml\n  FAILED:\nrules.yml: not a valid duration string: "10x"\n'
     assert 'rules.yml: not a valid duration string: "10x"' in _kinds(promtool)["error_detail"]
 
