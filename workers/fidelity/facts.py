@@ -38,6 +38,7 @@ from workers.core.shell import command_segments
 from workers.fidelity.testlogs import has_go_runs, passing_test_logs
 
 __all__ = [
+    "MIETTE_HEAD",
     "SHAPED_KINDS",
     "SOURCE_FILE",
     "SYSTEM_HEADER_NOTE",
@@ -567,7 +568,7 @@ _LOCATION = re.compile(
 # and ``⚠`` in unicode): a finding when its frame's location follows within 3 lines
 # a test's verdict alone on its line, under the test's name (a build tool's task prefix aside)
 _VERDICT_BELOW = re.compile(r"^(?:\[[\w.-]+\]\s+)?(?:FAILED|Caused an ERROR)$")
-_MIETTE_HEAD = re.compile(r"^ {0,4}(?:(?P<error>[x×])|[!⚠]) \S")
+MIETTE_HEAD = re.compile(r"^ {0,4}[x×!⚠] \S")
 # A related location on its own indented line: tsc --pretty's ``  src/types.ts:1:51`` above
 # the snippet of what an error refers to (``'unitCents' is declared here.``), kind ``finding``
 # (esbuild writes it with a colon: ``    web/main.js:4:21:`` under ``✘ [ERROR] Could not resolve``)
@@ -831,12 +832,12 @@ _BLOCK_LABEL = re.compile(r"^[A-Za-z][A-Za-z ]{0,60}:$")
 # what ends a failure's message before its ``[  FAILED  ]``: the test's own log lines (glog's
 # ``I0501 12:00:00.000000 ...``, a timestamp) and the next test's markers
 _FAILURE_BLOCK_END = re.compile(r"^(?:\[|[IWEF]\d{4} \d\d:|\d{4}-\d\d-\d\d|\d\d:\d\d:\d\d)")
-# the JUnit Platform console launcher's failing test, under its ``Failures (6):`` (its ``=>``
-# exception line is an error line of its own)
 # an error's cause under its headline (uv's ``  cause: Because pandas==2.2.3 depends on ...``,
 # cargo's ``Caused by:`` items), with the lines its message wraps onto (indented deeper)
 _CAUSE_LINE = re.compile(r"^([ \t]+)(?:cause|caused by|reason):[ \t]+\S", re.I)
 _CAUSE_WRAP_LINES = 8
+# the JUnit Platform console launcher's failing test, under its ``Failures (6):`` (its ``=>``
+# exception line is an error line of its own)
 _JUNIT_PLATFORM_FAILURE = re.compile(r"^\s+JUnit (?:Jupiter|Vintage|Platform Suite):\S")
 _EXPECTED_HEAD = re.compile(r"^(?:- Expected\b|\+ actual - expected$|\+ expected - actual$)")
 _EXPECTED_END = re.compile(
@@ -1321,7 +1322,7 @@ GO_FRAME_FUNC = re.compile(
 def _miette_head(lines: list[str], index: int, raw: str) -> bool:
     """Whether ``raw`` heads a miette finding: its frame's ``,-[file:line:col]`` follows
     within 3 lines (a long message wraps above it)."""
-    if _MIETTE_HEAD.match(raw) is None:
+    if MIETTE_HEAD.match(raw) is None:
         return False
     return any(
         line.lstrip()[:2] in (",-", "╭─") and _LOCATION.match(line) is not None

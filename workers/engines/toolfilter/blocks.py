@@ -83,6 +83,7 @@ from workers.core.ansi import ANSI
 from workers.engines._text import CRASH_FRAME as _CRASH_FRAME
 from workers.fidelity.facts import (
     JVM_LIBRARY_FRAME,
+    MIETTE_HEAD,
     SYSTEM_HEADER_NOTE,
     SYSTEM_HEADER_STEP,
     is_crash_headline,
@@ -380,7 +381,6 @@ _HEADLINE = re.compile(
 # headlines that are a diagnostic only when a ``--> file:line:col`` follows: rustc's
 # bare ``warning: ...`` and ruff's ``E501 Line too long (94 > 88)``
 _LOOSE_FIRST = frozenset("ABCDEFGHIJKLMNOPQRSTUVWXYZwe x×!⚠")
-_MIETTE_HEAD = re.compile(r"^ {0,4}[x×!⚠] \S")
 _LOOSE_HEAD = re.compile(
     r"^(?:warning|error)(?:\[[\w:]+\])?: |^[A-Z]{1,4}\d{3,4}(?: \[\*\])? \S|^ {0,4}[x×!⚠] \S"
 )
@@ -998,7 +998,7 @@ def _diagnostics(
 def _miette_head(lines: list[str], i: int) -> bool:
     """Whether line ``i`` is miette's headline (``  × rule: msg``) above its frame's place."""
     return (
-        _MIETTE_HEAD.match(lines[i]) is not None
+        MIETTE_HEAD.match(lines[i]) is not None
         and i + 1 < len(lines)
         and RUST_LOCATION.match(lines[i + 1]) is not None
     )
