@@ -379,11 +379,13 @@ _ERROR_LINE = re.compile(
     # (pytest 9's subtests report ``SUBFAILED(total=10, parts=6) tests/...::test_x``)
     r"\b(?:error|errors|ERROR|Error|FAILED|SUBFAILED|FAIL|FAILURE|FAILURES|failed|Failed|"
     r"failure|failures|"
-    r"Failure|Failures|fatal|FATAL|Fatal|panic|panicked|Exception|Traceback|CRITICAL|critical|"
+    r"Failure|Failures|fatal|FATAL|Fatal|panic|panicked|PANIC|Exception|Traceback|CRITICAL|critical|"
     r"Warning|WARNING|warning|WARN|denied|refused|[A-Z]\w*(?:Error|Exception)"
     # the kernel's OOM killer and crash reports (``kernel: Out of memory: Killed process
     # 4242 (postgres)``, ``invoked oom-killer``, ``segfault at 0 ip ...``): no error word
     r"|Out of memory|oom-kill(?:er)?|segfault|SEVERE"
+    # a DNS answer's failing status (dig's ``status: NXDOMAIN``, dnsmasq's ``is NXDOMAIN``)
+    r"|NXDOMAIN|SERVFAIL|REFUSED"
     # ctest's closing line (``Errors`` alone is a table header: tsc's ``Errors  Files``)
     r"|Errors while running)\b"
     # the linker's errors (``main.c:(.text+0x93): undefined reference to `pool_start'``)
@@ -421,9 +423,9 @@ _ERROR_LINE = re.compile(
 # ``is_error_line`` to ``_ERROR_LINE``); its literals are scanned in one pass over a whole
 # output where Hyperscan is at hand (:func:`_hinted_rows`)
 _ERROR_HINT_LITERALS = (
-    "rror", "RROR", "ailed", "ailure", "FAIL", "atal", "FATAL", "anic", "xception",
+    "rror", "RROR", "ailed", "ailure", "FAIL", "atal", "FATAL", "anic", "ANIC", "xception",
     "Traceback", "RITICAL", "ritical", "arning", "WARN", "denied", "refused", "of memory",
-    "oom-kill", "segfault", "SEVERE", '"level":', "warn]", "crit]", "alert]", "emerg]",
+    "oom-kill", "segfault", "SEVERE", "NXDOMAIN", "SERVFAIL", "REFUSED", '"level":', "warn]", "crit]", "alert]", "emerg]",
     'warn"', 'crit"', 'alert"', 'emerg"', 'dpanic"', "***", "Timeout)", "Not Run)",
     "SEGFAULT)", "NUMERICAL)", "aborted)", "BackOff", "OOMKill", "ErrImagePull", "Evicted",
     "Segmentation", "Bus error", "Illegal instr", "Floating point", "core dumped",
@@ -508,6 +510,11 @@ _SUMMARY_LINE = re.compile(
     re.M,
 )
 # criterion's result row (``parse_line              time:   [93.1 ns 93.5 ns 94.0 ns]``)
+# a load test's throughput: redis-benchmark's ``GET: 51948.05 requests per second``,
+# ab's ``Requests per second:    1480.27 [#/sec] (mean)``, wrk's ``Requests/sec:  2304.12``
+_THROUGHPUT_ROW = re.compile(
+    r"^[\w ()-]{1,60}: [\d.]+ requests per second\b|^Requests(?: per second:|/sec:)\s+[\d.]+"
+)
 _CRITERION_ROW = re.compile(r"^\S.{0,120}?\s+time:\s+\[[\d.]+ \S+ [\d.]+ \S+ [\d.]+ \S+\]$")
 _DIFF_HEADER = re.compile(
     r"^(?:diff --git .*|@@ .* @@.*|\+\+\+ \S.*|--- (?:a/|b/|/dev/null).*|rename (?:from|to) .*|new file mode .*|deleted file mode .*)$",
@@ -667,6 +674,16 @@ _HTTP_5XX = re.compile(
     # HAProxy's httplog: the timers (``Tq/Tw/Tc/Tr/Ta``), then the status, the request last
     r"|(?:-?\d{1,9}/){3,4}\+?-?\d{1,9} 5\d\d \d"
 )
+# a request answered with a 5xx in other access-log shapes: a method, a path and the status
+# (morgan's ``GET /orders/3 500 4.123 ms - 148``), squid's ``TCP_MISS/503 3466 GET http://...``,
+# a structured log's ``status=502`` (logfmt, tracing) or ``"status": 500`` (JSON; not a
+# metric's label, ``status="503"``)
+_REQUEST_5XX = re.compile(
+    r"\b(?:GET|POST|PUT|PATCH|DELETE|HEAD|OPTIONS) /\S* 5\d\d\b"
+    r"|\b[A-Z]+_[A-Z_]+/5\d\d \d+ (?:GET|POST|PUT|PATCH|DELETE|HEAD|OPTIONS|CONNECT) "
+    r"|\bstatus(?:_code|Code)?=5\d\d\b|\"status(?:_code|Code)?\": ?5\d\d\b"
+)
+_REQUEST_HINTS = ("status", "GET ", "POST ", "PUT ", "PATCH ", "DELETE ", "HEAD ", "OPTIONS ")
 # The indented line under ``CMake Error at CMakeLists.txt:12 (add_executable):``
 # (``  No SOURCES given to target: app``) is a fact too (kind ``error_detail``), and so is
 # the message line under a Rust panic's ``thread 'main' panicked at src/x.rs:60:23:``
@@ -714,19 +731,31 @@ _RUST_LABEL = re.compile(r"^\s*\|[^\n]*?\^+[ \t]+[^\s^|]")
 # ``stack_frame``).
 _FRAME_HEAD = re.compile(
     r"^(?:panic: |fatal error: |WARNING: DATA RACE|WARNING: ThreadSanitizer: "
-    r"|==\d+==(?:ERROR: |\s*(?:Invalid|Conditional|Use of"
+    r"|==\d+==(?:ERROR: |WARNING: \w+Sanitizer: |\s*(?:Invalid|Conditional|Use of"
     r"|Mismatched|Syscall|Source and|[\d,]+ .*lost|" + _VALGRIND_THREAD_ERRORS + "))"
     r"|(?:Direct|Indirect) leak of "
     r"|Exception in thread |Caused by: |thread '[^'\n]{0,200}'(?: \(\d+\))? panicked at "
     r"|Program received signal |Found (?:one|\d+) Java-level deadlocks?:|SIG[A-Z]{2,8}: [a-z]"
     r"|(?:Uncaught )?(?:[A-Za-z_$][\w.$]*)?(?:Exception|Error)(?: \[[\w-]+\])?(?::|$))"
 )
+# a sanitizer report's section with a stack of its own: ThreadSanitizer's accesses (``Read of
+# size 8 at 0x... by thread T2:``, ``Previous write of size 8 ...``), MemorySanitizer's origin,
+# AddressSanitizer's ``freed by thread T0 here:``: its first frame in user code is a fact
+_SANITIZER_SECTION = re.compile(
+    r"^\s*(?:(?:Previous )?(?:[Rr]ead|[Ww]rite|[Aa]tomic \w+) of size \d+ at 0x[0-9a-f]+ by "
+    r"|Uninitialized value was created by "
+    r"|(?:freed|previously allocated) by thread \S+ here:)"
+)
+# what the report says the memory is (``Location is global 'hits' of size 8 at 0x...``) or
+# where an uninitialised value came from: part of the error
+_SANITIZER_DETAIL = re.compile(r"^\s*(?:Location is |Uninitialized value was created by )")
 _NATIVE_FRAME = re.compile(
     r"^\s+/\S+\.go:\d+(?: \+0x[0-9a-f]+)?(?: fp=0x[0-9a-f]+ sp=0x[0-9a-f]+ pc=0x[0-9a-f]+)?$"
     # a sanitizer's frame, its function one word or a C++ signature (``in LruCache::put(std::
     # basic_string<char> const&, int) /src/lru.cpp:10``)
     r"|^\s*#\d+ 0x[0-9a-f]+ in (?:\S+|[^()\n]+\(.*\)(?: const)?) \S+:\d+"
-    r"|^\s*#\d+ \S+ \S+:\d+(?::\d+)? \([^()\s]+\+0x[0-9a-f]+\)$"  # ThreadSanitizer's
+    # ThreadSanitizer's (clang's with its ``(BuildId: ...)``; a file without line info too)
+    r"|^\s*#\d+ \S+ \S+?(?::\d+(?::\d+)?)? \([^()\s]+\+0x[0-9a-f]+\)(?: \(BuildId: \w+\))?$"
     r"|^==\d+==\s+(?:at|by) 0x[0-9A-Fa-f]+: .*\(\S+:\d+\)$"
     r"|^\s+at [\w$.<>]+\(.*:\d+\)|^\s+at .+ \(.+:\d+:\d+\)$"
     r"|^\s+at \S+:\d+:\d+$"  # a Rust backtrace frame's location (under its function)
@@ -839,9 +868,17 @@ _CAUSE_WRAP_LINES = 8
 # the JUnit Platform console launcher's failing test, under its ``Failures (6):`` (its ``=>``
 # exception line is an error line of its own)
 _JUNIT_PLATFORM_FAILURE = re.compile(r"^\s+JUnit (?:Jupiter|Vintage|Platform Suite):\S")
-_EXPECTED_HEAD = re.compile(r"^(?:- Expected\b|\+ actual - expected$|\+ expected - actual$)")
+_EXPECTED_HEAD = re.compile(
+    r"^(?:- Expected\b|\+ actual - expected$|\+ expected - actual$"
+    # ava's ``Difference (- actual, + expected):`` (``Difference:`` before ava 6)
+    r"|Difference(?: \(- actual, \+ expected\))?:$)"
+)
+# a failing test's place on a line of its own, a file and a line (ava, above the source lines)
+_BARE_LOCATION = re.compile(r"^ +(?:[\w.@~+-]+/)*[\w.@~+-]+\.\w{1,12}:\d+$")
+# the message of an error object node prints (``TypeError {`` / ``  message: '...',``)
+_ERROR_MESSAGE = re.compile(r"^\s+message: ['\"`]")
 _EXPECTED_END = re.compile(
-    r"^\s*(?:at \S|❯ |[✕×✗✘●] |(?:FAIL|PASS)\b|⎯|Test Suites:|Tests?\b.*\d+ (?:passed|failed))"
+    r"^\s*(?:at \S|[❯›] |[✕×✗✘●] |(?:FAIL|PASS)\b|⎯|Test Suites:|Tests?\b.*\d+ (?:passed|failed))"
 )
 # A Ruby frame in the project (``# ./spec/cart_spec.rb:41:in `block ...'``, rspec).
 _RUBY_FRAME = re.compile(r"^\s*# \./\S+:\d+:in ")
@@ -995,6 +1032,7 @@ def _tool_lines(text: str, family: str | None) -> Iterable[tuple[str, str]]:
     cause_indent = -1  # the indentation of an error's ``cause:`` line (its message wraps deeper)
     cause_lines = 0  # lines of the cause's message left
     error_here = False  # this line is an error line (a ``cause:`` right under it is its cause)
+    described = False  # an error's ``Description:`` label came last: its next line says what
     for index, raw_line in enumerate(all_lines):
         if index in quiet:
             continue
@@ -1021,12 +1059,33 @@ def _tool_lines(text: str, family: str | None) -> Iterable[tuple[str, str]]:
             line = line[:600]
         named, above = above, token
         error_above, error_here = error_here, False
+        if described:
+            # Spring Boot's failure analysis: ``APPLICATION FAILED TO START``, ``Description:``,
+            # then what failed (``Parameter 0 of constructor in ... required a bean ...``)
+            described = False
+            yield "error_detail", token
+            continue
+        if failed and line == "Description:":
+            described = True
+        if (
+            line[:1] == "<"
+            and line.startswith(("<failure", "<error"))
+            and named[:10] == "<testcase "
+        ):
+            # a JUnit XML report (surefire's, go-junit-report's, pytest --junitxml): the
+            # ``<testcase name=...>`` element a ``<failure>`` opens under is the failing test
+            yield "test_failure", named
         if cause_indent >= 0:
             if _indent(raw) > cause_indent and cause_lines > 0:
                 cause_lines -= 1
                 yield "error_detail", token
                 continue
             cause_indent = -1
+        if raw[0] in " \t" and error_above and named[-1:] == "{" and _ERROR_MESSAGE.match(raw):
+            # an error object printed by node's inspect (ava, node:test): ``TypeError {`` over
+            # ``  message: 'qty must be an integer, got 1.5',``
+            yield "error_detail", token
+            continue
         if raw[0] in " \t" and error_above and (cause := _CAUSE_LINE.match(raw)) is not None:
             # right under an error line: its cause (and the lines the cause wraps onto)
             cause_indent, cause_lines = len(cause.group(1)), _CAUSE_WRAP_LINES
@@ -1134,6 +1193,11 @@ def _tool_lines(text: str, family: str | None) -> Iterable[tuple[str, str]]:
                     want_frame = False
                     yield "stack_frame", token
             continue
+        if crashed and raw[:1] == " " and _SANITIZER_SECTION.match(raw):
+            want_frame = True  # (its own line is a fact when it says what the memory is)
+        if crashed and raw[:1] == " " and _SANITIZER_DETAIL.match(raw):
+            yield "error_detail", token
+            continue
         if (
             want_frame
             and first in _NATIVE_FIRST
@@ -1191,8 +1255,10 @@ def _tool_lines(text: str, family: str | None) -> Iterable[tuple[str, str]]:
             yield "commit", token
         elif first.isdecimal() and _STAT_SUMMARY.match(line):
             yield "stat_summary", token
-        elif ((first in _SUMMARY_FIRST or first.isdecimal()) and _SUMMARY_LINE.match(line)) or (
-            "time:" in line and _CRITERION_ROW.match(line)
+        elif (
+            ((first in _SUMMARY_FIRST or first.isdecimal()) and _SUMMARY_LINE.match(line))
+            or ("time:" in line and _CRITERION_ROW.match(line))
+            or ("equests" in line and _THROUGHPUT_ROW.match(line))
         ):
             yield "test_summary", token
         elif (
@@ -1217,6 +1283,8 @@ def _tool_lines(text: str, family: str | None) -> Iterable[tuple[str, str]]:
             in_expected = True
             expected_indent = _indent(raw)
             yield "test_failure", token
+        elif failed and raw[:1] == " " and line[-1:].isdecimal() and _BARE_LOCATION.match(raw):
+            yield "location", token  # ava's ``  test/cart.test.js:12`` above the failing source
         elif first == "J" and _JUNIT_PLATFORM_FAILURE.match(raw):
             failed = want_frame = True
             yield "test_failure", token
@@ -1254,6 +1322,11 @@ def _tool_lines(text: str, family: str | None) -> Iterable[tuple[str, str]]:
         elif (
             (first in _CRASH_FIRST and _CRASH_HEAD.match(line))
             or (" HTTP/" in line and _HTTP_5XX.search(line))
+            or (
+                "5" in line
+                and any(h in line for h in _REQUEST_HINTS)
+                and _REQUEST_5XX.search(line) is not None
+            )
             or (
                 is_error_line(line)
                 if hinted is None

@@ -1,0 +1,263 @@
+"""Facts by shape from held-out sets 13 and 14 (tools no rule names).  Set 13: ava's failure blocks
+(``Difference (- actual, + expected):``, the bare ``test/cart.test.js:12`` above the source,
+an error object's ``message:``), tparse's ``PANIC`` box, load tests' throughput rows
+(redis-benchmark, ab, wrk), a JUnit XML report's failing ``<testcase>`` and a DNS answer's
+failing status.  Standard mode kept the ava run's diff lines behind ``… 12 lines omitted``
+(the output came under ``pnpm test``: pnpm's own filter, head and tail)."""
+
+from __future__ import annotations
+
+from tests.support.sessions import bash_session
+from workers.core.settings import Settings
+from workers.fidelity.facts import critical_lines, is_error_line
+from workers.pipeline.runner import Pipeline
+from workers.testing import expanded_record
+
+AVA_FRAMES = "".join(
+    f"      at Runner.run{i} (file:///app/node_modules/.pnpm/ava@6.2.0/node_modules/ava/lib/"
+    f"runner.js:{281 + i}:33)\n"
+    for i in range(8)
+)
+AVA = f"""\
+
+> cartjs@1.2.0 test /app
+> ava
+
+
+  ✘ [fail]: shipping › quote rounds up to a started kg
+  ✔ shipping › quote for EU
+  ✔ cart › subtotal sums lines
+  ✔ cart › unknown coupon throws
+  ✘ [fail]: cart › adding the same sku twice accumulates qty
+  ✘ [fail]: cart › fractional qty is rejected
+  ─
+
+  shipping › quote rounds up to a started kg
+
+  test/shipping.test.js:24
+
+   23:   const c = new Cart().add('A-1', 5, 100);
+   24:   t.is(await quote(c, 'UK', fetchRate), 610 * 2);
+   25: }});
+
+  Difference (- actual, + expected):
+
+  - 763
+  + 1220
+
+  › file://test/shipping.test.js:24:5
+
+
+
+  cart › adding the same sku twice accumulates qty
+
+  test/cart.test.js:12
+
+   11:   t.is(c.lines.length, 1);
+   12:   t.is(c.lines[0].qty, 5);
+   13: }});
+
+  Difference (- actual, + expected):
+
+  - 3
+  + 5
+
+  › file://test/cart.test.js:12:5
+
+
+
+  cart › fractional qty is rejected
+
+  Function threw unexpected exception:
+
+  TypeError {{
+    message: 'qty must be an integer, got 1.5',
+  }}
+
+  TypeError: qty must be an integer, got 1.5
+      at Cart.add (file:///app/src/cart.js:8:39)
+{AVA_FRAMES}
+  ─
+
+  3 tests failed
+ ELIFECYCLE  Test failed. See above for more details.
+"""
+FAILURE_LINES = (
+    "- 763",
+    "+ 1220",
+    "- 3",
+    "+ 5",
+    "test/shipping.test.js:24",
+    "test/cart.test.js:12",
+    "message: 'qty must be an integer, got 1.5',",
+)
+JUNIT_XML = """\
+<?xml version="1.0" encoding="UTF-8"?>
+<testsuites tests="3" failures="1">
+\t<testsuite name="example.com/gobill/tax" tests="3" failures="1" errors="0" time="0.003">
+\t\t<testcase name="TestRate" classname="example.com/gobill/tax" time="0.000"></testcase>
+\t\t<testcase name="TestVAT" classname="example.com/gobill/tax" time="0.000">
+\t\t\t<failure message="Failed"><![CDATA[    tax_test.go:18: VAT("DE", 1999) = 379, want 380]]></failure>
+\t\t</testcase>
+\t\t<testcase name="TestReverse" classname="example.com/gobill/tax" time="0.000"></testcase>
+\t</testsuite>
+</testsuites>
+"""
+
+
+def _facts(text: str) -> dict[str, set[str]]:
+    out: dict[str, set[str]] = {}
+    for kind, line in critical_lines(text, "tool_result"):
+        out.setdefault(kind, set()).add(line)
+    return out
+
+
+def test_an_ava_failures_diff_its_place_and_its_errors_message_are_facts() -> None:
+    facts = set().union(*_facts(AVA).values())
+    for line in FAILURE_LINES:
+        assert line in facts, line
+    # the source lines and a passing test are none
+    assert "12:   t.is(c.lines[0].qty, 5);" not in facts
+    assert "✔ shipping › quote for EU" not in facts
+
+
+def test_a_bare_place_or_a_message_outside_a_failure_is_no_fact() -> None:
+    listing = "  src/cart.js:12\n  config {\n    message: 'hello',\n  }\n"
+    assert critical_lines(listing, "tool_result") == frozenset()
+
+
+def test_standard_mode_keeps_an_ava_failure_under_a_package_managers_command() -> None:
+    for command in ("pnpm test 2>&1", "npm test", "yarn test"):
+        data = bash_session([(command, AVA)], ask="Why do the cart tests fail?")
+        outcome = Pipeline(Settings(mode="standard")).run_raw(data)
+        shown = outcome.record["messages"][2]["content"].splitlines()
+        stripped = {line.strip() for line in shown}
+        for line in FAILURE_LINES:
+            assert line in stripped, (command, line)
+        assert expanded_record(outcome) == data
+
+
+def test_a_panic_in_capitals_is_an_error_line() -> None:
+    assert is_error_line("┃   PANIC  package: example.com/gobill/tax • TestRateAll   ┃")
+    assert is_error_line("│ PANIC  │  0.00s  │ example.com/gobill/tax │")
+    assert not is_error_line("│ PASS  │  0.00s  │ example.com/gobill/tax │")
+
+
+def test_a_load_tests_throughput_rows_are_its_summary() -> None:
+    text = (
+        " \rSET: rps=0.0 (overall: 37000.0) avg_msec=0.049 (overall: 0.049)\r"
+        "SET: 52631.58 requests per second, p50=0.063 msec\n"
+        " \rGET: 51948.05 requests per second, p50=0.071 msec\n"
+        "LRANGE_100 (first 100 elements): 54054.05 requests per second, p50=0.063 msec\n"
+        "Requests per second:    1480.27 [#/sec] (mean)\n"
+        "Requests/sec:   2304.12\n"
+        "Transfer/sec:      1.21MB\n"
+    )
+    summaries = _facts(text).get("test_summary", set())
+    assert summaries == {
+        "SET: 52631.58 requests per second, p50=0.063 msec",
+        "GET: 51948.05 requests per second, p50=0.071 msec",
+        "LRANGE_100 (first 100 elements): 54054.05 requests per second, p50=0.063 msec",
+        "Requests per second:    1480.27 [#/sec] (mean)",
+        "Requests/sec:   2304.12",
+    }
+
+
+def test_the_testcase_a_junit_failure_opens_under_is_the_failing_test() -> None:
+    failing = _facts(JUNIT_XML).get("test_failure", set())
+    assert failing == {'<testcase name="TestVAT" classname="example.com/gobill/tax" time="0.000">'}
+
+
+def test_a_dns_answers_failing_status_is_an_error_line() -> None:
+    assert is_error_line(";; ->>HEADER<<- opcode: QUERY, status: NXDOMAIN, id: 2136")
+    assert is_error_line("dnsmasq[25380]: 4 127.0.0.1/56726 config nope.internal is NXDOMAIN")
+    assert is_error_line(";; ->>HEADER<<- opcode: QUERY, status: SERVFAIL, id: 7")
+    assert not is_error_line(";; ->>HEADER<<- opcode: QUERY, status: NOERROR, id: 24730")
+
+
+# held-out set 14: squid, morgan, tracing and JSON logs' 5xx requests, Spring Boot's failure
+# analysis, clang's ThreadSanitizer and MemorySanitizer reports
+SQUID = """\
+1796631852.442      0 127.0.0.1 TCP_MISS/200 284 GET http://127.0.0.1:47141/api/ok/3 - HIER_DIRECT/127.0.0.1 -
+1796631852.461      0 127.0.0.1 TCP_MISS/503 3466 GET http://127.0.0.1:47149/billing/charge/5 - HIER_DIRECT/127.0.0.1 text/html
+"""
+SPRING = """\
+***************************
+APPLICATION FAILED TO START
+***************************
+
+Description:
+
+Parameter 0 of constructor in com.acme.orders.PricingService required a bean of type 'com.acme.orders.FxClient' that could not be found.
+
+
+Action:
+
+Consider defining a bean of type 'com.acme.orders.FxClient' in your configuration.
+"""
+TSAN = """\
+==================
+WARNING: ThreadSanitizer: data race (pid=11813)
+  Read of size 8 at 0x55daee2cf258 by thread T2:
+    #0 worker /src/race.c:10:9 (race+0xd01c5) (BuildId: e111c5df34deaef6d1e12821a9d9cc965facf8c1)
+    #1 start /src/race.c:30:3 (race+0xd01c9) (BuildId: e111c5df34deaef6d1e12821a9d9cc965facf8c1)
+
+  Previous write of size 8 at 0x55daee2cf258 by thread T1:
+    #0 worker /src/race.c:11:13 (race+0xd01e1) (BuildId: e111c5df34deaef6d1e12821a9d9cc965facf8c1)
+
+  Location is global 'hits' of size 8 at 0x55daee2cf258 (race+0x1476258)
+
+SUMMARY: ThreadSanitizer: data race /src/race.c:10:9 in worker
+==================
+"""
+MSAN = """\
+==19692==WARNING: MemorySanitizer: use-of-uninitialized-value
+    #0 0x558f90f11516 in main /src/uninit.c:18:9
+    #1 0x7ff57d096249 in __libc_start_call_main csu/../sysdeps/nptl/libc_start_call_main.h:58:16
+
+  Uninitialized value was created by an allocation of 'c' in the stack frame of function 'main'
+    #0 0x558f90f11290 in main /src/uninit.c:14
+
+SUMMARY: MemorySanitizer: use-of-uninitialized-value /src/uninit.c:18:9 in main
+"""
+
+
+def test_a_request_answered_with_a_5xx_is_an_error_line_in_every_log_shape() -> None:
+    errors = _facts(SQUID).get("error_line", set())
+    assert errors == {SQUID.splitlines()[1]}
+    for line in (
+        "GET /orders/3 500 4.123 ms - 148",
+        "2026-12-07T08:30:01Z  INFO rgate: finished request method=POST uri=/pay status=502",
+        '{"ts": 1, "path": "/api/orders", "status": 503}',
+    ):
+        assert _facts(line + "\n").get("error_line") == {line}, line
+    for line in (
+        "GET /orders/3 200 4.1 ms - 148",
+        'http_requests_total{method="GET",route="/healthz",status="503"} 4',
+        '{"status": 200, "path": "/api/orders"}',
+    ):
+        assert critical_lines(line + "\n", "tool_result") == frozenset(), line
+
+
+def test_what_a_failure_analysis_describes_is_part_of_the_error() -> None:
+    details = _facts(SPRING).get("error_detail", set())
+    assert details == {SPRING.splitlines()[6]}
+    # a ``Description:`` with no error above it says nothing of one
+    assert critical_lines("Description:\n\nA small web shop.\n", "tool_result") == frozenset()
+
+
+def test_each_sanitizer_access_and_origin_keeps_its_first_user_frame() -> None:
+    tsan = _facts(TSAN)
+    assert tsan["stack_frame"] == {TSAN.splitlines()[3].strip(), TSAN.splitlines()[7].strip()}
+    assert tsan["error_detail"] == {
+        "Location is global 'hits' of size 8 at 0x55daee2cf258 (race+0x1476258)"
+    }
+    msan = _facts(MSAN)
+    assert msan["stack_frame"] == {
+        "#0 0x558f90f11516 in main /src/uninit.c:18:9",
+        "#0 0x558f90f11290 in main /src/uninit.c:14",
+    }
+    assert msan["error_detail"] == {
+        "Uninitialized value was created by an allocation of 'c' in the stack frame of "
+        "function 'main'"
+    }
