@@ -874,7 +874,7 @@ _EXPECTED_HEAD = re.compile(
     r"|Difference(?: \(- actual, \+ expected\))?:$)"
 )
 # a failing test's place on a line of its own, a file and a line (ava, above the source lines)
-_BARE_LOCATION = re.compile(r"^ +(?:[\w.@~+-]+/)*[\w.@~+-]+\.\w{1,12}:\d+$")
+_BARE_LOCATION = re.compile(r"^ +(?:[\w.@~+-]+/)*[\w.@~+-]+\.[A-Za-z]\w{0,11}:\d+$")
 # the message of an error object node prints (``TypeError {`` / ``  message: '...',``)
 _ERROR_MESSAGE = re.compile(r"^\s+message: ['\"`]")
 _EXPECTED_END = re.compile(

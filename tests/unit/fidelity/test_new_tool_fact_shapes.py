@@ -124,6 +124,8 @@ def test_an_ava_failures_diff_its_place_and_its_errors_message_are_facts() -> No
 def test_a_bare_place_or_a_message_outside_a_failure_is_no_fact() -> None:
     listing = "  src/cart.js:12\n  config {\n    message: 'hello',\n  }\n"
     assert critical_lines(listing, "tool_result") == frozenset()
+    # under an error, an address is no place in a file
+    assert _facts("Error: connect ECONNREFUSED\n  127.0.0.1:5432\n").get("location") is None
 
 
 def test_standard_mode_keeps_an_ava_failure_under_a_package_managers_command() -> None:
