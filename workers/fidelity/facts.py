@@ -512,6 +512,8 @@ _SUMMARY_LINE = re.compile(
 # criterion's result row (``parse_line              time:   [93.1 ns 93.5 ns 94.0 ns]``)
 # a load test's throughput: redis-benchmark's ``GET: 51948.05 requests per second``,
 # ab's ``Requests per second:    1480.27 [#/sec] (mean)``, wrk's ``Requests/sec:  2304.12``
+# a load test's count per status code (hey's ``  [502]\t200 responses``)
+_STATUS_COUNT = re.compile(r"^\[[1-5]\d\d\]\s+\d+ responses$")
 _THROUGHPUT_ROW = re.compile(
     r"^[\w ()-]{1,60}: [\d.]+ requests per second\b|^Requests(?: per second:|/sec:)\s+[\d.]+"
 )
@@ -683,7 +685,6 @@ _REQUEST_5XX = re.compile(
     r"|\b[A-Z]+_[A-Z_]+/5\d\d \d+ (?:GET|POST|PUT|PATCH|DELETE|HEAD|OPTIONS|CONNECT) "
     r"|\bstatus(?:_code|Code)?=5\d\d\b|\"status(?:_code|Code)?\": ?5\d\d\b"
 )
-_REQUEST_HINTS = ("status", "GET ", "POST ", "PUT ", "PATCH ", "DELETE ", "HEAD ", "OPTIONS ")
 # The indented line under ``CMake Error at CMakeLists.txt:12 (add_executable):``
 # (``  No SOURCES given to target: app``) is a fact too (kind ``error_detail``), and so is
 # the message line under a Rust panic's ``thread 'main' panicked at src/x.rs:60:23:``
@@ -806,6 +807,7 @@ _ANSI = ANSI  # the one escape-sequence pattern
 _TEST_FAILURE = re.compile(
     # jest/vitest/mocha, TAP (jest's ``● Console`` heads console.log output, not a failure)
     r"^\s*(?:[✕×✗✘✖] |● (?!Console\s*$))\S|^\s*not ok \d+ - \S"
+    r'|^\s*FAIL +"[^"\n]+"$'  # uvu's failing test (its message next)
     r"|^_{3,} \S.* _{3,}$"  # pytest's failure section header
     r"|^---- \S+ stdout ----$"  # cargo test
     r"|^rspec \S+(?::\d+|\[[\d:]+\]) # "  # rspec's failed examples
@@ -871,8 +873,41 @@ _JUNIT_PLATFORM_FAILURE = re.compile(r"^\s+JUnit (?:Jupiter|Vintage|Platform Sui
 _EXPECTED_HEAD = re.compile(
     r"^(?:- Expected\b|\+ actual - expected$|\+ expected - actual$"
     # ava's ``Difference (- actual, + expected):`` (``Difference:`` before ava 6)
-    r"|Difference(?: \(- actual, \+ expected\))?:$)"
+    r"|Difference(?: \(- actual, \+ expected\))?:$"
+    # node:assert's and uvu's ``Expected values to be strictly equal:`` (uvu: ``++`` expected,
+    # ``--`` actual)
+    r"|Expected values to be (?:\w+ )?(?:equal|unequal|deep-equal):)"
 )
+# a task runner's prefix on every line of a task's output: turbo's ``@scope/pkg:test: ``, nx's
+# and lerna's ``pkg:build: ``, docker compose's ``web_1     | ``, honcho's ``web.1 | ``
+_TASK_PREFIX = re.compile(r"(?:@[\w.-]+/)?[\w.-]+:[A-Za-z][\w:.-]*:(?: |$)|[\w.-]+ +\|(?: |$)")
+_TASK_PREFIX_SAMPLE = 400
+_TASK_PREFIX_HINT = re.compile(r":[A-Za-z][\w:.-]*:(?: |$)| \|(?: |$)")
+
+
+def _task_prefix(lines: Sequence[str], has_ansi: bool) -> re.Pattern[str] | None:
+    """The pattern of the task prefix most of ``lines`` start with, when they do (a few
+    tasks, each with many lines), else None: the rules read what follows it."""
+    prefixes: dict[str, int] = {}
+    sample = 0
+    head = [line for line in lines[:12] if line.strip()][:6]
+    if len(head) < 6 or sum(1 for line in head if _TASK_PREFIX_HINT.search(line)) < 3:
+        return None  # most lines carry one: most of the first ones do too
+    for raw in lines[:_TASK_PREFIX_SAMPLE]:
+        if has_ansi and "\x1b" in raw:
+            raw = _ANSI.sub("", raw)
+        if not raw.strip():
+            continue
+        sample += 1
+        found = _TASK_PREFIX.match(raw)
+        if found is not None:
+            prefixes[found.group()] = prefixes.get(found.group(), 0) + 1
+    hits = sum(prefixes.values())
+    if sample < 6 or hits * 2 < sample or len(prefixes) * 3 > hits:
+        return None
+    return _TASK_PREFIX
+
+
 # a failing test's place on a line of its own, a file and a line (ava, above the source lines)
 _BARE_LOCATION = re.compile(r"^ +(?:[\w.@~+-]+/)*[\w.@~+-]+\.[A-Za-z]\w{0,11}:\d+$")
 # the message of an error object node prints (``TypeError {`` / ``  message: '...',``)
@@ -958,7 +993,7 @@ _SUREFIRE_PASS = re.compile(
     r"^(?:\[INFO\] )?Tests run: \d+, Failures: 0, Errors: 0, Skipped: \d+, Time elapsed: "
     r"[\d.,]+ s(?:ec)?(?: -{1,2} in [\w.$]+)?$"
 )
-_FAILURE_FIRST = frozenset("✕×✗✘✖●n_-r")
+_FAILURE_FIRST = frozenset("✕×✗✘✖●n_-rF")
 _LOCATION_FIRST = frozenset("-[❯lLwW>,╭")
 _CRASH_FIRST = frozenset("SDImt=P[-+<FCA")
 # shellcheck's default (tty) format: a finding's place on a line of its own (``In deploy.sh
@@ -1015,6 +1050,8 @@ def _tool_lines(text: str, family: str | None) -> Iterable[tuple[str, str]]:
     grep_files: set[str] = set()
     has_ansi = "\x1b" in text
     all_lines = text.splitlines()
+    # every line's task prefix aside (turbo, compose): the rules read what the task printed
+    task_prefix = _task_prefix(all_lines, has_ansi) if ": " in text or " | " in text else None
     # a test runner's JSON event stream (``go test -json``): each event's ``Output`` is
     # the line the runner prints, read by the rules below; the event, as written, is the
     # line that must stay visible
@@ -1037,6 +1074,9 @@ def _tool_lines(text: str, family: str | None) -> Iterable[tuple[str, str]]:
         if index in quiet:
             continue
         raw = _ANSI.sub("", raw_line) if has_ansi else raw_line
+        tagged = task_prefix.match(raw) if task_prefix is not None else None
+        if tagged is not None:
+            raw = raw[tagged.end() :]
         line = raw.strip()
         if not line:
             title_lines = 0
@@ -1052,7 +1092,7 @@ def _tool_lines(text: str, family: str | None) -> Iterable[tuple[str, str]]:
             last_frame = last_user_frame = None
             continue
         # The token that must stay visible is the line as written (colours included).
-        token = raw_line.strip()[:600] if has_ansi else line[:600]
+        token = raw_line.strip()[:600] if has_ansi or tagged is not None else line[:600]
         if events is not None:
             token = text_lines[index].strip()[:600]
         if len(line) > 600:
@@ -1259,6 +1299,7 @@ def _tool_lines(text: str, family: str | None) -> Iterable[tuple[str, str]]:
             ((first in _SUMMARY_FIRST or first.isdecimal()) and _SUMMARY_LINE.match(line))
             or ("time:" in line and _CRITERION_ROW.match(line))
             or ("equests" in line and _THROUGHPUT_ROW.match(line))
+            or (first == "[" and line[-1] == "s" and _STATUS_COUNT.match(line))
         ):
             yield "test_summary", token
         elif (
@@ -1268,7 +1309,7 @@ def _tool_lines(text: str, family: str | None) -> Iterable[tuple[str, str]]:
             or (first.isdecimal() and _COUNTED_RESULT_FAILED.match(raw))
         ):
             failed = want_frame = True
-            want_message = first == "●"
+            want_message = first == "●" or first == "F"
             numbered = in_failures and mocha and first.isdecimal()
             title_lines = 3 if numbered and _NUMBERED_FAILURE.match(raw) else 0
             yield "test_failure", token
@@ -1324,7 +1365,14 @@ def _tool_lines(text: str, family: str | None) -> Iterable[tuple[str, str]]:
             or (" HTTP/" in line and _HTTP_5XX.search(line))
             or (
                 "5" in line
-                and any(h in line for h in _REQUEST_HINTS)
+                and (
+                    "GET " in line
+                    or "POST " in line
+                    or "status" in line
+                    or "PUT " in line
+                    or "DELETE " in line
+                    or "PATCH " in line
+                )
                 and _REQUEST_5XX.search(line) is not None
             )
             or (

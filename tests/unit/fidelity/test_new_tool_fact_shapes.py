@@ -263,3 +263,66 @@ def test_each_sanitizer_access_and_origin_keeps_its_first_user_frame() -> None:
         "Uninitialized value was created by an allocation of 'c' in the stack frame of "
         "function 'main'"
     }
+
+
+# held-out set 16: a task runner's prefix on every line (turbo), uvu's failures under it, hey's
+# counts per status code
+TURBO = """\
+turbo 2.3.3
+
+• Running test in 2 packages
+@shop/units:test: > @shop/units@0.4.0 test
+@shop/units:test: > uvu test .test.mjs
+@shop/units:test:
+@shop/units:test:   FAIL  "format pads cents"
+@shop/units:test:     Expected values to be strictly equal:  (is)
+@shop/units:test:
+@shop/units:test:         ++12.05·EUR    (Expected)
+@shop/units:test:         --12.5·EUR     (Actual)
+@shop/units:test:              ^
+@shop/units:test:     at assert (file:///app/node_modules/uvu/assert/index.mjs:33:8)
+@shop/units:test:     at Object.handler (file:///app/packages/units/test/units.test.mjs:14:10)
+@shop/units:test:
+@shop/units:test:   FAIL  "parseMoney accepts thousands separators"
+@shop/units:test:     UNITS-400 cannot parse money: "1,250.00 GBP"
+@shop/units:test:     at parseMoney (file:///app/packages/units/dist/index.js:18:15)
+@shop/units:test:
+@shop/units:test:   Total:     6
+@shop/units:test:   Passed:    4
+@shop/ledger:test: > uvu test .test.mjs
+@shop/ledger:test:   Total:     5
+@shop/ledger:test:   Passed:    5
+"""
+HEY = """\
+Summary:
+  Total:\t3.2101 secs
+  Requests/sec:\t124.5541
+
+Status code distribution:
+  [200]\t120 responses
+  [429]\t80 responses
+  [502]\t200 responses
+"""
+
+
+def test_a_task_runners_prefix_is_read_past() -> None:
+    failures = _facts(TURBO).get("test_failure", set())
+    lines = TURBO.splitlines()
+    for n in (6, 7, 9, 10, 15, 16):
+        assert lines[n].strip() in failures, lines[n]
+    assert lines[13].strip() in _facts(TURBO).get("stack_frame", set())
+    # a compiler's ``file:line:`` is no task prefix
+    mypy = "".join(
+        f"app.py:{n}: error: Name 'x{n}' is not defined  [name-defined]\n" for n in range(8)
+    )
+    assert {line for _, line in critical_lines(mypy, "tool_result")} == set(mypy.splitlines())
+
+
+def test_a_load_tests_counts_per_status_code_are_its_summary() -> None:
+    summaries = _facts(HEY).get("test_summary", set())
+    assert summaries == {
+        "Requests/sec:\t124.5541",
+        "[200]\t120 responses",
+        "[429]\t80 responses",
+        "[502]\t200 responses",
+    }
