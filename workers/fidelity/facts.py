@@ -386,6 +386,9 @@ _ERROR_LINE = re.compile(
     r"|Out of memory|oom-kill(?:er)?|segfault|SEVERE"
     # a DNS answer's failing status (dig's ``status: NXDOMAIN``, dnsmasq's ``is NXDOMAIN``)
     r"|NXDOMAIN|SERVFAIL|REFUSED"
+    # a name or a certificate a client could not use (curl's ``Could not resolve host: x``,
+    # ``SSL certificate problem: self-signed certificate``, npm's ``Could not resolve dependency``)
+    r"|Could not resolve|certificate problem"
     # ctest's closing line (``Errors`` alone is a table header: tsc's ``Errors  Files``)
     r"|Errors while running)\b"
     # the linker's errors (``main.c:(.text+0x93): undefined reference to `pool_start'``)
@@ -425,7 +428,8 @@ _ERROR_LINE = re.compile(
 _ERROR_HINT_LITERALS = (
     "rror", "RROR", "ailed", "ailure", "FAIL", "atal", "FATAL", "anic", "ANIC", "xception",
     "Traceback", "RITICAL", "ritical", "arning", "WARN", "denied", "refused", "of memory",
-    "oom-kill", "segfault", "SEVERE", "NXDOMAIN", "SERVFAIL", "REFUSED", '"level":', "warn]", "crit]", "alert]", "emerg]",
+    "oom-kill", "segfault", "SEVERE", "NXDOMAIN", "SERVFAIL", "REFUSED", "ould not resolve",
+    "certificate problem", '"level":', "warn]", "crit]", "alert]", "emerg]",
     'warn"', 'crit"', 'alert"', 'emerg"', 'dpanic"', "***", "Timeout)", "Not Run)",
     "SEGFAULT)", "NUMERICAL)", "aborted)", "BackOff", "OOMKill", "ErrImagePull", "Evicted",
     "Segmentation", "Bus error", "Illegal instr", "Floating point", "core dumped",
@@ -506,7 +510,9 @@ _SUMMARY_LINE = re.compile(
     # a benchmark's result rows: go test -bench, Rust's libtest, Python's timeit
     r"|^Benchmark\S+\s+\d+\s+[\d.]+ ns/op\b"
     r"|^test \S+ +\.\.\. bench: +[\d,.]+ ns/iter\b"
-    r"|^\d+ loops?, best of \d+: [\d.]+ \w+ per loop$",
+    r"|^\d+ loops?, best of \d+: [\d.]+ \w+ per loop$"
+    # strace -c's and ltrace -c's total row (``100.00    0.003552    15 total``)
+    r"|^100\.00\s+[\d.]+(?:\s+\d+){1,3}\s+total$",
     re.M,
 )
 # criterion's result row (``parse_line              time:   [93.1 ns 93.5 ns 94.0 ns]``)
@@ -516,6 +522,7 @@ _SUMMARY_LINE = re.compile(
 _STATUS_COUNT = re.compile(r"^\[[1-5]\d\d\]\s+\d+ responses$")
 _THROUGHPUT_ROW = re.compile(
     r"^[\w ()-]{1,60}: [\d.]+ requests per second\b|^Requests(?: per second:|/sec:)\s+[\d.]+"
+    r"|^\d+ requests completed in [\d.]+ seconds$"
 )
 _CRITERION_ROW = re.compile(r"^\S.{0,120}?\s+time:\s+\[[\d.]+ \S+ [\d.]+ \S+ [\d.]+ \S+\]$")
 _DIFF_HEADER = re.compile(
@@ -751,7 +758,7 @@ _SANITIZER_SECTION = re.compile(
 # where an uninitialised value came from: part of the error
 _SANITIZER_DETAIL = re.compile(r"^\s*(?:Location is |Uninitialized value was created by )")
 _NATIVE_FRAME = re.compile(
-    r"^\s+/\S+\.go:\d+(?: \+0x[0-9a-f]+)?(?: fp=0x[0-9a-f]+ sp=0x[0-9a-f]+ pc=0x[0-9a-f]+)?$"
+    r"^\s+/\S+\.go:\d+(?: \+0x[0-9a-f]+)?(?: fp=0x[0-9a-f]+ sp=0x[0-9a-f]+ pc=0x[0-9a-f]+)?\s*$"
     # a sanitizer's frame, its function one word or a C++ signature (``in LruCache::put(std::
     # basic_string<char> const&, int) /src/lru.cpp:10``)
     r"|^\s*#\d+ 0x[0-9a-f]+ in (?:\S+|[^()\n]+\(.*\)(?: const)?) \S+:\d+"

@@ -326,3 +326,40 @@ def test_a_load_tests_counts_per_status_code_are_its_summary() -> None:
         "[429]\t80 responses",
         "[502]\t200 responses",
     }
+
+
+def test_more_summaries_and_errors_without_an_error_word() -> None:
+    # strace -c / ltrace -c totals, redis-benchmark -q's count
+    text = (
+        "% time     seconds  usecs/call     calls      function\n"
+        "------ ----------- ----------- --------- --------------------\n"
+        " 61.23    0.002175         217        10 getenv\n"
+        "------ ----------- ----------- --------- --------------------\n"
+        "100.00    0.003552                    15 total\n"
+        "3000 requests completed in 0.04 seconds\n"
+    )
+    assert _facts(text).get("test_summary") == {
+        "100.00    0.003552                    15 total",
+        "3000 requests completed in 0.04 seconds",
+    }
+    for line in (
+        "* SSL certificate problem: self-signed certificate",
+        "curl: (6) Could not resolve host: pay.shop.internal",
+    ):
+        assert is_error_line(line), line
+
+
+def test_a_go_frame_padded_by_a_report_is_the_first_user_frame() -> None:
+    # tparse pads the panic's lines to its box: the frame keeps trailing blanks
+    text = (
+        "panic: tax: unknown country AT [recovered, repanicked]      \n"
+        "                                                            \n"
+        "goroutine 13 [running]:                                     \n"
+        "testing.tRunner.func1.2({0x551fe0, 0x2b5362c226b0})         \n"
+        "\t/usr/local/go/src/testing/testing.go:1974 +0x232            \n"
+        "example.com/gobill/tax.Rate(...)                            \n"
+        "\t/app/gobill/tax/tax.go:21                   \n"
+        "example.com/gobill/tax.TestRateAll.func1(0x2b5362ca1208)    \n"
+        "\t/app/gobill/tax/tax_test.go:35 +0xd4        \n"
+    )
+    assert _facts(text).get("stack_frame") == {"/app/gobill/tax/tax.go:21"}
