@@ -144,7 +144,7 @@ _ERROR_LEVEL_HINT = re.compile(
 _WARNING_WORD = re.compile(
     r"\b(?:Warning|WARNING|warning|WARN)\b"
     # levels that say warn without the word: winston's ``[warn]``, pino's ``"level":40``
-    r'|\[warn\]|"(?:level|severity|lvl)":\s?(?:40\b|"warn")'
+    r'|\[warn\]|\[WRN\]|"(?:level|severity|lvl)":\s?(?:40\b|"warn")'
 )
 # a request's or trace's id in a warning (``reqId=req-ec692``, ``"traceId":"4bf9..."``): the
 # request a warning was logged for, as ``request 12`` is; one warning per request is one fact
@@ -393,6 +393,11 @@ _ERROR_LINE = re.compile(
     r"|Errors while running)\b"
     # the linker's errors (``main.c:(.text+0x93): undefined reference to `pool_start'``)
     r"|undefined reference to|undefined symbol|multiple definition of"
+    # short level tags: nats-server's ``[ERR]``/``[WRN]``/``[FTL]``, logrus's ``ERRO[0003]``
+    r"|(?<![\w\]])\[(?:ERR|FTL|CRT|WRN)\]|\b(?:ERRO|FATA|PANI)\[\d+\]"
+    # a result code or an error value in key=value form: slapd's ``RESULT tag=97 err=49``,
+    # logfmt's ``err="connection refused"`` (not ``err=0``, ``err=<nil>``, ``err=""``)
+    r"|(?<![\w.])err=(?:-?[1-9]\d*\b|\"[^\"]|'[^'])"
     # an error code in CONST_CASE (memcached's ``SERVER_ERROR object too large``,
     # ``CLIENT_ERROR``, ``INTERNAL_ERROR``, ``E_FATAL``): ``_`` glues it, so no word boundary
     # (not a name that says none happened or what to do on one: ``NO_ERROR``, ``EXIT_FAILURE``,
@@ -429,7 +434,7 @@ _ERROR_HINT_LITERALS = (
     "rror", "RROR", "ailed", "ailure", "FAIL", "atal", "FATAL", "anic", "ANIC", "xception",
     "Traceback", "RITICAL", "ritical", "arning", "WARN", "denied", "refused", "of memory",
     "oom-kill", "segfault", "SEVERE", "NXDOMAIN", "SERVFAIL", "REFUSED", "ould not resolve",
-    "certificate problem", '"level":', "warn]", "crit]", "alert]", "emerg]",
+    "certificate problem", "[ERR]", "[FTL]", "[CRT]", "[WRN]", "ERRO[", "FATA[", "PANI[", "err=", '"level":', "warn]", "crit]", "alert]", "emerg]",
     'warn"', 'crit"', 'alert"', 'emerg"', 'dpanic"', "***", "Timeout)", "Not Run)",
     "SEGFAULT)", "NUMERICAL)", "aborted)", "BackOff", "OOMKill", "ErrImagePull", "Evicted",
     "Segmentation", "Bus error", "Illegal instr", "Floating point", "core dumped",
@@ -518,6 +523,14 @@ _SUMMARY_LINE = re.compile(
 # criterion's result row (``parse_line              time:   [93.1 ns 93.5 ns 94.0 ns]``)
 # a load test's throughput: redis-benchmark's ``GET: 51948.05 requests per second``,
 # ab's ``Requests per second:    1480.27 [#/sec] (mean)``, wrk's ``Requests/sec:  2304.12``
+# a benchmark's result row in other runners: pytest-benchmark's ``test_total_2000_lines
+# 1,527,373.9991 (>1000.0) ...``, Google Benchmark's ``BM_RingPush/64  3.06 ns  3.02 ns
+# 23153093``, JMH's ``InvoiceBench.totalLong  1000  avgt  3  768.828 ± 640.985  ns/op``
+_BENCH_ROW = re.compile(
+    r"^test_\S+\s+[\d,]+\.\d+ \((?:[\d.]+|>1000\.0)\)"
+    r"|^BM_\S+\s+[\d.]+ (?:ns|us|ms|s|N)\s+[\d.]+ (?:ns|us|ms|s|N)\b"
+    r"|^\S+\s+(?:\S+\s+)?(?:thrpt|avgt|sample|ss)\s+\d+\s+[\d.,]+(?:\s+±\s+[\d.,]+)?\s+\S+/\S+$"
+)
 # a load test's count per status code (hey's ``  [502]\t200 responses``)
 _STATUS_COUNT = re.compile(r"^\[[1-5]\d\d\]\s+\d+ responses$")
 _THROUGHPUT_ROW = re.compile(
@@ -1307,6 +1320,10 @@ def _tool_lines(text: str, family: str | None) -> Iterable[tuple[str, str]]:
             or ("time:" in line and _CRITERION_ROW.match(line))
             or ("equests" in line and _THROUGHPUT_ROW.match(line))
             or (first == "[" and line[-1] == "s" and _STATUS_COUNT.match(line))
+            or (
+                (line[:3] in ("BM_", "tes") or "avgt" in line or "thrpt" in line)
+                and _BENCH_ROW.match(line)
+            )
         ):
             yield "test_summary", token
         elif (

@@ -363,3 +363,64 @@ def test_a_go_frame_padded_by_a_report_is_the_first_user_frame() -> None:
         "\t/app/gobill/tax/tax_test.go:35 +0xd4        \n"
     )
     assert _facts(text).get("stack_frame") == {"/app/gobill/tax/tax.go:21"}
+
+
+# held-out set 15: nats-server's short level tags, slapd's result codes, benchmark rows of
+# pytest-benchmark, Google Benchmark and JMH; a grep of one log groups no lines by timestamp
+NATS = (
+    "".join(
+        f"[17197] 2026/12/07 08:57:{10 + n}.316278 [DBG] 127.0.0.1:4697{n} - cid:{n} - Client connection created\n"
+        for n in range(40)
+    )
+    + (
+        '[17197] 2026/12/07 08:57:58.316278 [ERR] 127.0.0.1:46978 - cid:5 - Publish Violation - User "notify", Subject "billing.invoice.paid"\n'
+        '[17197] 2026/12/07 08:57:58.316286 [ERR] 127.0.0.1:46978 - cid:5 - Publish Violation - User "notify", Subject "admin.shutdown"\n'
+    )
+    + "".join(
+        f"[17197] 2026/12/07 08:58:{10 + n}.316278 [DBG] 127.0.0.1:4698{n} - cid:{n} - Client connection closed\n"
+        for n in range(40)
+    )
+)
+
+
+def test_short_level_tags_and_result_codes_are_error_lines() -> None:
+    for line in (
+        "[17197] 2026/12/07 08:57:18.316278 [ERR] 127.0.0.1:46978 - Publish Violation",
+        "[17197] 2026/12/07 08:57:16.547980 [WRN] Plaintext passwords detected",
+        "ERRO[0003] failed to pull image",
+        "conn=1005 op=0 RESULT tag=97 err=49 qtime=0.000006 etime=0.000098 text=",
+        'level=warn msg="retrying" err="dial tcp 127.0.0.1:5432: connect: refused"',
+    ):
+        assert is_error_line(line), line
+    for line in (
+        "[17197] 2026/12/07 08:57:16.547930 [INF] Starting nats-server",
+        "conn=1001 op=0 RESULT tag=97 err=0 qtime=0.000006",
+        "level=info msg=done err=<nil>",
+        "value = arr[ERR] + 1",
+    ):
+        assert not is_error_line(line), line
+
+
+def test_standard_mode_keeps_the_errors_of_a_grep_through_one_log() -> None:
+    data = bash_session([("grep -v -E '\\[TRC\\]' /tmp/nats.log", NATS)], ask="Why was it denied?")
+    outcome = Pipeline(Settings(mode="standard")).run_raw(data)
+    shown = outcome.record["messages"][2]["content"]
+    assert "omitted" in shown  # the debug lines fold ...
+    assert "more matches in [17197]" not in shown  # ... but not as matches of a file
+    for line in NATS.splitlines():
+        if "[ERR]" in line:
+            assert line in shown.splitlines(), line
+    assert expanded_record(outcome) == data
+
+
+def test_benchmark_rows_of_more_runners_are_summaries() -> None:
+    rows = (
+        "test_total_2000_lines       1,527,373.9991 (>1000.0)  2,735,815.0110 (306.13)     602",
+        "test_split_evenly_large           465.6998 (1.0)          8,936.7502 (1.0)       81580",
+        "BM_RingPush/64             3.06 ns         3.02 ns     23153093 items_per_second=330M/s",
+        "BM_MeanPrice/262144      218859 ns       216380 ns          323",
+        "InvoiceBench.totalLong           1000  avgt    3    768.828 ±    640.985  ns/op",
+        "InvoiceBench.parse                       thrpt    5  1234.5 ± 12.1  ops/ms",
+    )
+    assert _facts("\n".join(rows) + "\n").get("test_summary") == set(rows)
+    assert critical_lines("test_cart.py::test_total PASSED\n", "tool_result") == frozenset()
