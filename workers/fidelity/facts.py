@@ -521,8 +521,6 @@ _SUMMARY_LINE = re.compile(
     re.M,
 )
 # criterion's result row (``parse_line              time:   [93.1 ns 93.5 ns 94.0 ns]``)
-# a load test's throughput: redis-benchmark's ``GET: 51948.05 requests per second``,
-# ab's ``Requests per second:    1480.27 [#/sec] (mean)``, wrk's ``Requests/sec:  2304.12``
 # a benchmark's result row in other runners: pytest-benchmark's ``test_total_2000_lines
 # 1,527,373.9991 (>1000.0) ...``, Google Benchmark's ``BM_RingPush/64  3.06 ns  3.02 ns
 # 23153093``, JMH's ``InvoiceBench.totalLong  1000  avgt  3  768.828 ± 640.985  ns/op``
@@ -533,6 +531,8 @@ _BENCH_ROW = re.compile(
 )
 # a load test's count per status code (hey's ``  [502]\t200 responses``)
 _STATUS_COUNT = re.compile(r"^\[[1-5]\d\d\]\s+\d+ responses$")
+# a load test's throughput: redis-benchmark's ``GET: 51948.05 requests per second``,
+# ab's ``Requests per second:    1480.27 [#/sec] (mean)``, wrk's ``Requests/sec:  2304.12``
 _THROUGHPUT_ROW = re.compile(
     r"^[\w ()-]{1,60}: [\d.]+ requests per second\b|^Requests(?: per second:|/sec:)\s+[\d.]+"
     r"|^\d+ requests completed in [\d.]+ seconds$"
