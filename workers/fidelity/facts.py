@@ -520,7 +520,6 @@ _SUMMARY_LINE = re.compile(
     r"|^100\.00\s+[\d.]+(?:\s+\d+){1,3}\s+total$",
     re.M,
 )
-# criterion's result row (``parse_line              time:   [93.1 ns 93.5 ns 94.0 ns]``)
 # a benchmark's result row in other runners: pytest-benchmark's ``test_total_2000_lines
 # 1,527,373.9991 (>1000.0) ...``, Google Benchmark's ``BM_RingPush/64  3.06 ns  3.02 ns
 # 23153093``, JMH's ``InvoiceBench.totalLong  1000  avgt  3  768.828 ± 640.985  ns/op``
@@ -537,6 +536,7 @@ _THROUGHPUT_ROW = re.compile(
     r"^[\w ()-]{1,60}: [\d.]+ requests per second\b|^Requests(?: per second:|/sec:)\s+[\d.]+"
     r"|^\d+ requests completed in [\d.]+ seconds$"
 )
+# criterion's result row (``parse_line              time:   [93.1 ns 93.5 ns 94.0 ns]``)
 _CRITERION_ROW = re.compile(r"^\S.{0,120}?\s+time:\s+\[[\d.]+ \S+ [\d.]+ \S+ [\d.]+ \S+\]$")
 _DIFF_HEADER = re.compile(
     r"^(?:diff --git .*|@@ .* @@.*|\+\+\+ \S.*|--- (?:a/|b/|/dev/null).*|rename (?:from|to) .*|new file mode .*|deleted file mode .*)$",
