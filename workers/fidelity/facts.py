@@ -397,7 +397,7 @@ _ERROR_LINE = re.compile(
     r"|(?<![\w\]])\[(?:ERR|FTL|CRT|WRN)\]|\b(?:ERRO|FATA|PANI)\[\d+\]"
     # a result code or an error value in key=value form: slapd's ``RESULT tag=97 err=49``,
     # logfmt's ``err="connection refused"`` (not ``err=0``, ``err=<nil>``, ``err=""``)
-    r"|(?<![\w.])err=(?:-?[1-9]\d*\b|\"[^\"]|'[^'])"
+    r"|\berr=(?:-?[1-9]\d*\b|\"[^\"]|'[^'])"
     # an error code in CONST_CASE (memcached's ``SERVER_ERROR object too large``,
     # ``CLIENT_ERROR``, ``INTERNAL_ERROR``, ``E_FATAL``): ``_`` glues it, so no word boundary
     # (not a name that says none happened or what to do on one: ``NO_ERROR``, ``EXIT_FAILURE``,
@@ -902,7 +902,6 @@ _EXPECTED_HEAD = re.compile(
 # and lerna's ``pkg:build: ``, docker compose's ``web_1     | ``, honcho's ``web.1 | ``
 _TASK_PREFIX = re.compile(r"(?:@[\w.-]+/)?[\w.-]+:[A-Za-z][\w:.-]*:(?: |$)|[\w.-]+ +\|(?: |$)")
 _TASK_PREFIX_SAMPLE = 400
-_TASK_PREFIX_HINT = re.compile(r":[A-Za-z][\w:.-]*:(?: |$)| \|(?: |$)")
 
 
 def _task_prefix(lines: Sequence[str], has_ansi: bool) -> re.Pattern[str] | None:
@@ -910,9 +909,12 @@ def _task_prefix(lines: Sequence[str], has_ansi: bool) -> re.Pattern[str] | None
     tasks, each with many lines), else None: the rules read what follows it."""
     prefixes: dict[str, int] = {}
     sample = 0
-    head = [line for line in lines[:12] if line.strip()][:6]
-    if len(head) < 6 or sum(1 for line in head if _TASK_PREFIX_HINT.search(line)) < 3:
-        return None  # most lines carry one: most of the first ones do too
+    head = [line for line in lines[:40] if line.strip()][:12]
+    if has_ansi:
+        head = [_ANSI.sub("", line) if "\x1b" in line else line for line in head]
+    if len(head) < 6 or sum(1 for line in head if _TASK_PREFIX.match(line)) < 4:
+        return None  # most lines carry one: a third of the first ones do too (a tool's
+        # own header may come first: turbo's version and scope lines)
     for raw in lines[:_TASK_PREFIX_SAMPLE]:
         if has_ansi and "\x1b" in raw:
             raw = _ANSI.sub("", raw)
@@ -1141,7 +1143,7 @@ def _tool_lines(text: str, family: str | None) -> Iterable[tuple[str, str]]:
                 yield "error_detail", token
                 continue
             cause_indent = -1
-        if raw[0] in " \t" and error_above and named[-1:] == "{" and _ERROR_MESSAGE.match(raw):
+        if error_above and named[-1:] == "{" and raw[0] in " \t" and _ERROR_MESSAGE.match(raw):
             # an error object printed by node's inspect (ava, node:test): ``TypeError {`` over
             # ``  message: 'qty must be an integer, got 1.5',``
             yield "error_detail", token
