@@ -270,7 +270,9 @@ def test_each_sanitizer_access_and_origin_keeps_its_first_user_frame() -> None:
 TURBO = """\
 turbo 2.3.3
 
+• Packages in scope: @shop/ledger, @shop/units
 • Running test in 2 packages
+• Remote caching disabled
 @shop/units:test: > @shop/units@0.4.0 test
 @shop/units:test: > uvu test .test.mjs
 @shop/units:test:
@@ -308,9 +310,9 @@ Status code distribution:
 def test_a_task_runners_prefix_is_read_past() -> None:
     failures = _facts(TURBO).get("test_failure", set())
     lines = TURBO.splitlines()
-    for n in (6, 7, 9, 10, 15, 16):
+    for n in (8, 9, 11, 12, 17, 18):
         assert lines[n].strip() in failures, lines[n]
-    assert lines[13].strip() in _facts(TURBO).get("stack_frame", set())
+    assert lines[15].strip() in _facts(TURBO).get("stack_frame", set())
     # a compiler's ``file:line:`` is no task prefix
     mypy = "".join(
         f"app.py:{n}: error: Name 'x{n}' is not defined  [name-defined]\n" for n in range(8)
