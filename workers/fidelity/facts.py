@@ -508,7 +508,9 @@ _SUMMARY_LINE = re.compile(
     r"|^\d+ director(?:y|ies), \d+ files?$"  # tree's count
     r"|^(?:Test Files|Tests)  +\d+ (?:passed|failed|skipped|todo)\b"  # vitest
     # meson test's totals (``Ok:  1``, ``Fail:  2``, ``Timeout:  1``)
-    r"|^(?:Ok|Fail|Timeout|Expected Fail|Unexpected Pass|Skipped):\s+\d+$"
+    r"|^(?:Ok|Fail|Timeout|Expected Fail|Unexpected Pass|Skipped|Total|Passed):\s+\d+$"
+    # turbo's run summary (``Tasks:    3 successful, 3 total``, ``Cached:    4 cached, 6 total``)
+    r"|^(?:Tasks|Cached):\s+\d+ (?:successful|cached), \d+ total$"
     r"|^Files=\d+, Tests=\d+, |^Result: (?:PASS|FAIL|NOTESTS)$"  # prove (Perl's TAP harness)
     # coverage totals: gcov's per file and overall, lcov's summary
     r"|^Lines executed:[\d.]+% of \d+$|^lines\.+: [\d.]+% \(\d+ of \d+ lines?\)$"
@@ -1008,7 +1010,7 @@ def command_family(command: str | None) -> str | None:
 # can start with: one set lookup spares most lines five regex calls.
 _DIFF_FIRST = frozenset("d@+-rn")
 _FRAME_FIRST = frozenset("Fa")
-_SUMMARY_FIRST = frozenset("=TFoPtROSaAIUurcBE#ℹYLl")
+_SUMMARY_FIRST = frozenset("=TFoPtROSaAIUurcBE#ℹYLlC")
 # surefire's result of one test class that passed (``Time elapsed`` names a class, the
 # totals line has none): a passing test, counted by the marker, not a failure word
 _SUREFIRE_PASS = re.compile(

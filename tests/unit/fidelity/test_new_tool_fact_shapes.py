@@ -426,3 +426,10 @@ def test_benchmark_rows_of_more_runners_are_summaries() -> None:
     )
     assert _facts("\n".join(rows) + "\n").get("test_summary") == set(rows)
     assert critical_lines("test_cart.py::test_total PASSED\n", "tool_result") == frozenset()
+
+
+def test_a_runners_totals_are_facts() -> None:
+    # (a selection's rows, ``500\t/stock/XQ2\t0.002``, stay data: du's ``556\t/usr/lib/kbd``)
+    assert critical_lines("556\t/usr/lib/kbd\n", "tool_result") == frozenset()
+    totals = "Tasks:    3 successful, 3 total\nCached:    4 cached, 6 total\n  Total:     6\n  Passed:    4\n"
+    assert _facts(totals).get("test_summary") == {line.strip() for line in totals.splitlines()}
