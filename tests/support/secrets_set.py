@@ -169,6 +169,11 @@ def _secrets() -> list[tuple[str, str, str]]:
             "post to {s}",
             f"https://discord.com/api/webhooks/{_rand(18, string.digits)}/{_rand(68, _B64URL)}",
         )
+    # a key ending in PASS with a colon is a password, not a test result (review of stop 37)
+    add("kv_secret", "DB_PASS: {s}", "Xk9#mPq2vL7w")
+    add("kv_secret", '{{"DB_PASS": "{s}"}}', "Xk9mPq2vL7wZ")
+    add("kv_secret", "      - SMTP_PASS: {s}", "hunter2hunter2")
+    add("kv_secret", "PASS: {s}", "Xk9mPq2vL7wZ")
     return out
 
 
@@ -362,6 +367,10 @@ def _lookalikes() -> list[tuple[str, str]]:
         # everywhere, ``-MT tests/test_parse.o`` in the compile lines above too)
         ("test output", "PASS: tests/test_parse\nFAIL: tests/test_store"),
         ("test output", "XPASS: tests/test_flaky2"),
+        (
+            "test output",
+            '{"Action":"output","Output":"    --- PASS: TestDiscount/case_0 (0.00s)\\n"}',
+        ),
     ]
     return out
 

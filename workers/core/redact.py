@@ -225,6 +225,35 @@ def _password_key(match: re.Match[str]) -> bool:
 _ESCAPED_BREAKS = ("\\n", "\\r", "\\t")
 
 
+# a test runner's result line: go's ``--- PASS: TestName/case_0 (0.00s)``, automake's and
+# meson's ``PASS: tests/test_parse`` (beside its ``FAIL:``/``SKIP:`` lines)
+_RESULT_LINE = re.compile(r"PASS: (\S+)( \([\d.]+m?s\))?[ \t]*(?:\r?\n|\\n|$)")
+_OTHER_RESULT = re.compile(r"(?m)^(?:--- )?(?:FAIL|XFAIL|XPASS|SKIP|ERROR): \S")
+
+
+def _test_result(text: str, match: re.Match[str]) -> bool:
+    """Whether the ``PASS:`` ``match`` is a test result, not a password: the line is
+    ``PASS: name`` alone (blanks and ``--- `` before it at most), and the name is a path, has a
+    duration or stands among other results."""
+    start = match.start()
+    escaped = text.rfind("\\n", 0, start)  # a line break as JSON writes it
+    line_start = max(text.rfind("\n", 0, start) + 1, escaped + 2 if escaped >= 0 else 0)
+    before = text[line_start:start]
+    before = before[before.rfind('"') + 1 :]  # in a JSON string: from its start (go test -json)
+    if before.strip() not in ("", "---"):
+        return False  # DB_PASS: ..., - PASS: ...
+    result = _RESULT_LINE.match(text, start)
+    if result is None:
+        return False
+    name = result.group(1)
+    return (
+        "/" in name
+        or "::" in name
+        or result.group(2) is not None
+        or bool(_OTHER_RESULT.search(text))
+    )
+
+
 def _keyword_value(match: re.Match[str]) -> _Span | None:
     """The value after ``key =`` / ``"key": `` when it is a literal that looks like a secret.
 
@@ -241,9 +270,7 @@ def _keyword_value(match: re.Match[str]) -> _Span | None:
 def _keyword_value_at(match: re.Match[str], cut: list[bool] | None) -> _Span | None:
     text = match.string
     start = match.end()
-    if match.group("k") == "PASS" and "=" not in match.group():
-        # a test runner's result line: "--- PASS: TestName/case_0 (0.00s)", automake's and
-        # meson's "PASS: tests/test_parse" (a password in capitals is written PASS=...)
+    if match.group("k") == "PASS" and _test_result(text, match):
         return None
     end_limit = min(len(text), start + 2000)
     quote = ""

@@ -384,8 +384,6 @@ _ERROR_LINE = re.compile(
     # the kernel's OOM killer and crash reports (``kernel: Out of memory: Killed process
     # 4242 (postgres)``, ``invoked oom-killer``, ``segfault at 0 ip ...``): no error word
     r"|Out of memory|oom-kill(?:er)?|segfault|SEVERE"
-    # a DNS answer's failing status (dig's ``status: NXDOMAIN``, dnsmasq's ``is NXDOMAIN``)
-    r"|NXDOMAIN|SERVFAIL|REFUSED"
     # a name or a certificate a client could not use (curl's ``Could not resolve host: x``,
     # ``SSL certificate problem: self-signed certificate``, npm's ``Could not resolve dependency``)
     r"|Could not resolve|certificate problem"
@@ -393,11 +391,19 @@ _ERROR_LINE = re.compile(
     r"|Errors while running)\b"
     # the linker's errors (``main.c:(.text+0x93): undefined reference to `pool_start'``)
     r"|undefined reference to|undefined symbol|multiple definition of"
+    # a DNS answer's failing status: dig's ``status: NXDOMAIN``, dnsmasq's ``is NXDOMAIN``,
+    # nslookup's ``server can't find x: NXDOMAIN`` (not a resolver's query log or counters:
+    # CoreDNS's ``"AAAA IN x. udp 73 false 512" NXDOMAIN``, ``rcode="SERVFAIL"``)
+    r"|(?:status: |\bis |\()(?:NXDOMAIN|SERVFAIL|REFUSED)\b|: (?:NXDOMAIN|SERVFAIL|REFUSED)$"
     # short level tags: nats-server's ``[ERR]``/``[WRN]``/``[FTL]``, logrus's ``ERRO[0003]``
-    r"|(?<![\w\]])\[(?:ERR|FTL|CRT|WRN)\]|\b(?:ERRO|FATA|PANI)\[\d+\]"
+    r"|(?<![\w\]])\[(?:ERR|FTL|CRT|WRN)\]|\b(?:ERRO|FATA|PANI)\[[\d:T.Z+-]+\]"
+    # Serilog's ``[12:00:09 ERR]``, zerolog's console ``3:05PM ERR upstream unavailable``
+    r"|\[\d\d:\d\d:\d\d (?:ERR|FTL)\]|\b\d{1,2}:\d\d[AP]M (?:ERR|FTL) "
     # a result code or an error value in key=value form: slapd's ``RESULT tag=97 err=49``,
-    # logfmt's ``err="connection refused"`` (not ``err=0``, ``err=<nil>``, ``err=""``)
-    r"|\berr=(?:-?[1-9]\d*\b|\"[^\"]|'[^'])"
+    # logfmt's ``err="connection refused"``, ``err=EOF`` (not ``err=0``, ``err=<nil>``,
+    # ``err=""``, ``err="<nil>"``, nor slapd's ``err=14``: a SASL bind's step in progress)
+    r"|\berr=(?:(?!14\b)-?[1-9]\d*\b|\"(?!(?:<nil>|nil|null|none|None)\")[^\"]|'[^']"
+    r"|(?!(?:nil|null|none|None)\b)[A-Za-z][\w.]*)"
     # an error code in CONST_CASE (memcached's ``SERVER_ERROR object too large``,
     # ``CLIENT_ERROR``, ``INTERNAL_ERROR``, ``E_FATAL``): ``_`` glues it, so no word boundary
     # (not a name that says none happened or what to do on one: ``NO_ERROR``, ``EXIT_FAILURE``,
@@ -434,7 +440,7 @@ _ERROR_HINT_LITERALS = (
     "rror", "RROR", "ailed", "ailure", "FAIL", "atal", "FATAL", "anic", "ANIC", "xception",
     "Traceback", "RITICAL", "ritical", "arning", "WARN", "denied", "refused", "of memory",
     "oom-kill", "segfault", "SEVERE", "NXDOMAIN", "SERVFAIL", "REFUSED", "ould not resolve",
-    "certificate problem", "[ERR]", "[FTL]", "[CRT]", "[WRN]", "ERRO[", "FATA[", "PANI[", "err=", '"level":', "warn]", "crit]", "alert]", "emerg]",
+    "certificate problem", "[ERR]", "[FTL]", "[CRT]", "[WRN]", "ERRO[", "FATA[", "PANI[", "err=", " ERR]", " FTL]", "M ERR ", "M FTL ", '"level":', "warn]", "crit]", "alert]", "emerg]",
     'warn"', 'crit"', 'alert"', 'emerg"', 'dpanic"', "***", "Timeout)", "Not Run)",
     "SEGFAULT)", "NUMERICAL)", "aborted)", "BackOff", "OOMKill", "ErrImagePull", "Evicted",
     "Segmentation", "Bus error", "Illegal instr", "Floating point", "core dumped",
@@ -528,15 +534,17 @@ _SUMMARY_LINE = re.compile(
 _BENCH_ROW = re.compile(
     r"^test_\S+\s+[\d,]+\.\d+ \((?:[\d.]+|>1000\.0)\)"
     r"|^BM_\S+\s+[\d.]+ (?:ns|us|ms|s|N)\s+[\d.]+ (?:ns|us|ms|s|N)\b"
-    r"|^\S+\s+(?:\S+\s+)?(?:thrpt|avgt|sample|ss)\s+\d+\s+[\d.,]+(?:\s+±\s+[\d.,]+)?\s+\S+/\S+$"
+    r"|^\S+\s+(?:\S+\s+){0,3}(?:thrpt|avgt|sample|ss)\s+\d+\s+[\d.,]+(?:\s+±\s+[\d.,]+)?\s+\S+/\S+$"
 )
 # a load test's count per status code (hey's ``  [502]\t200 responses``)
-_STATUS_COUNT = re.compile(r"^\[[1-5]\d\d\]\s+\d+ responses$")
+_STATUS_COUNT = re.compile(
+    r"^\[[1-5]\d\d\]\s+\d+ responses$|^Non-2xx(?: or 3xx)? responses:\s+\d+$"
+)
 # a load test's throughput: redis-benchmark's ``GET: 51948.05 requests per second``,
 # ab's ``Requests per second:    1480.27 [#/sec] (mean)``, wrk's ``Requests/sec:  2304.12``
 _THROUGHPUT_ROW = re.compile(
     r"^[\w ()-]{1,60}: [\d.]+ requests per second\b|^Requests(?: per second:|/sec:)\s+[\d.]+"
-    r"|^\d+ requests completed in [\d.]+ seconds$"
+    r"|^\d+ requests completed in [\d.]+ seconds$|^[\d.]+ requests per second\b"
 )
 # criterion's result row (``parse_line              time:   [93.1 ns 93.5 ns 94.0 ns]``)
 _CRITERION_ROW = re.compile(r"^\S.{0,120}?\s+time:\s+\[[\d.]+ \S+ [\d.]+ \S+ [\d.]+ \S+\]$")
@@ -703,9 +711,16 @@ _HTTP_5XX = re.compile(
 # a structured log's ``status=502`` (logfmt, tracing) or ``"status": 500`` (JSON; not a
 # metric's label, ``status="503"``)
 _REQUEST_5XX = re.compile(
-    r"\b(?:GET|POST|PUT|PATCH|DELETE|HEAD|OPTIONS) /\S* 5\d\d\b"
-    r"|\b[A-Z]+_[A-Z_]+/5\d\d \d+ (?:GET|POST|PUT|PATCH|DELETE|HEAD|OPTIONS|CONNECT) "
-    r"|\bstatus(?:_code|Code)?=5\d\d\b|\"status(?:_code|Code)?\": ?5\d\d\b"
+    # the method, the path, the status and a time taken (not a test's title: ``GET /x 500
+    # when the db is down``)
+    r"\b(?:GET|POST|PUT|PATCH|DELETE|HEAD|OPTIONS) /\S* 5\d\d (?:[\d.]+ ?(?:ms|s|µs)|\S+ - [\d.]+ ?ms)\b"
+    r"|\b[A-Z]+(?:_[A-Z_]+)?/5\d\d \d+ (?:GET|POST|PUT|PATCH|DELETE|HEAD|OPTIONS|CONNECT) "
+    r"|\[GIN\] .*\| 5\d\d \|"  # gin: ``[GIN] 2024/03/01 - 12:00:01 | 500 | 12ms | ...``
+    # a structured log's status beside the request it answers
+    r"|\bstatus(?:_code|Code)?=5\d\d\b(?=.*\b(?:method|path|uri|url|route)=)"
+    r"|\b(?:method|path|uri|url|route)=.*\bstatus(?:_code|Code)?=5\d\d\b"
+    r"|\"status(?:_code|Code)?\": ?5\d\d\b(?=.*\"(?:method|path|uri|url|request)\")"
+    r"|\"(?:method|path|uri|url|request)\".*\"status(?:_code|Code)?\": ?5\d\d\b"
 )
 # The indented line under ``CMake Error at CMakeLists.txt:12 (add_executable):``
 # (``  No SOURCES given to target: app``) is a fact too (kind ``error_detail``), and so is
@@ -829,7 +844,7 @@ _ANSI = ANSI  # the one escape-sequence pattern
 _TEST_FAILURE = re.compile(
     # jest/vitest/mocha, TAP (jest's ``● Console`` heads console.log output, not a failure)
     r"^\s*(?:[✕×✗✘✖] |● (?!Console\s*$))\S|^\s*not ok \d+ - \S"
-    r'|^\s*FAIL +"[^"\n]+"$'  # uvu's failing test (its message next)
+    r'|^\s*FAIL +(?:\S+ +)?"[^"\n]+"$'  # uvu's failing test, its suite first (its message next)
     r"|^_{3,} \S.* _{3,}$"  # pytest's failure section header
     r"|^---- \S+ stdout ----$"  # cargo test
     r"|^rspec \S+(?::\d+|\[[\d:]+\]) # "  # rspec's failed examples
@@ -904,6 +919,12 @@ _EXPECTED_HEAD = re.compile(
 # and lerna's ``pkg:build: ``, docker compose's ``web_1     | ``, honcho's ``web.1 | ``
 _TASK_PREFIX = re.compile(r"(?:@[\w.-]+/)?[\w.-]+:[A-Za-z][\w:.-]*:(?: |$)|[\w.-]+ +\|(?: |$)")
 _TASK_PREFIX_SAMPLE = 400
+# what a prefix is not: a log level (``ERROR    | app.db | ...``), a file (``api.log:ERROR: ...``
+# of a grep through several files)
+_NOT_A_TASK = re.compile(
+    r"(?i)\b(?:error|err|warn(?:ing)?|info|debug|critical|crit|fatal|trace|notice)\b"
+    r"|^[^:|]*\.(?:log|txt|out|err|json|ya?ml|py|js|ts|go|rs|java|c|h|cpp|md|cfg|conf|ini)\b"
+)
 
 
 def _task_prefix(lines: Sequence[str], has_ansi: bool) -> re.Pattern[str] | None:
@@ -924,7 +945,7 @@ def _task_prefix(lines: Sequence[str], has_ansi: bool) -> re.Pattern[str] | None
             continue
         sample += 1
         found = _TASK_PREFIX.match(raw)
-        if found is not None:
+        if found is not None and _NOT_A_TASK.search(found.group()) is None:
             prefixes[found.group()] = prefixes.get(found.group(), 0) + 1
     hits = sum(prefixes.values())
     if sample < 6 or hits * 2 < sample or len(prefixes) * 3 > hits:
@@ -933,7 +954,11 @@ def _task_prefix(lines: Sequence[str], has_ansi: bool) -> re.Pattern[str] | None
 
 
 # a failing test's place on a line of its own, a file and a line (ava, above the source lines)
-_BARE_LOCATION = re.compile(r"^ +(?:[\w.@~+-]+/)*[\w.@~+-]+\.[A-Za-z]\w{0,11}:\d+$")
+_BARE_LOCATION = re.compile(
+    r"^ +(?:[\w.@~+-]+/)*[\w.@~+-]+"
+    r"\.(?:[cm]?[jt]sx?|py|go|rs|java|kt|rb|php|c|cc|cpp|h|hpp|cs|swift|scala|exs?|vue|svelte)"
+    r":\d+$"
+)
 # the message of an error object node prints (``TypeError {`` / ``  message: '...',``)
 _ERROR_MESSAGE = re.compile(r"^\s+message: ['\"`]")
 _EXPECTED_END = re.compile(
@@ -1093,6 +1118,7 @@ def _tool_lines(text: str, family: str | None) -> Iterable[tuple[str, str]]:
     cause_indent = -1  # the indentation of an error's ``cause:`` line (its message wraps deeper)
     cause_lines = 0  # lines of the cause's message left
     error_here = False  # this line is an error line (a ``cause:`` right under it is its cause)
+    analysis = False  # Spring Boot's ``APPLICATION FAILED TO START`` came before
     described = False  # an error's ``Description:`` label came last: its next line says what
     for index, raw_line in enumerate(all_lines):
         if index in quiet:
@@ -1129,8 +1155,10 @@ def _tool_lines(text: str, family: str | None) -> Iterable[tuple[str, str]]:
             described = False
             yield "error_detail", token
             continue
-        if failed and line == "Description:":
+        if analysis and line == "Description:":
             described = True
+        elif line == "APPLICATION FAILED TO START":
+            analysis = True
         if (
             line[:1] == "<"
             and line.startswith(("<failure", "<error"))
@@ -1257,7 +1285,7 @@ def _tool_lines(text: str, family: str | None) -> Iterable[tuple[str, str]]:
                     want_frame = False
                     yield "stack_frame", token
             continue
-        if crashed and raw[:1] == " " and _SANITIZER_SECTION.match(raw):
+        if crashed and _SANITIZER_SECTION.match(raw):
             want_frame = True  # (its own line is a fact when it says what the memory is)
         if crashed and raw[:1] == " " and _SANITIZER_DETAIL.match(raw):
             yield "error_detail", token
@@ -1323,9 +1351,15 @@ def _tool_lines(text: str, family: str | None) -> Iterable[tuple[str, str]]:
             ((first in _SUMMARY_FIRST or first.isdecimal()) and _SUMMARY_LINE.match(line))
             or ("time:" in line and _CRITERION_ROW.match(line))
             or ("equests" in line and _THROUGHPUT_ROW.match(line))
-            or (first == "[" and line[-1] == "s" and _STATUS_COUNT.match(line))
+            or (first in "[N" and line[-1] in "s0123456789" and _STATUS_COUNT.match(line))
             or (
-                (line[:3] in ("BM_", "tes") or "avgt" in line or "thrpt" in line)
+                (
+                    line[:3] in ("BM_", "tes")
+                    or "avgt" in line
+                    or "thrpt" in line
+                    or " ss " in line
+                    or "sample" in line
+                )
                 and _BENCH_ROW.match(line)
             )
         ):

@@ -433,3 +433,73 @@ def test_a_runners_totals_are_facts() -> None:
     assert critical_lines("556\t/usr/lib/kbd\n", "tool_result") == frozenset()
     totals = "Tasks:    3 successful, 3 total\nCached:    4 cached, 6 total\n  Total:     6\n  Passed:    4\n"
     assert _facts(totals).get("test_summary") == {line.strip() for line in totals.splitlines()}
+
+
+# a review of these rules (stop 37) found the shapes below: false positives first
+COREDNS = "".join(
+    f'[INFO] 10.244.0.5:4634{n} - 2944{n} "AAAA IN api.default.svc.cluster.local.default.svc.'
+    f'cluster.local. udp 73 false 512" NXDOMAIN qr,aa,rd 166 0.00014{n}s\n'
+    for n in range(10)
+)
+
+
+def test_review_lines_that_are_no_facts() -> None:
+    for text in (
+        COREDNS,
+        "num.answer.rcode.SERVFAIL=3\nnum.answer.rcode.REFUSED=0\n",
+        "  ✔ GET /orders/1 500 when the db is down\n  ✔ status=503 is retried by the client\n",
+        "Retry policy: the client retries on status=502, status=503 and status=504.\n",
+        '{"name": "upstream down", "response": {"status": 503, "body": ""}}\n',
+        'level=info msg=done err="<nil>"\nlevel=info msg=done err=null\n',
+        "conn=1 op=0 RESULT tag=97 err=14 text=SASL(0): successful result:\n",
+        "WARNING: 2 of 5 seeds unreachable\n  cass-0.cassandra.db.svc:9042\n",
+    ):
+        facts = _facts(text)
+        assert "error_line" not in facts or "WARNING" in text, (text, facts)
+        assert "location" not in facts, (text, facts)
+    helm = "WARNING: this chart is deprecated\nDescription:\n\nWeb frontend for the shop\n"
+    assert "error_detail" not in _facts(helm)
+
+
+def test_review_shapes_that_are_facts() -> None:
+    level_first = (
+        "".join(f"INFO     | app.http | GET /items/{n} 200\n" for n in range(8))
+        + "ERROR    | app.db | connection reset by peer\n"
+        + "CRITICAL | app.main | worker 3 exited unexpectedly (code 137)\n"
+    )
+    errors = _facts(level_first).get("error_line", set())
+    assert "ERROR    | app.db | connection reset by peer" in errors
+    assert "CRITICAL | app.main | worker 3 exited unexpectedly (code 137)" in errors
+    grep = "".join(
+        f"{name}.log:ERROR: upstream timed out after {n}s\n"
+        for name in ("api", "worker")
+        for n in range(4)
+    )
+    assert len(_facts(grep).get("error_line", set())) == 8
+    uvu = '  FAIL  cart  "totals include tax"\n    Expected values to be strictly equal:  (is)\n\n        ++112    (Expected)\n        --110    (Actual)\n'
+    assert {"++112    (Expected)", "--110    (Actual)"} <= _facts(uvu).get("test_failure", set())
+    asan = (
+        "==1==ERROR: AddressSanitizer: heap-use-after-free on address 0x6020 at pc 0x1 bp 0x2\n"
+        "READ of size 4 at 0x602000000010 thread T0\n"
+        "    #0 0x55d in main /src/uaf.c:9\n"
+        "freed by thread T0 here:\n"
+        "    #0 0x7f1 in free (/lib/libasan.so.8+0xd7aa8)\n"
+        "    #1 0x55c in release /src/uaf.c:5\n"
+    )
+    assert "#1 0x55c in release /src/uaf.c:5" in _facts(asan).get("stack_frame", set())
+    for line in (
+        "Non-2xx responses:      37",
+        "51813.47 requests per second",
+        "ColdStart.boot                 N/A      N/A    ss   10  1.204 ± 0.031   s/op",
+        "ParseBench.parse       1000     json  avgt    5  12.5 ± 0.3  us/op",
+    ):
+        assert _facts(line + "\n").get("test_summary") == {line}, line
+
+
+def test_a_grep_keeps_grouping_paths_with_blanks() -> None:
+    output = "".join(
+        f"docs/User Guide/install.md:{n}: set the timeout to {n}s\n" for n in range(1, 10)
+    )
+    data = bash_session([("grep -rn timeout docs", output)], ask="Where is the timeout set?")
+    shown = Pipeline(Settings(mode="standard")).run_raw(data).record["messages"][2]["content"]
+    assert "more matches in docs/User Guide/install.md omitted" in shown
