@@ -938,16 +938,16 @@ _NOT_A_TASK = re.compile(
 )
 
 
-def _task_prefix(lines: Sequence[str], has_ansi: bool) -> re.Pattern[str] | None:
-    """The pattern of the task prefix most of ``lines`` start with, when they do (a few
-    tasks, each with many lines), else None: the rules read what follows it."""
+def _has_task_prefix(lines: Sequence[str], has_ansi: bool) -> bool:
+    """Whether most of ``lines`` start with a task prefix (``_TASK_PREFIX``: a few tasks, each
+    with many lines): the rules then read what follows it."""
     prefixes: dict[str, int] = {}
     sample = 0
     head = [line for line in lines[:40] if line.strip()][:12]
     if has_ansi:
         head = [_ANSI.sub("", line) if "\x1b" in line else line for line in head]
     if len(head) < 6 or sum(1 for line in head if _TASK_PREFIX.match(line)) < 4:
-        return None  # most lines carry one: a third of the first ones do too (a tool's
+        return False  # most lines carry one: a third of the first ones do too (a tool's
         # own header may come first: turbo's version and scope lines)
     for raw in lines[:_TASK_PREFIX_SAMPLE]:
         if has_ansi and "\x1b" in raw:
@@ -959,9 +959,7 @@ def _task_prefix(lines: Sequence[str], has_ansi: bool) -> re.Pattern[str] | None
         if found is not None and _NOT_A_TASK.search(found.group()) is None:
             prefixes[found.group()] = prefixes.get(found.group(), 0) + 1
     hits = sum(prefixes.values())
-    if sample < 6 or hits * 2 < sample or len(prefixes) * 3 > hits:
-        return None
-    return _TASK_PREFIX
+    return sample >= 6 and hits * 2 >= sample and len(prefixes) * 3 <= hits
 
 
 # a failing test's place on a line of its own, a file and a line (ava, above the source lines)
@@ -1111,7 +1109,7 @@ def _tool_lines(text: str, family: str | None) -> Iterable[tuple[str, str]]:
     has_ansi = "\x1b" in text
     all_lines = text.splitlines()
     # every line's task prefix aside (turbo, compose): the rules read what the task printed
-    task_prefix = _task_prefix(all_lines, has_ansi) if ": " in text or " | " in text else None
+    prefixed = (": " in text or " | " in text) and _has_task_prefix(all_lines, has_ansi)
     # a test runner's JSON event stream (``go test -json``): each event's ``Output`` is
     # the line the runner prints, read by the rules below; the event, as written, is the
     # line that must stay visible
@@ -1135,7 +1133,7 @@ def _tool_lines(text: str, family: str | None) -> Iterable[tuple[str, str]]:
         if index in quiet:
             continue
         raw = _ANSI.sub("", raw_line) if has_ansi else raw_line
-        tagged = task_prefix.match(raw) if task_prefix is not None else None
+        tagged = _TASK_PREFIX.match(raw) if prefixed else None
         if tagged is not None:
             raw = raw[tagged.end() :]
         line = raw.strip()
