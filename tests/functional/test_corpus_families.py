@@ -27,7 +27,9 @@ FLOORS: dict[str, tuple[float, float]] = {
     "json": (92, 93),
     "log": (41, 77),
     "pytest": (67, 73),
-    "git-diff": (32, 57),
+    # a re-run's changed lines stay in the re-run since 2026-12-07 (dedup refers to the lines
+    # between them): v9 37.2 / 57.2 -> 35.8 / 55.9
+    "git-diff": (32, 54),
     # this repository's first commits (workers.bench.corpus); aggressive keeps every
     # ``commit <sha>`` line of an older log since 2026-12-06 (v9: 75.4 -> 63.5)
     "git-log": (28, 58),

@@ -9,8 +9,10 @@ from hypothesis import strategies as st
 
 from workers.core.settings import Settings
 from workers.core.tokens import TokenCounter
+from workers.engines._prose import critical_flags
 from workers.engines.base import EngineContext
 from workers.engines.dedup import DedupEngine, decode
+from workers.markers import has_marker
 from workers.pipeline.expand import expand_record
 from workers.pipeline.runner import Pipeline
 from workers.testing import make_unit, openai_record
@@ -65,7 +67,11 @@ WORDS = [
     "x=42",
 ]
 long_line = st.lists(st.sampled_from(WORDS), min_size=8, max_size=14).map(" ".join)
-long_block = st.lists(long_line, min_size=5, max_size=8).map("\n".join)
+# words of no line the gate needs visible (no error word, no file:line): such a line stays
+# in a repeat, the references stand for the lines between (test_critical_lines_of_a_repeat_stay)
+QUIET_WORDS = [w for w in WORDS if w not in ("error", "src/a.py:12")]
+quiet_line = st.lists(st.sampled_from(QUIET_WORDS), min_size=8, max_size=14).map(" ".join)
+long_block = st.lists(quiet_line, min_size=5, max_size=8).map("\n".join)
 
 
 @st.composite
@@ -141,7 +147,7 @@ def test_reruns_round_trip(case: tuple[list[str], list[bool]]) -> None:
 
 # At least 30 lines: a change keeps up to two markers (about 40 tokens each) and the lines
 # around it shorter than a run; in a 12-line output of short lines that was over half.
-@given(st.lists(long_line, min_size=30, max_size=40), st.integers(0, 29), long_line)
+@given(st.lists(quiet_line, min_size=30, max_size=40), st.integers(0, 29), long_line)
 @settings(max_examples=300, deadline=None)
 def test_a_rerun_with_one_line_changed_is_mostly_back_references(
     base: list[str], at: int, changed: str
@@ -165,3 +171,37 @@ def test_reruns_round_trip_through_the_pipeline(case: tuple[list[str], list[bool
     outcome = PIPELINE.run_raw(json.loads(json.dumps(data)))
     wire = json.loads(json.dumps(outcome.record))
     assert expand_record(wire) == data
+
+
+@given(reruns(), st.booleans())
+@settings(max_examples=300, deadline=None)
+def test_critical_lines_of_a_repeat_stay(
+    case: tuple[list[str], list[bool]], lossless_chain: bool
+) -> None:
+    """A re-run's lines the gate needs (an error line, a place) stay in the re-run, each
+    one the engine would have flagged; the rest may be references; expand gives it back."""
+    texts, _ = case
+    units = [make_unit(i, t) for i, t in enumerate(texts)]
+    out = DedupEngine().apply(units, EngineContext(tokens=COUNTER, lossless_chain=lossless_chain))
+    restored: dict[str, str] = {}
+    for unit, text in zip(units, out.texts, strict=True):
+        lines = unit.text.split("\n")
+        flags = critical_flags(unit.text, lines, unit.kind, command=unit.command)
+        kept = text.split("\n")
+        for line, flagged in zip(lines, flags, strict=True):
+            if flagged and line.strip() and not has_marker(line):
+                assert line in kept
+        restored[unit.uid] = decode(text, restored)
+        assert restored[unit.uid] == unit.text
+
+
+def test_a_rerun_keeps_its_failures_and_refers_to_the_rest() -> None:
+    """A test run and its re-run: the passing lines become a reference, the failure stays."""
+    passing = [f"tests/test_orders.py::test_total_{i:03d} PASSED" for i in range(40)]
+    first = "\n".join([*passing, "FAILED tests/test_orders.py::test_refund - assert 3 == 4"])
+    again = "\n".join([*passing, "FAILED tests/test_orders.py::test_refund - assert 3 == 4"])
+    units = [make_unit(0, first), make_unit(1, again)]
+    out = DedupEngine().apply(units, EngineContext(tokens=COUNTER))
+    assert "[[dup:v1 src=m0 at=0 " in out.texts[1]
+    assert out.texts[1].endswith("\nFAILED tests/test_orders.py::test_refund - assert 3 == 4")
+    assert decode(out.texts[1], {units[0].uid: first}) == again

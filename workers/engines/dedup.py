@@ -25,6 +25,14 @@ frozen messages included as sources):
   outline reads as a whole, and a file read again stays whole for read-lifecycle, which
   supersedes the older copy); a header another file shares is referred to.
 
+A repeat's lines that the fidelity gate needs visible (an error line, a failing
+test, a location: :func:`~workers.engines._prose.critical_flags` of the unit
+that repeats them) are never part of a back-reference: the repeat is cut at
+them into the runs of lines between, each replaced on its own when it is
+still long enough and pays.  A re-run's failures stay readable in the re-run
+(the held-out sets had lost a re-run's ``TS2322`` errors, its failing jest
+test and its alembic frames to references to the run before).
+
 Each is replaced, in non-frozen messages, by::
 
     [[dup:v1 src=m3 at=120 len=842 | same 14 lines as message 3: first line…]]
@@ -44,6 +52,7 @@ from bisect import bisect_right
 from collections.abc import Mapping, Sequence
 from itertools import accumulate
 
+from workers.engines._prose import critical_flags
 from workers.engines._shell import read_paths
 from workers.engines._text import is_json_document
 from workers.engines.base import EngineContext, EngineOutput, LosslessEngine
@@ -95,6 +104,52 @@ def _overlaps(runs: list[tuple[int, int, str]], starts: list[int], a: int, b: in
     return k >= 0 and runs[k][1] > a
 
 
+class _Visible:
+    """One unit's lines that must stay visible (computed on first use)."""
+
+    __slots__ = ("_flags", "lines", "starts", "unit")
+
+    def __init__(self, unit: Unit, lines: list[str] | None = None) -> None:
+        self.unit = unit
+        self.lines = lines if lines is not None else unit.text.split("\n")
+        self.starts = list(accumulate([len(line) + 1 for line in self.lines[:-1]], initial=0))
+        self._flags: list[bool] | None = None
+
+    @property
+    def flags(self) -> list[bool]:
+        if self._flags is None:
+            unit = self.unit
+            self._flags = critical_flags(unit.text, self.lines, unit.kind, command=unit.command)
+        return self._flags
+
+    def spans(self, a: int, b: int) -> list[tuple[int, int]]:
+        """The spans of ``[a, b)`` (whole lines) between its lines that must stay visible,
+        blank lines at both ends left out, each at least :data:`MIN_LINES` lines and
+        :data:`MIN_CHARS` characters; ``[(a, b)]`` when it has none."""
+        starts, lines = self.starts, self.lines
+        first_line = bisect_right(starts, a) - 1
+        last_line = bisect_right(starts, b - 1) - 1
+        flags = self.flags
+        if not any(flags[first_line : last_line + 1]):
+            return [(a, b)]
+        spans: list[tuple[int, int]] = []
+        segment = first_line
+        for k in range(first_line, last_line + 2):
+            if k <= last_line and not flags[k]:
+                continue
+            first, end = segment, k
+            while first < end and not lines[first].strip():
+                first += 1
+            while end > first and not lines[end - 1].strip():
+                end -= 1
+            if end - first >= MIN_LINES:
+                sa, sb = starts[first], starts[end - 1] + len(lines[end - 1])
+                if sb - sa >= MIN_CHARS:
+                    spans.append((sa, sb))
+            segment = k + 1
+        return spans
+
+
 class _LineIndex:
     """Runs of :data:`RUN_LINES` consecutive lines seen so far -> where (unit, line).
 
@@ -119,6 +174,7 @@ class _LineIndex:
         ctx: EngineContext,
         replace: bool,
         within: bool = False,
+        visible: _Visible | None = None,
     ) -> list[tuple[int, int, str]]:
         """Index the lines of unit ``pos``; when ``replace``, also the back-references
         ``(start, end, marker)`` for its runs of lines that repeat an earlier unit's lines.
@@ -128,8 +184,9 @@ class _LineIndex:
         marker counts at most half its tokens.  Of the earlier places its first
         lines were seen (the first :data:`MAX_SOURCES`), the longest run wins.
         """
-        lines = text.split("\n")
-        starts = list(accumulate([len(line) + 1 for line in lines[:-1]], initial=0))
+        if visible is None:
+            visible = _Visible(units[pos])
+        lines, starts = visible.lines, visible.starts
         self.lines[pos] = (lines, starts)
         n = len(lines)
         k = RUN_LINES
@@ -150,11 +207,11 @@ class _LineIndex:
             if places:
                 # longest run first; of equal ones the earliest place
                 end, place = max((self._end(i, p, lines, pos), (-p[0], -p[1])) for p in places)
-                kept = self._run_marker(
-                    pos, i, end, (-place[0], -place[1]), text, lines, starts, units, ctx
+                kept = self._run_markers(
+                    pos, i, end, (-place[0], -place[1]), text, visible, units, ctx
                 )
                 if kept is not None:
-                    found.append(kept)
+                    found.extend(kept)
                     i = end
                     continue
             i += 1
@@ -183,20 +240,22 @@ class _LineIndex:
             j += 1
         return j
 
-    def _run_marker(
+    def _run_markers(
         self,
         pos: int,
         i: int,
         j: int,
         place: tuple[int, int],
         text: str,
-        lines: list[str],
-        starts: list[int],
+        visible: _Visible,
         units: Sequence[Unit],
         ctx: EngineContext,
-    ) -> tuple[int, int, str] | None:
-        """The back-reference for lines ``i`` to ``j`` repeating the lines at ``place``,
-        blank lines at both ends left out; None when it is too short or saves too little."""
+    ) -> list[tuple[int, int, str]] | None:
+        """The back-references for lines ``i`` to ``j`` repeating the lines at ``place``,
+        blank lines at both ends left out, cut at the lines that must stay visible
+        (:meth:`_Visible.spans`); None when the run is too short or, having no such line,
+        saves too little (a run starting further on may pay)."""
+        lines, starts = visible.lines, visible.starts
         src_pos, s = place
         end = j
         while end > i and not lines[end - 1].strip():
@@ -209,11 +268,17 @@ class _LineIndex:
         a, b = starts[first], starts[end - 1] + len(lines[end - 1])
         if b - a < MIN_CHARS:
             return None
-        block = text[a:b]
-        marker = _marker(units, pos, src_pos, self.lines[src_pos][1][s + first - i], block)
-        if 2 * ctx.tokens.count(marker) > ctx.tokens.count(block):
+        src_at = self.lines[src_pos][1][s + first - i]
+        spans = visible.spans(a, b)
+        kept: list[tuple[int, int, str]] = []
+        for sa, sb in spans:
+            block = text[sa:sb]
+            marker = _marker(units, pos, src_pos, src_at + sa - a, block)
+            if 2 * ctx.tokens.count(marker) <= ctx.tokens.count(block):
+                kept.append((sa, sb, marker))
+        if not kept and spans == [(a, b)]:
             return None
-        return a, b, marker
+        return kept
 
 
 class DedupEngine(LosslessEngine):
@@ -236,12 +301,13 @@ class DedupEngine(LosslessEngine):
             # runs of repeated lines first (they span blank lines), then whole blocks
             found: list[tuple[int, int, str]] = []
             read = bool(paths[pos])
+            visible = _Visible(unit)
             if unit.kind == "tool_result":  # tool outputs are the sources and the targets
                 replace = not unit.frozen and not read
                 # within one output only when nothing lossy reads it after (a JSON
                 # document is the JSON engines')
                 within = ctx.lossless_chain and not is_json_document(text)
-                found = runs.scan(pos, text, units, ctx, replace, within)
+                found = runs.scan(pos, text, units, ctx, replace, within, visible)
             lines_replaced += len(found)
             run_starts = [a for a, _, _ in found]
             for a, b in _blocks(text):
@@ -264,13 +330,15 @@ class DedupEngine(LosslessEngine):
                     # older copy, the model reads the newest in one piece (a function
                     # after an edit, not its unchanged blocks as references to the old one)
                     continue
-                marker = _marker(units, pos, src_pos, at, block)
-                if 3 * len(marker) > len(block) and ctx.tokens.count(marker) >= ctx.tokens.count(
-                    block
-                ):
-                    continue
-                found.append((a, b, marker))
-                replaced += 1
+                for sa, sb in visible.spans(a, b):
+                    part = text[sa:sb]
+                    marker = _marker(units, pos, src_pos, at + sa - a, part)
+                    if 3 * len(marker) > len(part) and ctx.tokens.count(marker) >= ctx.tokens.count(
+                        part
+                    ):
+                        continue
+                    found.append((sa, sb, marker))
+                    replaced += 1
             if not found:
                 texts.append(text)
                 continue
