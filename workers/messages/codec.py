@@ -34,6 +34,8 @@ __all__ = [
 ]
 
 RESERVED_KEY = "compression"
+# a record holds at most 16 MiB of text: a larger token budget is no budget
+MAX_BUDGET_TOKENS = 2**31 - 1
 _SYSTEM_ROLES = frozenset({"system", "developer"})
 _COMMAND_KEYS = ("command", "cmd", "script", "shell_command", "commandLine", "code")
 _PATH_KEYS = ("path", "file_path", "filePath", "filename", "file")
@@ -168,6 +170,10 @@ def parse_record(data: Any) -> Record:
         not isinstance(budget, int) or isinstance(budget, bool) or budget < 0
     ):
         raise InvalidRecord("field 'budget_tokens' must be a non-negative integer", rid)
+    if budget is not None and budget > MAX_BUDGET_TOKENS:
+        # more tokens than any record holds: no budget (the field itself is written back
+        # as it came; statistics, which hold 64-bit integers, get the cap)
+        budget = MAX_BUDGET_TOKENS
     lossy = data.get("allow_lossy_structure")
     if lossy is not None and not isinstance(lossy, bool):
         raise InvalidRecord("field 'allow_lossy_structure' must be true or false", rid)

@@ -109,3 +109,29 @@ def test_text_editor_tool_calls_become_read_and_write_commands() -> None:
     commands = [u.command for u in parse_record(data).units if u.kind == "tool_result"]
     # a view reads, a replace edits in place (``patch``), a create writes the whole file (``tee``)
     assert commands == ["sed -n '1,40p' src/app.py", "patch src/app.py"]
+
+
+def test_a_budget_beyond_any_record_is_no_budget() -> None:
+    data = openai_record("big", ("user", "hi"), ("tool", "out"), command="ls")
+    data["budget_tokens"] = 123456789012345678901234567890
+    assert parse_record(data).budget_tokens == 2**31 - 1
+    data["budget_tokens"] = 4000
+    assert parse_record(data).budget_tokens == 4000
+
+
+@pytest.mark.parametrize("mode", ["standard", "aggressive"])
+def test_a_30_digit_budget_comes_out_as_written(mode: str) -> None:
+    """A held-out record with ``"budget_tokens": <30 digits>`` had become a dead letter in
+    aggressive mode (the budget engine's statistics could not be encoded)."""
+    import orjson
+
+    from workers.core.offload import MemoryStore
+    from workers.core.settings import Settings
+    from workers.pipeline.batch import compress_lines
+    from workers.pipeline.runner import Pipeline
+
+    record = openai_record("big", ("user", "hi"), ("tool", "line\n" * 400), command="cat x")
+    line = orjson.dumps(record)[:-1] + b', "budget_tokens": 123456789012345678901234567890}'
+    (result,) = compress_lines([line], Pipeline(Settings(mode=mode)), MemoryStore())
+    assert result.dead_letter is None
+    assert b'"budget_tokens":123456789012345678901234567890' in result.encoded().replace(b" ", b"")
