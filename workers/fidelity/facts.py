@@ -427,6 +427,9 @@ _ERROR_RARE = re.compile(
     r"(?:status: |\bis |\()(?:NXDOMAIN|SERVFAIL|REFUSED)\b|: (?:NXDOMAIN|SERVFAIL|REFUSED)$"
     # short level tags: nats-server's ``[ERR]``/``[WRN]``/``[FTL]``, logrus's ``ERRO[0003]``
     r"|(?<![\w\]])\[(?:ERR|FTL|CRT|WRN)\]|\b(?:ERRO|FATA|PANI)\[[\d:T.Z+-]+\]"
+    # HAProxy's ``[ALERT]    (11809) : config : [haproxy.cfg:17] : unknown keyword 'chek'``
+    # (its errors; ``[WARNING]`` and ``[NOTICE]`` are the others), syslog's emergencies
+    r"|(?<![\w\]])\[(?:ALERT|EMERG)\] "
     # Serilog's ``[12:00:09 ERR]``, zerolog's console ``3:05PM ERR upstream unavailable``
     r"|\[\d\d:\d\d:\d\d (?:ERR|FTL)\]|\b\d{1,2}:\d\d[AP]M (?:ERR|FTL) "
     # a result code or an error value in key=value form: slapd's ``RESULT tag=97 err=49``,
@@ -451,7 +454,7 @@ _ERROR_HINT_LITERALS = (
     "rror", "RROR", "ailed", "ailure", "FAIL", "atal", "FATAL", "anic", "ANIC", "xception",
     "Traceback", "RITICAL", "ritical", "arning", "WARN", "denied", "refused", "of memory",
     "oom-kill", "segfault", "SEVERE", "NXDOMAIN", "SERVFAIL", "REFUSED", "ould not resolve",
-    "certificate problem", "[ERR]", "[FTL]", "[CRT]", "[WRN]", "ERRO[", "FATA[", "PANI[", "err=", " ERR]", " FTL]", "M ERR ", "M FTL ", '"level":', "warn]", "crit]", "alert]", "emerg]",
+    "certificate problem", "[ERR]", "[FTL]", "[CRT]", "[WRN]", "ERRO[", "FATA[", "PANI[", "err=", " ERR]", " FTL]", "M ERR ", "M FTL ", "[ALERT] ", "[EMERG] ", '"level":', "warn]", "crit]", "alert]", "emerg]",
     'warn"', 'crit"', 'alert"', 'emerg"', 'dpanic"', "***", "Timeout)", "Not Run)",
     "SEGFAULT)", "NUMERICAL)", "aborted)", "BackOff", "OOMKill", "ErrImagePull", "Evicted",
     "Segmentation", "Bus error", "Illegal instr", "Floating point", "core dumped",
@@ -559,8 +562,14 @@ _THROUGHPUT_ROW = re.compile(
 )
 # criterion's result row (``parse_line              time:   [93.1 ns 93.5 ns 94.0 ns]``)
 _CRITERION_ROW = re.compile(r"^\S.{0,120}?\s+time:\s+\[[\d.]+ \S+ [\d.]+ \S+ [\d.]+ \S+\]$")
+# (and rustfmt's hunk header, ``cargo fmt --check``'s ``Diff in /src/parse.rs:9:``, older
+# ``Diff in /src/parse.rs at line 9:``)
+# biome's (rome's) diagnostic headline: the file (with its place when it has one), the
+# category, flags, then a rule of heavy lines (``.nyc_output/x.json format ━━━━━━━``)
+_BOXED_HEAD = re.compile(r"^\S+ [\w/.-]+(?:  [A-Z]+)*\s+━{3,}$")
 _DIFF_HEADER = re.compile(
-    r"^(?:diff --git .*|@@ .* @@.*|\+\+\+ \S.*|--- (?:a/|b/|/dev/null).*|rename (?:from|to) .*|new file mode .*|deleted file mode .*)$",
+    r"^(?:diff --git .*|@@ .* @@.*|\+\+\+ \S.*|--- (?:a/|b/|/dev/null).*|rename (?:from|to) .*|new file mode .*|deleted file mode .*"
+    r"|Diff in \S+(?::\d+| at line \d+):)$",
     re.M,
 )
 # (not a Go frame's function line, ``main.stage(0x9, 0xc000070, ...)``: its arguments are hex)
@@ -740,9 +749,11 @@ _REQUEST_5XX = re.compile(
 # on an `Err` value: ...``): the headline ends in a colon and the message is the next line;
 # as is C++'s ``  what():  map::at`` under ``terminate called after throwing an instance of``.
 # a bare error headline whose message is the next line (jshell's ``|  Error:`` above
-# ``|  incompatible types: java.lang.String cannot be converted to int``)
+# ``|  incompatible types: java.lang.String cannot be converted to int``), and an exception's
+# bare class name (rspec's ``NameError:`` above ``  uninitialized constant Invoicer::TaxRate``)
 _BARE_ERROR_HEAD = re.compile(
     r"(?:^|[\s>|])(?:Error|ERROR|error|Fatal error|FATAL ERROR):$|^(?:FAILED|Failed):$"
+    r"|^(?:[A-Z]\w*(?:::|\.))*[A-Z]\w*(?:Error|Exception):$"
 )
 _PANIC_WITH_MESSAGE_BELOW = re.compile(
     r"^thread '[^'\n]{0,200}'(?: \(\d+\))? panicked at \S+:$"
@@ -886,9 +897,10 @@ _FAILED_LIST_HEAD = re.compile(
 _MOCHA_FAILING = re.compile(r"^\s*\d+ failing\b", re.MULTILINE)
 # After a failing test: its assertion and diff lines (kind ``test_failure`` too):
 # pytest's ``E`` lines, cargo's ``left:``/``right:``, jest's ``Expected:``/
-# ``Received:``, rspec's ``expected:``/``got:``, TAP's ``expected:``/``actual:``.
+# ``Received:``, rspec's ``expected:``/``got:``, TAP's ``expected:``/``actual:`` (and Perl's
+# Test::More's, behind TAP's comment mark: ``#          got: '9'``).
 _ASSERTION = re.compile(
-    r"^\s*(?:E {2,}\S|(?:left|right|expected|actual|Expected|Received|got|want): ?\S"
+    r"^\s*(?:E {2,}\S|(?:#\s+)?(?:left|right|expected|actual|Expected|Received|got|want): ?\S"
     # a matcher's sentence (jasmine's ``Expected $[0].qty = 3 to equal 5.``, chai's
     # ``expected 3 to equal 5``, ``Expected function to throw an Error.``)
     r"|[Ee]xpected .{1,400}? to (?:not )?(?:equal|be|contain|have|match|throw|include|deep)\b)"
@@ -1042,7 +1054,7 @@ def command_family(command: str | None) -> str | None:
 
 # First characters (of the line, or of the stripped line) that the line rules
 # can start with: one set lookup spares most lines five regex calls.
-_DIFF_FIRST = frozenset("d@+-rn")
+_DIFF_FIRST = frozenset("d@+-rnD")
 _FRAME_FIRST = frozenset("Fa")
 _SUMMARY_FIRST = frozenset("=TFoPtROSaAIUurcBE#ℹYLlC")
 # surefire's result of one test class that passed (``Time elapsed`` names a class, the
@@ -1241,7 +1253,7 @@ def _tool_lines(text: str, family: str | None) -> Iterable[tuple[str, str]]:
             yield "test_failure", token
             continue
         if raw[0] in _DIFF_FIRST and _DIFF_HEADER.match(raw):
-            in_hunk = raw.startswith("@@")
+            in_hunk = raw.startswith(("@@", "Diff in "))
             yield "diff_header", token
             continue
         if in_hunk:
@@ -1423,8 +1435,10 @@ def _tool_lines(text: str, family: str | None) -> Iterable[tuple[str, str]]:
             yield "error_line" if _is_diag_warning(line) else "finding", token
         elif first in "x×!⚠" and _miette_head(all_lines, index, raw):
             yield "finding" if raw.lstrip()[0] in "x×" else "error_line", token
-        elif (first == "I" and _SHELLCHECK_LOCATION.match(line)) or (
-            first == "^" and _SHELLCHECK_FINDING.match(line)
+        elif (
+            (line[-1] == "━" and _BOXED_HEAD.match(line))
+            or (first == "I" and _SHELLCHECK_LOCATION.match(line))
+            or (first == "^" and _SHELLCHECK_FINDING.match(line))
         ):
             yield "finding", token
         elif first.isdecimal() and CODED_FINDING.match(raw):

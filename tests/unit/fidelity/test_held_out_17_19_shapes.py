@@ -1,0 +1,140 @@
+"""Facts by shape from held-out sets 17-19 (tools no rule names): HAProxy's ``[ALERT]`` lines,
+rspec's bare exception class above its message, Perl Test::More's ``got:``/``expected:``
+behind TAP's ``#``, rustfmt's ``Diff in file:line:`` hunk headers (coloured by ``tput``,
+whose ``ESC ( B`` the escape pattern had left in the line) and biome's boxed headlines.
+Aggressive mode had aged a 6-line ``haproxy -c`` down to its two generic lines; standard
+had hidden ``uninitialized constant Invoicer::TaxRate`` behind ``… 5 lines omitted``."""
+
+from __future__ import annotations
+
+from tests.support.sessions import bash_session
+from workers.core.ansi import strip_ansi
+from workers.core.settings import Settings
+from workers.fidelity.facts import critical_lines
+from workers.pipeline.runner import Pipeline
+
+HAPROXY = """\
+[NOTICE]   (11809) : haproxy version is 2.6.12-1+deb12u4
+[NOTICE]   (11809) : path to executable is /usr/sbin/haproxy
+[ALERT]    (11809) : config : [/etc/haproxy/bad.cfg:16] : 'server be_api/a1' : 'rise' has to be > 0..
+[ALERT]    (11809) : config : [/etc/haproxy/bad.cfg:17] : 'server be_api/a2' : unknown keyword 'chek'; did you mean 'check' maybe ?
+[ALERT]    (11809) : config : Fatal errors found in configuration.
+exit=1
+"""
+
+RSPEC = """\
+  2) Invoicer::TaxTable uses a zero rate class
+     Failure/Error: expect(Invoicer::TaxRate.zero).to eq(0)
+
+     NameError:
+       uninitialized constant Invoicer::TaxRate
+
+           expect(Invoicer::TaxRate.zero).to eq(0)
+                          ^^^^^^^^^
+       Did you mean?  Invoicer::TaxTable
+     # ./spec/tax_table_spec.rb:10:in `block (2 levels) in <top (required)>'
+"""
+
+TAP = """\
+t/01-parse.t .... ok
+
+#   Failed test 'p90 numeric'
+#   at t/02-summary.t line 18.
+#          got: '9'
+#     expected: '100'
+
+#   Failed test 'p100 of 4 values'
+#   at t/02-summary.t line 22.
+#          got: 9
+#     expected: 12
+# Looks like you failed 2 tests of 37.
+"""
+
+RESET = "\x1b(B\x1b[m"
+RUSTFMT = (
+    "Diff in /srv/ledger/src/parse.rs:16:\n"
+    "     let mut it = line.split('|');\n"
+    f'\x1b[31m-    let date = it.next().ok_or(ParseError::MissingField("date"))?.to_string();\n'
+    f"{RESET}\x1b[32m+    let date = it\n"
+    f'{RESET}\x1b[32m+        .ok_or(ParseError::MissingField("date"))?\n'
+    f'{RESET}     let amt = it.next().ok_or(ParseError::MissingField("amount"))?;\n'
+    "Diff in /srv/ledger/src/reconcile.rs:3:\n"
+    f"\x1b[31m-use crate::money::{{Money}};\n"
+    f"{RESET}\x1b[32m+use crate::money::Money;\n"
+    f"{RESET}"
+)
+
+BIOME = """\
+admin/src/currency.ts:2:10 lint/style/useTemplate  FIXABLE  ━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━
+
+  i Template literals are preferred over string concatenation.
+
+__tests__/discount.test.js format ━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━
+
+  × Formatter would have printed the following content:
+
+Checked 41 files in 12ms. No fixes applied.
+Found 2 errors.
+"""
+
+
+def _facts(text: str) -> dict[str, set[str]]:
+    found: dict[str, set[str]] = {}
+    for kind, line in critical_lines(text, "tool_result"):
+        found.setdefault(kind, set()).add(line)
+    return found
+
+
+def test_haproxys_alert_lines_are_error_lines_and_its_notices_are_not() -> None:
+    errors = _facts(HAPROXY)["error_line"]
+    assert any("[/etc/haproxy/bad.cfg:17]" in line and "'chek'" in line for line in errors)
+    assert any("'rise' has to be > 0" in line for line in errors)
+    assert not any("[NOTICE]" in line for line in errors)
+    # the word inside a sentence is no level tag
+    assert critical_lines("raise an [ALERT]x when the disk fills\n", "tool_result") == frozenset()
+
+
+def test_aggressive_mode_keeps_an_old_haproxy_check_s_alerts() -> None:
+    calls = [("haproxy -c -f /etc/haproxy/bad.cfg 2>&1; echo exit=$?", HAPROXY)]
+    calls += [(f"cat notes/n{i}.txt", f"note {i}: " + "lorem ipsum dolor " * 300) for i in range(6)]
+    outcome = Pipeline(Settings(mode="aggressive")).run_raw(bash_session(calls))
+    text = outcome.record["messages"][2]["content"]
+    assert "unknown keyword 'chek'; did you mean 'check' maybe ?" in text
+    assert "[/etc/haproxy/bad.cfg:16]" in text
+
+
+def test_an_exception_class_alone_on_its_line_has_its_message_below() -> None:
+    assert "uninitialized constant Invoicer::TaxRate" in _facts(RSPEC)["error_detail"]
+    # a heading that is no exception class says nothing about the next line
+    plain = "Summary:\n  3 files changed\n"
+    assert "error_detail" not in _facts(plain)
+
+
+def test_test_more_got_and_expected_lines_belong_to_the_failed_test() -> None:
+    failures = _facts(TAP)["test_failure"]
+    assert {"#          got: '9'", "#     expected: '100'", "#     expected: 12"} <= failures
+    # a comment that says got: outside a failing test is no assertion
+    assert "test_failure" not in _facts("t/01.t .. ok\n#          got: 9\nAll tests successful.\n")
+
+
+def test_rustfmt_hunk_headers_are_diff_headers_and_their_bodies_no_errors() -> None:
+    found = _facts(RUSTFMT)
+    assert found["diff_header"] == {
+        "Diff in /srv/ledger/src/parse.rs:16:",
+        "Diff in /srv/ledger/src/reconcile.rs:3:",
+    }
+    assert set(found) == {"diff_header"}  # ``ParseError`` in a changed line is code
+
+
+def test_a_character_set_designation_is_an_escape_sequence() -> None:
+    assert strip_ansi(f"{RESET}\x1b[32m+    let date = it") == "+    let date = it"
+    assert strip_ansi("x\x1b)0y") == "xy"
+    assert strip_ansi("(B plain") == "(B plain"
+
+
+def test_biome_headlines_are_findings() -> None:
+    findings = _facts(BIOME)["finding"]
+    assert any(line.startswith("__tests__/discount.test.js format ━") for line in findings)
+    assert any(line.startswith("admin/src/currency.ts:2:10 lint/style") for line in findings)
+    # a heading underlined with a rule on its own line is no finding
+    assert "finding" not in _facts("Results\n━━━━━━━━━━━━━━━━\nall good\n")
