@@ -24,7 +24,8 @@ WORDS = st.sampled_from(
         "Out of memory", "SEVERE", "SEVEREx", "[warn]", "[crit]", "[alert]", "[emerg]", "[warn",
         '"level":"warn"', '"severity": "crit"', '"lvl":"dpanic"', '"level":"warning"', "E1203 16:41:11.123456 ",
         "W0101 00:00:00.000000\t", "I1203 16:41:11.123456 ", '"level":50', '"level": 40', '"level":30', '"level":500', "oom-killer", "oom-kill", "segfault", "segfaults", "failure", "failures", "Failure", "Failures", "FAILURES", "failuresx", "panicky",
-        "a", "Z9", "é", "-", "\n", "  ", "ok",
+        "a", "Z9", "é", "-", "\n", "  ", "ok", "[FTL]", "[ERR]", "[ALERT] ", "[EMERG] ", "[ALERT]x",
+        "err=49", 'err="<nil>"', "err=0", "status: NXDOMAIN", "ERRO[0003]", "3:05PM ERR ",
     ]
 )  # fmt: skip
 LINES = st.one_of(st.lists(WORDS, max_size=12).map("".join), st.text(max_size=40))
@@ -33,7 +34,8 @@ LINES = st.one_of(st.lists(WORDS, max_size=12).map("".join), st.text(max_size=40
 @settings(max_examples=3000, deadline=None)
 @given(LINES)
 def test_is_error_line_is_the_error_regex(line: str) -> None:
-    assert facts.is_error_line(line) == (facts._ERROR_LINE.search(line) is not None)
+    # (the error words' regex, or the rare shapes without one: ``[FTL]``, ``err=49``)
+    assert facts.is_error_line(line) == facts._error_search(line)
 
 
 TEXT_PARTS = st.sampled_from(
@@ -52,6 +54,8 @@ def reference_tool_lines(text: str, family: str | None) -> Iterator[tuple[str, s
     """The plain per-line rules, as they were before the fast paths (every regex on every line)."""
     last_frame: str | None = None
     last_user_frame: str | None = None
+    first_user_frame: str | None = None
+    error_here = False  # the last non-blank line was an error line
     in_traceback = False
     in_failures = False
     mocha = re.search(r"^\s*\d+ failing\b", text, re.MULTILINE) is not None
@@ -92,10 +96,12 @@ def reference_tool_lines(text: str, family: str | None) -> Iterator[tuple[str, s
             in_status_untracked = in_cmake_error = want_panic_message = rust_label = False
             in_example = in_conflict = False
             path_header = None
-            last_frame = last_user_frame = None  # a blank line ends a stack
+            error_here = False
+            last_frame = last_user_frame = first_user_frame = None  # a blank line ends a stack
             continue
         if len(line) > 600:
             line = line[:600]
+        error_above, error_here = error_here, False
         if in_expected:
             indent = len(raw) - len(raw.lstrip())
             if facts._EXPECTED_END.match(raw) or indent < expected_indent:
@@ -127,7 +133,7 @@ def reference_tool_lines(text: str, family: str | None) -> Iterator[tuple[str, s
             yield "test_failure", token
             continue
         if facts._DIFF_HEADER.match(raw):
-            in_hunk = raw.startswith("@@")
+            in_hunk = raw.startswith(("@@", "Diff in "))
             yield "diff_header", token
             continue
         if in_hunk:
@@ -166,6 +172,8 @@ def reference_tool_lines(text: str, family: str | None) -> Iterator[tuple[str, s
                 in_traceback = True
                 if not facts._NOT_USER_FRAME.search(raw):
                     last_user_frame = token
+                    if first_user_frame is None:
+                        first_user_frame = token
             else:  # an ``at`` frame in a library is no frame of the next error line
                 last_frame = None if facts._NOT_USER_FRAME.search(raw) else token
             if want_frame and line.startswith("at ") and not facts._NOT_USER_FRAME.search(raw):
@@ -205,6 +213,10 @@ def reference_tool_lines(text: str, family: str | None) -> Iterator[tuple[str, s
             rust_label = "`" not in raw
         elif rust_label and raw[0].isalpha():
             rust_label = False
+        if (failed and facts._PG_DETAIL.search(line)) or (
+            error_above and facts._TS_CODE.match(line)
+        ):
+            yield "error_detail", token
         if want_panic_message:
             want_panic_message = False
             if line != "stack backtrace:" and not line.startswith("note: "):
@@ -217,7 +229,7 @@ def reference_tool_lines(text: str, family: str | None) -> Iterator[tuple[str, s
             yield "commit", token
         elif facts._STAT_SUMMARY.match(line):
             yield "stat_summary", token
-        elif facts._SUMMARY_LINE.match(line):
+        elif facts._SUMMARY_LINE.match(line) or facts._RUN_OUTCOME.search(line):
             yield "test_summary", token
         elif (
             facts._TEST_FAILURE.match(raw)
@@ -229,7 +241,7 @@ def reference_tool_lines(text: str, family: str | None) -> Iterator[tuple[str, s
             numbered = in_failures and mocha and facts._NUMBERED_FAILURE.match(raw) is not None
             title_lines = 3 if numbered else 0
             yield "test_failure", token
-        elif title_lines and raw[:1].isspace() and not facts._ERROR_LINE.search(line):
+        elif title_lines and raw[:1].isspace() and not facts._error_search(line):
             title_lines -= 1
             if line.endswith(":"):
                 title_lines = 0
@@ -249,7 +261,11 @@ def reference_tool_lines(text: str, family: str | None) -> Iterator[tuple[str, s
         ):
             # a compiler warning is an error line (one kind in one file is one fact)
             yield "error_line" if facts._is_diag_warning(line) else "finding", token
-        elif facts._SHELLCHECK_LOCATION.match(line) or facts._SHELLCHECK_FINDING.match(line):
+        elif (
+            facts._BOXED_HEAD.match(line)
+            or facts._SHELLCHECK_LOCATION.match(line)
+            or facts._SHELLCHECK_FINDING.match(line)
+        ):
             yield "finding", token
         elif facts.CODED_FINDING.match(raw):
             if path_header is not None:
@@ -258,7 +274,7 @@ def reference_tool_lines(text: str, family: str | None) -> Iterator[tuple[str, s
         elif (
             facts._CRASH_HEAD.match(line)
             or facts._HTTP_5XX.search(line)
-            or facts._ERROR_LINE.search(line)
+            or facts._error_search(line)
             or exception
         ) and not ("goroutine " in text and facts._go_frame(all_lines, index, raw, line)):
             failed = True
@@ -266,10 +282,16 @@ def reference_tool_lines(text: str, family: str | None) -> Iterator[tuple[str, s
                 yield "stack_frame", last_frame
                 if last_user_frame is not None and last_user_frame != last_frame:
                     yield "stack_frame", last_user_frame
-                last_frame = last_user_frame = None
+                if first_user_frame is not None and first_user_frame not in (
+                    last_frame,
+                    last_user_frame,
+                ):
+                    yield "stack_frame", first_user_frame
+                last_frame = last_user_frame = first_user_frame = None
             if path_header is not None and facts._ESLINT_FINDING.match(raw):
                 yield "finding", path_header
                 path_header = None
+            error_here = True
             yield "error_line", token
             if facts._FRAME_HEAD.match(line):
                 want_frame = crashed = True
@@ -285,7 +307,7 @@ def reference_tool_lines(text: str, family: str | None) -> Iterator[tuple[str, s
             want_panic_message = True
         elif line.startswith("Traceback (most recent call last)"):
             in_traceback = True
-            last_frame = last_user_frame = None
+            last_frame = last_user_frame = first_user_frame = None
         elif facts._FAILURES_HEAD.match(line):
             in_failures = True
         if path_header is not None and line.startswith("…") and "<<cx:" in line:

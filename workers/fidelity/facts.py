@@ -542,6 +542,21 @@ _SUMMARY_LINE = re.compile(
     r"|^100\.00\s+[\d.]+(?:\s+\d+){1,3}\s+total$",
     re.M,
 )
+# what else says how a run ended: GoogleTest's totals (``[  PASSED  ] 0 tests.``,
+# ``[==========] 56 tests from 9 test suites ran. (12 ms total)``), criterion's comparison
+# with the last run (``change: [-37.217% -29.409% -20.716%] (p = 0.00 < 0.05)`` and its
+# verdict), and an exit status as a script or an agent printed it (``exit=1``,
+# ``Exit code: 2``, go's ``exit status 1``, ``Process finished with exit code 137``)
+_RUN_OUTCOME = re.compile(
+    r"^\[\s+(?:PASSED|FAILED)\s+\] \d+ tests?(?:\.|, listed below:)$"
+    r"|^\[=+\] \d+ tests? from \d+ test (?:suites?|cases?) ran\."
+    r"|^change:\s+\[[+-]?[\d.]+% [+-]?[\d.]+% [+-]?[\d.]+%\]"
+    r"|^(?:Performance has (?:improved|regressed)|No change in performance detected"
+    r"|Change within noise threshold)\.$"
+    r"|^(?:exit|EXIT|Exit)(?:[ _](?:code|status|Code|Status))?\s*[=:]?\s*-?\d{1,3}$"
+    r"|^exit status -?\d{1,3}$|\bexited with (?:exit )?(?:code|status) -?\d{1,3}\.?$"
+    r"|^Process finished with exit code -?\d{1,3}$"
+)
 # a benchmark's result row in other runners: pytest-benchmark's ``test_total_2000_lines
 # 1,527,373.9991 (>1000.0) ...``, Google Benchmark's ``BM_RingPush/64  3.06 ns  3.02 ns
 # 23153093``, JMH's ``InvoiceBench.totalLong  1000  avgt  3  768.828 ± 640.985  ns/op``
@@ -617,11 +632,13 @@ _LOCATION = re.compile(
     r"|^\s*location: '\S+:\d+:\d+'$"  # node --test (TAP)
     # a report's labelled location (bandit's ``   Location: src/app/admin.py:10:11``), a
     # file and line, not a URL
-    r"|^\s*Location: (?!\S*://)\S+\.\w{1,12}:\d+(?::\d+)?$"
+    # (ansible's ``Origin: /srv/play.yml:8:7`` under its ``[ERROR]:``)
+    r"|^\s*(?:Location|Origin): (?!\S*://)\S+\.\w{1,12}:\d+(?::\d+)?$"
     # a format check's finding: the file it would change (black --check, ruff format --check)
     r"|^[Ww]ould reformat:? \S+$"
     r"|^>> Issue: \[\w+:\w+\] \S"  # bandit's finding headline, above its Location line
-    r"|^\s*(?:,-|╭─)\[[^\s\]]+:\d+:\d+\]$"  # miette's frame opening (oxlint, swc, rspack)
+    # miette's frame opening (oxlint, swc, rspack; rolldown's, under vite, pads the place)
+    r"|^\s*(?:,-|╭─)\[ ?[^\s\]]+:\d+:\d+ ?\]$"
 )
 # miette's finding headline (``  x eslint(no-debugger): ...``, ``  ! ...`` a warning; ``×``
 # and ``⚠`` in unicode): a finding when its frame's location follows within 3 lines
@@ -759,6 +776,11 @@ _PANIC_WITH_MESSAGE_BELOW = re.compile(
     r"^thread '[^'\n]{0,200}'(?: \(\d+\))? panicked at \S+:$"
     r"|^terminate called after throwing an instance of "  # C++: ``  what():  ...`` below
 )
+# PostgreSQL's lines under an ERROR (psql's and the server log's): ``DETAIL:  Key (email)=(a@b)
+# already exists.``, ``HINT:  Perhaps you meant to reference the column "o.total_cents".``
+_PG_DETAIL = re.compile(r"(?:^|\s)(?:DETAIL|HINT):  \S")
+# a TypeScript diagnostic's code and message on its own line (ts-loader under webpack)
+_TS_CODE = re.compile(r"^TS\d{4,5}: \S")
 # javac's ``symbol:`` line under ``File.java:6: error: cannot find symbol`` (after the source
 # line and its caret; ``required:``/``found:`` under an older ``incompatible types``): what the
 # error is about, a fact as a panic's message is (``location:`` is help text)
@@ -1064,7 +1086,7 @@ _SUREFIRE_PASS = re.compile(
     r"[\d.,]+ s(?:ec)?(?: -{1,2} in [\w.$]+)?$"
 )
 _FAILURE_FIRST = frozenset("✕×✗✘✖●n_-rF")
-_LOCATION_FIRST = frozenset("-[❯lLwW>,╭")
+_LOCATION_FIRST = frozenset("-[❯lLwW>,╭O")
 _CRASH_FIRST = frozenset("SDImt=P[-+<FCA")
 # shellcheck's default (tty) format: a finding's place on a line of its own (``In deploy.sh
 # line 13:``), the code line, then each finding under a caret (``^-- SC2164 (warning): Use
@@ -1091,6 +1113,9 @@ def _tool_lines(text: str, family: str | None) -> Iterable[tuple[str, str]]:
     last_frame: str | None = None
     last_at_frame: str | None = None  # the last frame, when it is an ``at`` frame (as read)
     last_user_frame: str | None = None  # the innermost Python frame in user code so far
+    # ... and the outermost: where the traceback enters user code (the endpoint a server
+    # called, above the helper that raised)
+    first_user_frame: str | None = None
     in_traceback = False  # after ``Traceback ...:`` or a Python frame, until its exception
     in_failures = False  # after a report's ``N failing`` / ``Failures:`` header
     in_failed_list = False  # under ``Failing scenarios:`` (its indented items, to a blank)
@@ -1160,7 +1185,7 @@ def _tool_lines(text: str, family: str | None) -> Iterable[tuple[str, str]]:
             path_header = None
             # a blank line ends a stack: a frame above it is not the frame of an error
             # below (node prints its frames under the error, the next one after a blank)
-            last_frame = last_user_frame = None
+            last_frame = last_user_frame = first_user_frame = None
             continue
         # The token that must stay visible is the line as written (colours included).
         token = raw_line.strip()[:600] if has_ansi or tagged is not None else line[:600]
@@ -1298,6 +1323,8 @@ def _tool_lines(text: str, family: str | None) -> Iterable[tuple[str, str]]:
                 in_traceback = True
                 if _NOT_USER_FRAME.search(raw) is None:
                     last_user_frame = token
+                    if first_user_frame is None:
+                        first_user_frame = token
             else:
                 # an ``at`` frame (JVM, JavaScript) belongs to the error above it: judged
                 # only when an error line follows (below)
@@ -1352,6 +1379,10 @@ def _tool_lines(text: str, family: str | None) -> Iterable[tuple[str, str]]:
             rust_label = "`" not in raw
         elif rust_label and raw[0].isalpha():
             rust_label = False  # a line of words at the margin ends the block
+        if failed and ("L:  " in line or "T:  " in line) and _PG_DETAIL.search(line):
+            yield "error_detail", token  # what PostgreSQL says under its ERROR (key, hint)
+        elif error_above and first == "T" and _TS_CODE.match(line):
+            yield "error_detail", token  # ts-loader's message under ``[tsl] ERROR in file(3,5)``
         if want_error_message:
             want_error_message = False
             if line != "stack backtrace:" and not line.startswith("note: "):
@@ -1371,6 +1402,7 @@ def _tool_lines(text: str, family: str | None) -> Iterable[tuple[str, str]]:
         elif (
             ((first in _SUMMARY_FIRST or first.isdecimal()) and _SUMMARY_LINE.match(line))
             or ("time:" in line and _CRITERION_ROW.match(line))
+            or ((first in "[cPNCeE" or "xited with" in line) and _RUN_OUTCOME.search(line))
             or ("equests" in line and _THROUGHPUT_ROW.match(line))
             or (first in "[N" and line[-1] in "s0123456789" and _STATUS_COUNT.match(line))
             or (
@@ -1473,7 +1505,12 @@ def _tool_lines(text: str, family: str | None) -> Iterable[tuple[str, str]]:
                 yield "stack_frame", last_frame
                 if last_user_frame is not None and last_user_frame != last_frame:
                     yield "stack_frame", last_user_frame
-                last_frame = last_user_frame = None
+                if first_user_frame is not None and first_user_frame not in (
+                    last_frame,
+                    last_user_frame,
+                ):
+                    yield "stack_frame", first_user_frame
+                last_frame = last_user_frame = first_user_frame = None
             if path_header is not None and first.isdecimal() and _ESLINT_FINDING.match(raw):
                 yield "finding", path_header
                 path_header = None
@@ -1495,7 +1532,7 @@ def _tool_lines(text: str, family: str | None) -> Iterable[tuple[str, str]]:
             want_error_message = True
         elif first == "T" and line.startswith("Traceback (most recent call last)"):
             in_traceback = True
-            last_frame = last_user_frame = None
+            last_frame = last_user_frame = first_user_frame = None
         elif (first.isdecimal() or first in "FT") and _FAILURES_HEAD.match(line):
             in_failures = True
         if line[-1] == ":" and _FAILED_LIST_HEAD.match(line):

@@ -138,3 +138,71 @@ def test_biome_headlines_are_findings() -> None:
     assert any(line.startswith("admin/src/currency.ts:2:10 lint/style") for line in findings)
     # a heading underlined with a rule on its own line is no finding
     assert "finding" not in _facts("Results\n━━━━━━━━━━━━━━━━\nall good\n")
+
+
+UVICORN = """\
+ERROR:    Exception in ASGI application
+Traceback (most recent call last):
+  File "/srv/venv/lib/python3.11/site-packages/uvicorn/protocols/http/h11_impl.py", line 403, in run_asgi
+    result = await app(  # type: ignore[func-returns-value]
+  File "/srv/invsvc/app/main.py", line 35, in order_summary
+    "avg_unit_cents": round(average_unit_price(order), 2),
+  File "/srv/invsvc/app/pricing.py", line 13, in average_unit_price
+    return order_total(order) / units
+ZeroDivisionError: division by zero
+"""
+
+
+def test_a_traceback_keeps_where_it_enters_user_code_and_where_it_raised() -> None:
+    frames = _facts(UVICORN)["stack_frame"]
+    assert 'File "/srv/invsvc/app/main.py", line 35, in order_summary' in frames
+    assert 'File "/srv/invsvc/app/pricing.py", line 13, in average_unit_price' in frames
+    assert not any("site-packages" in frame for frame in frames)
+
+
+def test_how_a_run_ended_is_its_summary() -> None:
+    for line in (
+        "[  PASSED  ] 0 tests.",
+        "[  FAILED  ] 27 tests, listed below:",
+        "[==========] 56 tests from 9 test suites ran. (12 ms total)",
+        "change: [-37.217% -29.409% -20.716%] (p = 0.00 < 0.05)",
+        "Performance has regressed.",
+        "exit=1",
+        "Exit code: 2",
+        "exit status 1",
+        "worker 12 exited with code 137",
+    ):
+        assert _facts(f"x\n{line}\n").get("test_summary") == {line}, line
+    for line in ("exit", "exit=12345", "the process exited with code review", "EXIT_OK 1"):
+        assert "test_summary" not in _facts(f"x\n{line}\n"), line
+
+
+def test_what_postgres_and_ts_loader_say_under_an_error_is_its_detail() -> None:
+    psql = (
+        "psql:sql/report.sql:11: ERROR:  column o.totl_cents does not exist\n"
+        "LINE 1: SELECT c.email, o.totl_cents FROM customers c JOIN orders o ...\n"
+        "                        ^\n"
+        'HINT:  Perhaps you meant to reference the column "o.total_cents".\n'
+    )
+    assert _facts(psql)["error_detail"] == {
+        'HINT:  Perhaps you meant to reference the column "o.total_cents".'
+    }
+    tsl = (
+        "[tsl] ERROR in /w/packages/ui/src/cart.ts(19,32)\n"
+        "      TS2322: Type 'string' is not assignable to type 'number'.\n"
+    )
+    assert _facts(tsl)["error_detail"] == {
+        "TS2322: Type 'string' is not assignable to type 'number'."
+    }
+    # without an error above, neither is a fact
+    assert _facts("HINT:  use the index\nTS2322: x\n") == {}
+
+
+def test_padded_frame_openings_and_labelled_origins_are_places() -> None:
+    vite = (
+        "[UNRESOLVED_IMPORT] Could not resolve './components/banner.js' in src/main.js\n"
+        "   ╭─[ src/main.js:2:24 ]\n"
+    )
+    assert _facts(vite)["finding"] == {"╭─[ src/main.js:2:24 ]"}
+    ansible = "[ERROR]: YAML parsing failed\nOrigin: /srv/play.yml:8:7\n"
+    assert _facts(ansible)["finding"] == {"Origin: /srv/play.yml:8:7"}
