@@ -470,7 +470,7 @@ PLAIN_SHAPE_TOKEN = re.compile(
     r"|ticket|issue)s?) #?\d+\b)"
     r"|(?<=Error: )-?\d+(?:\.\d+)?$|(?<=Exception: )-?\d+(?:\.\d+)?$"
     r"|(?<=[A-Za-z]):\d{2,5}\b"
-    r"|\b\d{1,3}(?:\.\d{1,3}){3}:\d{1,5}\b"
+    r"|(?<!client )(?<!from )(?<!peer )\b\d{1,3}(?:\.\d{1,3}){3}:\d{1,5}\b"
     r"|#\d+"
     r")"
     r"|0x[0-9a-fA-F]+|\b[0-9a-f]{7,64}\b|\d+"

@@ -203,6 +203,8 @@ _LOG_LINE = re.compile(
     rf"|<\d{{1,3}}>|\[?\d{{4}}[-/]\d{{2}}[-/]\d{{2}}[T ]\d{{2}}:\d{{2}}"  # syslog priority, ISO
     rf"|{_MONTH}\s{{1,2}}\d{{1,2}}\s\d{{2}}:\d{{2}}:\d{{2}}\s"  # syslog, journal
     rf"|{_MONTH} {_JUL_REST}\s"  # java.util.logging's first line of a record
+    # Apache httpd's error log: ``[Mon Dec 07 11:54:48.701896 2026] [proxy:error] ...``
+    rf"|\[(?:Mon|Tue|Wed|Thu|Fri|Sat|Sun) {_MONTH} \d{{2}} {_TIME} \d{{4}}\] "
     r"|\[?\d{2}:\d{2}:\d{2}(?:[.,]\d{1,9})?\]?\s"  # time of day
     r"|[IWEF]\d{4}\s\d{2}:\d{2}:\d{2}\.\d{6}\s"  # klog
     r"|\[\s{0,8}\d{1,9}\.\d{3,9}\]\s"  # dmesg
@@ -250,6 +252,8 @@ _LOG_MARK = re.compile(
     rf"\b{_LEVEL}\b|\b(?:[Ww]arn(?:ing)?|[Ee]rror|[Ii]nfo|[Dd]ebug)\b"
     r"|\"(?:level|lvl|severity|log\.level)\"\s?:|\blevel=|\] \"[A-Z]{1,20} "
     r"|\"[A-Z]{3,7} /\S{0,4000} HTTP/\d"  # a request anywhere on the line
+    # Apache's ``[module:level]`` (``[proxy:error]``, ``[mpm_event:notice]``)
+    r"|\] \[\w{1,40}:(?:emerg|alert|crit|error|warn|notice|info|debug|trace\d)\] "
     r"|^\S+\s+\d+\s\d\d:\d\d:\d\d \S+ [\w./-]+(?:\[\d+\])?: |^[IWEF]\d{4}\s"
     rf"|^{_MONTH} {_JUL_REST} [\w.$]+ [\w$<>]+$"  # java.util.logging: the class and method
 )

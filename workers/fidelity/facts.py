@@ -120,7 +120,9 @@ _SHAPE_TOKEN = re.compile(
     r"|column|step|ticket|issue)s?) #?\d+\b)"
     r"|(?<=Error: )-?\d+(?:\.\d+)?$|(?<=Exception: )-?\d+(?:\.\d+)?$"
     r"|(?<=[A-Za-z]):\d{2,5}\b"
-    r"|\b\d{1,3}(?:\.\d{1,3}){3}:\d{1,5}\b"  # an IPv4 host:port (a client's address alone folds)
+    # an IPv4 host:port (a client's address alone folds, and so does a client's host:port:
+    # Apache's ``[client 127.0.0.1:42130]``, ``from 10.0.0.7:53312``: the port is ephemeral)
+    r"|(?<!client )(?<!from )(?<!peer )\b\d{1,3}(?:\.\d{1,3}){3}:\d{1,5}\b"
     r"|#\d+"
     r")"
     r"|0x[0-9a-fA-F]+|\b[0-9a-f]{7,64}\b|\d+"

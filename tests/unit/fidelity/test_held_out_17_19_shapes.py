@@ -206,3 +206,31 @@ def test_padded_frame_openings_and_labelled_origins_are_places() -> None:
     assert _facts(vite)["finding"] == {"╭─[ src/main.js:2:24 ]"}
     ansible = "[ERROR]: YAML parsing failed\nOrigin: /srv/play.yml:8:7\n"
     assert _facts(ansible)["finding"] == {"Origin: /srv/play.yml:8:7"}
+
+
+APACHE_ERROR_LOG = "".join(
+    f"[Mon Dec 07 11:54:50.{170000 + i:06d} 2026] [proxy:error] [pid 8314:tid {8316 + i % 4}] "
+    "(111)Connection refused: AH00957: http: attempt to connect to 127.0.0.1:35101 "
+    "(127.0.0.1:35101) failed\n"
+    f"[Mon Dec 07 11:54:50.{170100 + i:06d} 2026] [proxy_http:error] [pid 8314:tid "
+    f"{8316 + i % 4}] [client 127.0.0.1:{41426 + 4 * i}] AH01114: HTTP: failed to make "
+    "connection to backend: 127.0.0.1\n"
+    for i in range(150)
+)
+
+
+def test_an_apache_error_log_folds_to_its_two_errors() -> None:
+    """Set 21: 600 lines of two Apache proxy errors that differ in a timestamp, a thread and
+    a client's ephemeral port had stayed whole (0 % saved): each was its own error."""
+    from workers.fidelity.facts import line_shape
+
+    shapes = {line_shape(line) for _, line in critical_lines(APACHE_ERROR_LOG, "tool_result")}
+    assert len(shapes) == 2
+    # the backend's host:port still identifies the error; a client's port does not
+    assert any("127.0.0.1:35101" in shape for shape in shapes)
+    calls = [("cat logs/error_log", APACHE_ERROR_LOG)]
+    outcome = Pipeline(Settings(mode="standard")).run_raw(bash_session(calls))
+    text = outcome.record["messages"][2]["content"]
+    assert outcome.stats["saved_pct"] > 90
+    assert "AH00957: http: attempt to connect to 127.0.0.1:35101 (127.0.0.1:35101) failed" in text
+    assert "AH01114: HTTP: failed to make connection to backend: 127.0.0.1" in text
