@@ -205,3 +205,15 @@ def test_a_rerun_keeps_its_failures_and_refers_to_the_rest() -> None:
     assert "[[dup:v1 src=m0 at=0 " in out.texts[1]
     assert out.texts[1].endswith("\nFAILED tests/test_orders.py::test_refund - assert 3 == 4")
     assert decode(out.texts[1], {units[0].uid: first}) == again
+
+
+def test_a_repeat_of_many_findings_is_one_reference() -> None:
+    """A lint run of 40 findings run again: one reference, not 40 lines kept as written
+    between 39 references (the review measured a ruff run's re-run at 5,380 tokens)."""
+    findings = [f"src/app/m{i}.py:{i + 3}:1: F401 `os` imported but unused" for i in range(40)]
+    text = "\n".join([*findings, "Found 40 errors."])
+    units = [make_unit(0, text), make_unit(1, text)]
+    out = DedupEngine().apply(units, EngineContext(tokens=COUNTER))
+    assert out.texts[1].count("[[dup:v1 ") == 1
+    assert COUNTER.count(out.texts[1]) < 60
+    assert decode(out.texts[1], {units[0].uid: text}) == text

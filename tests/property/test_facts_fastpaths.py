@@ -56,6 +56,7 @@ def reference_tool_lines(text: str, family: str | None) -> Iterator[tuple[str, s
     last_user_frame: str | None = None
     first_user_frame: str | None = None
     error_here = False  # the last non-blank line was an error line
+    since_error = facts._PG_DETAIL_WINDOW + 1
     in_traceback = False
     in_failures = False
     mocha = re.search(r"^\s*\d+ failing\b", text, re.MULTILINE) is not None
@@ -102,6 +103,7 @@ def reference_tool_lines(text: str, family: str | None) -> Iterator[tuple[str, s
         if len(line) > 600:
             line = line[:600]
         error_above, error_here = error_here, False
+        since_error += 1
         if in_expected:
             indent = len(raw) - len(raw.lstrip())
             if facts._EXPECTED_END.match(raw) or indent < expected_indent:
@@ -213,7 +215,9 @@ def reference_tool_lines(text: str, family: str | None) -> Iterator[tuple[str, s
             rust_label = "`" not in raw
         elif rust_label and raw[0].isalpha():
             rust_label = False
-        if (failed and facts._PG_DETAIL.search(line)) or (
+        if facts._PG_LOG.search(line):
+            since_error = facts._PG_DETAIL_WINDOW + 1
+        if (since_error <= facts._PG_DETAIL_WINDOW and facts._PG_DETAIL.search(line)) or (
             error_above and facts._TS_CODE.match(line)
         ):
             yield "error_detail", token
@@ -292,6 +296,7 @@ def reference_tool_lines(text: str, family: str | None) -> Iterator[tuple[str, s
                 yield "finding", path_header
                 path_header = None
             error_here = True
+            since_error = 0
             yield "error_line", token
             if facts._FRAME_HEAD.match(line):
                 want_frame = crashed = True
@@ -470,7 +475,7 @@ PLAIN_SHAPE_TOKEN = re.compile(
     r"|ticket|issue)s?) #?\d+\b)"
     r"|(?<=Error: )-?\d+(?:\.\d+)?$|(?<=Exception: )-?\d+(?:\.\d+)?$"
     r"|(?<=[A-Za-z]):\d{2,5}\b"
-    r"|(?<!client )(?<!from )(?<!peer )\b\d{1,3}(?:\.\d{1,3}){3}:\d{1,5}\b"
+    r"|(?<!client )\b\d{1,3}(?:\.\d{1,3}){3}:\d{1,5}\b"
     r"|#\d+"
     r")"
     r"|0x[0-9a-fA-F]+|\b[0-9a-f]{7,64}\b|\d+"

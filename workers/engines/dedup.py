@@ -27,9 +27,10 @@ frozen messages included as sources):
 
 A repeat's lines that the fidelity gate needs visible (an error line, a failing
 test, a location: :func:`~workers.engines._prose.critical_flags` of the unit
-that repeats them) are never part of a back-reference: the repeat is cut at
-them into the runs of lines between, each replaced on its own when it is
-still long enough and pays.  A re-run's failures stay readable in the re-run
+that repeats them) are no part of a back-reference when there are at most
+:data:`MAX_KEPT_LINES` of them: the repeat is cut at them into the runs of
+lines between, each replaced on its own when it is still long enough and
+pays (a repeat of more, a lint run's 300 findings again, is one reference).  A re-run's failures stay readable in the re-run
 (the held-out sets had lost a re-run's ``TS2322`` errors, its failing jest
 test and its alembic frames to references to the run before).
 
@@ -66,6 +67,7 @@ MIN_LINES = 3
 RUN_LINES = 3  # a run of repeated lines starts with this many (and has MIN_CHARS)
 MAX_SOURCES = 8  # earlier places of the same RUN_LINES lines a run may start from
 PREVIEW_CHARS = 48
+MAX_KEPT_LINES = 16  # lines a repeat keeps as written; a repeat of more is one reference
 _SEPARATOR = re.compile(r"\n[ \t]*\n")
 
 
@@ -130,7 +132,10 @@ class _Visible:
         first_line = bisect_right(starts, a) - 1
         last_line = bisect_right(starts, b - 1) - 1
         flags = self.flags
-        if not any(flags[first_line : last_line + 1]):
+        kept = flags[first_line : last_line + 1].count(True)
+        if not kept or kept > MAX_KEPT_LINES:
+            # (a repeat of many such lines, a lint run's 300 findings again: the reference
+            # to the copy that shows them costs a marker, the lines as written cost a page)
             return [(a, b)]
         spans: list[tuple[int, int]] = []
         segment = first_line

@@ -121,8 +121,9 @@ _SHAPE_TOKEN = re.compile(
     r"|(?<=Error: )-?\d+(?:\.\d+)?$|(?<=Exception: )-?\d+(?:\.\d+)?$"
     r"|(?<=[A-Za-z]):\d{2,5}\b"
     # an IPv4 host:port (a client's address alone folds, and so does a client's host:port:
-    # Apache's ``[client 127.0.0.1:42130]``, ``from 10.0.0.7:53312``: the port is ephemeral)
-    r"|(?<!client )(?<!from )(?<!peer )\b\d{1,3}(?:\.\d{1,3}){3}:\d{1,5}\b"
+    # Apache's ``[client 127.0.0.1:42130]``, the port is ephemeral; ``from 10.0.0.3:5432`` is
+    # as often a server as a client: it stays)
+    r"|(?<!client )\b\d{1,3}(?:\.\d{1,3}){3}:\d{1,5}\b"
     r"|#\d+"
     r")"
     r"|0x[0-9a-fA-F]+|\b[0-9a-f]{7,64}\b|\d+"
@@ -431,7 +432,7 @@ _ERROR_RARE = re.compile(
     r"|(?<![\w\]])\[(?:ERR|FTL|CRT|WRN)\]|\b(?:ERRO|FATA|PANI)\[[\d:T.Z+-]+\]"
     # HAProxy's ``[ALERT]    (11809) : config : [haproxy.cfg:17] : unknown keyword 'chek'``
     # (its errors; ``[WARNING]`` and ``[NOTICE]`` are the others), syslog's emergencies
-    r"|(?<![\w\]])\[(?:ALERT|EMERG)\] "
+    r"|^\[(?:ALERT|EMERG)\] "
     # Serilog's ``[12:00:09 ERR]``, zerolog's console ``3:05PM ERR upstream unavailable``
     r"|\[\d\d:\d\d:\d\d (?:ERR|FTL)\]|\b\d{1,2}:\d\d[AP]M (?:ERR|FTL) "
     # a result code or an error value in key=value form: slapd's ``RESULT tag=97 err=49``,
@@ -555,9 +556,10 @@ _RUN_OUTCOME = re.compile(
     r"|^change:\s+\[[+-]?[\d.]+% [+-]?[\d.]+% [+-]?[\d.]+%\]"
     r"|^(?:Performance has (?:improved|regressed)|No change in performance detected"
     r"|Change within noise threshold)\.$"
-    r"|^(?:exit|EXIT|Exit)(?:[ _](?:code|status|Code|Status))?\s*[=:]?\s*-?\d{1,3}$"
-    r"|^exit status -?\d{1,3}$|\bexited with (?:exit )?(?:code|status) -?\d{1,3}\.?$"
-    r"|^Process finished with exit code -?\d{1,3}$"
+    r"|^(?:exit|EXIT|Exit)(?:\s*[=:]\s*|[ _](?:code|status|Code|Status)\s*[=:]?\s*)"
+    r"-?(?!0+$)\d{1,3}$"
+    r"|\bexited with (?:exit )?(?:code|status) -?(?!0\b)\d{1,3}\.?$"
+    r"|^Process finished with exit code -?(?!0$)\d{1,3}$"
 )
 # a benchmark's result row in other runners: pytest-benchmark's ``test_total_2000_lines
 # 1,527,373.9991 (>1000.0) ...``, Google Benchmark's ``BM_RingPush/64  3.06 ns  3.02 ns
@@ -635,7 +637,8 @@ _LOCATION = re.compile(
     # a report's labelled location (bandit's ``   Location: src/app/admin.py:10:11``), a
     # file and line, not a URL
     # (ansible's ``Origin: /srv/play.yml:8:7`` under its ``[ERROR]:``)
-    r"|^\s*(?:Location|Origin): (?!\S*://)\S+\.\w{1,12}:\d+(?::\d+)?$"
+    r"|^\s*Location: (?!\S*://)\S+\.\w{1,12}:\d+(?::\d+)?$"
+    r"|^\s*Origin: (?!\S*://)\S*/\S+\.\w{1,12}:\d+(?::\d+)?$"
     # a format check's finding: the file it would change (black --check, ruff format --check)
     r"|^[Ww]ould reformat:? \S+$"
     r"|^>> Issue: \[\w+:\w+\] \S"  # bandit's finding headline, above its Location line
@@ -781,6 +784,10 @@ _PANIC_WITH_MESSAGE_BELOW = re.compile(
 # PostgreSQL's lines under an ERROR (psql's and the server log's): ``DETAIL:  Key (email)=(a@b)
 # already exists.``, ``HINT:  Perhaps you meant to reference the column "o.total_cents".``
 _PG_DETAIL = re.compile(r"(?:^|\s)(?:DETAIL|HINT):  \S")
+# ... within this many lines under the error (psql's ``LINE 1:`` and caret come between; a
+# server log's routine ``DETAIL:  parameters: $1 = ...`` under a statement is no fact)
+_PG_DETAIL_WINDOW = 3
+_PG_LOG = re.compile(r"(?:^|\s)LOG:  ")
 # a TypeScript diagnostic's code and message on its own line (ts-loader under webpack)
 _TS_CODE = re.compile(r"^TS\d{4,5}: \S")
 # javac's ``symbol:`` line under ``File.java:6: error: cannot find symbol`` (after the source
@@ -1166,6 +1173,7 @@ def _tool_lines(text: str, family: str | None) -> Iterable[tuple[str, str]]:
     cause_indent = -1  # the indentation of an error's ``cause:`` line (its message wraps deeper)
     cause_lines = 0  # lines of the cause's message left
     error_here = False  # this line is an error line (a ``cause:`` right under it is its cause)
+    since_error = _PG_DETAIL_WINDOW + 1  # non-blank lines since the last error line
     analysis = False  # Spring Boot's ``APPLICATION FAILED TO START`` came before
     described = False  # an error's ``Description:`` label came last: its next line says what
     for index, raw_line in enumerate(all_lines):
@@ -1197,6 +1205,7 @@ def _tool_lines(text: str, family: str | None) -> Iterable[tuple[str, str]]:
             line = line[:600]
         named, above = above, token
         error_above, error_here = error_here, False
+        since_error += 1
         if described:
             # Spring Boot's failure analysis: ``APPLICATION FAILED TO START``, ``Description:``,
             # then what failed (``Parameter 0 of constructor in ... required a bean ...``)
@@ -1381,7 +1390,13 @@ def _tool_lines(text: str, family: str | None) -> Iterable[tuple[str, str]]:
             rust_label = "`" not in raw
         elif rust_label and raw[0].isalpha():
             rust_label = False  # a line of words at the margin ends the block
-        if failed and ("L:  " in line or "T:  " in line) and _PG_DETAIL.search(line):
+        if since_error <= _PG_DETAIL_WINDOW and "G:  " in line and _PG_LOG.search(line):
+            since_error = _PG_DETAIL_WINDOW + 1  # a routine statement's log line ends it
+        if (
+            since_error <= _PG_DETAIL_WINDOW
+            and ("L:  " in line or "T:  " in line)
+            and _PG_DETAIL.search(line)
+        ):
             yield "error_detail", token  # what PostgreSQL says under its ERROR (key, hint)
         elif error_above and first == "T" and _TS_CODE.match(line):
             yield "error_detail", token  # ts-loader's message under ``[tsl] ERROR in file(3,5)``
@@ -1517,6 +1532,7 @@ def _tool_lines(text: str, family: str | None) -> Iterable[tuple[str, str]]:
                 yield "finding", path_header
                 path_header = None
             error_here = True
+            since_error = 0
             yield "error_line", token
             if _FRAME_HEAD.match(line):
                 want_frame = crashed = True

@@ -83,6 +83,28 @@ def test_a_read_test_report_is_filtered_as_a_test_report(mode: str) -> None:
     assert counter.count(visible) < counter.count(report) * 0.4
 
 
+@pytest.mark.parametrize(
+    "command",
+    ["cat target/surefire-reports/*.txt", "tail -n 400 build/reports/*.txt", "cat a.txt b.log"],
+)
+def test_a_read_of_reports_by_pattern_or_several_files_is_filtered_too(command: str) -> None:
+    """Set 20: ``cat shop-core/target/surefire-reports/*.txt`` (210 lines) had stayed whole:
+    a read by pattern named no file, so it was not known to read no source code."""
+    report = _surefire_report()
+    visible, _ = _run("standard", command, report, "Why does lowStockInclusive fail?")
+    assert "at com.acme.inv.WarehouseTest.lowStockInclusive(WarehouseTest.kt:15)" in visible
+    counter = TokenCounter()
+    assert counter.count(visible) < counter.count(report) * 0.4
+
+
+@pytest.mark.parametrize("command", ["cat src/*.py", "cat src/*.{py,txt}", "cat t/*.py | head"])
+def test_a_read_of_source_files_by_pattern_stays_whole(command: str) -> None:
+    report = _surefire_report()
+    content = '"""Fixture: a report as the test reads it."""\nREPORT = """\n' + report + '"""\n'
+    visible, _ = _run("standard", command, content, "What does it hold?")
+    assert visible == content
+
+
 def test_a_read_of_source_code_holding_a_trace_stays_whole() -> None:
     report = _surefire_report()
     content = '"""Fixture: a report as the test reads it."""\nREPORT = """\n' + report + '"""\n'

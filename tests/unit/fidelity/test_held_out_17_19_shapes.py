@@ -234,3 +234,31 @@ def test_an_apache_error_log_folds_to_its_two_errors() -> None:
     assert outcome.stats["saved_pct"] > 90
     assert "AH00957: http: attempt to connect to 127.0.0.1:35101 (127.0.0.1:35101) failed" in text
     assert "AH01114: HTTP: failed to make connection to backend: 127.0.0.1" in text
+
+
+def test_the_reviews_false_positives_stay_out() -> None:
+    """A review of these rules (helper, 1d5f922) found routine lines made facts: a server
+    log's statement parameters under an old ERROR, an INFO line that mentions ``[ALERT]``,
+    a script's ``exit 1`` and a status echo's ``Exit code: 0``, an HTTP ``Origin:`` header;
+    and two backends' addresses after ``from`` folded to one shape."""
+    from workers.fidelity.facts import line_shape
+
+    pg = (
+        'UTC [1] ERROR:  duplicate key value violates unique constraint "users_email_key"\n'
+        "UTC [1] DETAIL:  Key (email)=(bob@example.com) already exists.\n"
+        + "".join(
+            f"UTC [1] LOG:  duration: 3.1 ms  execute <unnamed>: SELECT {i}\n"
+            f"UTC [1] DETAIL:  parameters: $1 = '{72202 + i}'\n"
+            for i in range(5)
+        )
+    )
+    assert _facts(pg)["error_detail"] == {
+        "UTC [1] DETAIL:  Key (email)=(bob@example.com) already exists."
+    }
+    notifier = "2024-05-01T10:02:36.719Z INFO  notifier: sent [ALERT] latency_p99 to #ops\n"
+    assert _facts(notifier) == {}
+    script = '#!/bin/sh\nif [ -z "$X" ]; then\n    exit 1\nfi\necho done\nexit=0\nExit code: 0\n'
+    assert "test_summary" not in _facts(script)
+    assert _facts("[ERROR]: x\nOrigin: app.example.com:8443\n").get("finding") is None
+    first = "ERROR replication: failed to fetch WAL segment from 10.0.0.2:5432: refused"
+    assert line_shape(first) != line_shape(first.replace("10.0.0.2", "10.0.0.3"))

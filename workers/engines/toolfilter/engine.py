@@ -8,7 +8,7 @@ from collections.abc import Sequence
 from typing import Any
 
 from workers.engines._filters import builtin_filters
-from workers.engines._shell import TABLE_SUFFIXES, is_big_data_read, read_path
+from workers.engines._shell import TABLE_SUFFIXES, is_big_data_read, read_path, read_paths
 from workers.engines._text import is_json_document, named_lines, request_terms
 from workers.engines.base import Engine, EngineContext, EngineOutput
 from workers.engines.listing import compact_listing
@@ -107,13 +107,41 @@ def _reads_a_report(unit: Unit, source: str, family: str, text: str) -> bool:
     read as the output that wrote it.  Reads of source code stay whole."""
     if source != "skip" or family != "read":
         return False
-    path = read_path(unit)
+    paths = _read_targets(unit)
     return (
-        path is not None
-        and SOURCE_FILE.search(path) is None
+        bool(paths)
+        and not any(SOURCE_FILE.search(path) for path in paths)
         and not _prose(text)
         and bool(structure_family(text))
     )
+
+
+def _read_targets(unit: Unit) -> tuple[str, ...]:
+    """The files a read names: its one path, the paths of a ``cat`` of several, or the
+    patterns of a read by glob (``cat target/surefire-reports/*.txt``)."""
+    path = read_path(unit)
+    if path is not None:
+        return (path,)
+    paths = read_paths(unit)
+    if paths or not unit.command:
+        return paths
+    words = unit.command.split()
+    if (
+        len(words) < 2
+        or words[0] not in _GLOB_READERS
+        or any(w in _SHELL_OPS or "{" in w for w in words)
+    ):
+        return ()
+    # (a pattern's name part stands for a file's: ``src/*.py`` reads source files)
+    return tuple(
+        w.replace("*", "x").replace("?", "x")
+        for w in words[1:]
+        if not w.startswith("-") and ("*" in w or "?" in w)
+    )
+
+
+_GLOB_READERS = frozenset({"cat", "head", "tail", "less", "more"})
+_SHELL_OPS = frozenset({"|", "||", "&&", ";", ">", ">>", "<"})
 
 
 # a sentence: eight words or more, mostly lower case, ending as sentences do
