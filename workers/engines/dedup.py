@@ -26,7 +26,7 @@ frozen messages included as sources):
   supersedes the older copy); a header another file shares is referred to.
 
 A repeat's lines that the fidelity gate needs visible (an error line, a failing
-test, a location: :func:`~workers.engines._prose.critical_flags` of the unit
+test, a location: :func:`~workers.fidelity.facts.critical_lines` of the unit
 that repeats them) are no part of a back-reference when there are at most
 :data:`MAX_KEPT_LINES` of them: the repeat is cut at them into the runs of
 lines between, each replaced on its own when it is still long enough and
@@ -53,10 +53,11 @@ from bisect import bisect_right
 from collections.abc import Mapping, Sequence
 from itertools import accumulate
 
-from workers.engines._prose import critical_flags
+from workers.engines._prose import gate_keys
 from workers.engines._shell import read_paths
 from workers.engines._text import is_json_document
 from workers.engines.base import EngineContext, EngineOutput, LosslessEngine
+from workers.fidelity.facts import critical_lines
 from workers.markers.dup import DUP_MARKER, decode, dup_marker
 from workers.messages.model import Unit
 
@@ -120,8 +121,21 @@ class _Visible:
     @property
     def flags(self) -> list[bool]:
         if self._flags is None:
+            # every line the gate may want as written (its first copy): a superset of
+            # :func:`~workers.engines._prose.critical_flags`, without its shape pass
             unit = self.unit
-            self._flags = critical_flags(unit.text, self.lines, unit.kind, command=unit.command)
+            wanted = {line for _, line in critical_lines(unit.text, unit.kind, unit.command)}
+            # (the first copy in the unit: a traceback printed again within it may be a
+            # reference to the copy above)
+            flags = [False] * len(self.lines)
+            if wanted:
+                seen: set[str] = set()
+                for i, line in enumerate(self.lines):
+                    for key in gate_keys(line):
+                        if key in wanted and key not in seen:
+                            seen.add(key)
+                            flags[i] = True
+            self._flags = flags
         return self._flags
 
     def spans(self, a: int, b: int) -> list[tuple[int, int]]:
