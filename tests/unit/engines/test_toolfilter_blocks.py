@@ -174,9 +174,9 @@ def test_repeats_of_one_warning_kind_per_file_collapse_with_every_location() -> 
     assert "main.c:3:33: warning: unused variable 'unused0' [-Wunused-variable]" in text
     assert "unused variable 'unused3'" not in text
     note = next(line for line in text.splitlines() if "-Wunused-variable 5 more times" in line)
-    assert note.startswith("… main.c: ")  # a note of one file's repeats names it once
+    assert note.startswith("… warning -Wunused-variable 5 more times at main.c:4:33")
     for loc in ("4:33", "5:33", "6:33", "7:33", "8:33"):
-        assert f" {loc}" in note
+        assert f" main.c:{loc}" in note  # each place as the compiler wrote it
     # an error is never folded into another
     assert "main.c:12:12: error: 'undefined_total' undeclared (first use in this function)" in text
     rust = PIPELINES["standard"].run_raw(_record(SAMPLES["cargo-build"], "make")).record["content"]
