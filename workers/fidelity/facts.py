@@ -871,6 +871,8 @@ JVM_LIBRARY_FRAME = (
 _NOT_USER_FRAME = re.compile(
     r"/usr/|\(/lib|^\s*/lib|/go/src/|/rustc/|/\.cargo/registry/|/pkg/mod/|\bnode:[\w/]+:\d|"
     r"/lib/python\d|site-packages/|<frozen |"
+    # a virtualenv's console script (``File "/srv/venv/bin/alembic", line 8, in <module>``)
+    r"/(?:\.?venv|\.?env|virtualenv|\.tox/[\w.-]+)/bin/\w|"
     r"node_modules|\(internal/|" + JVM_LIBRARY_FRAME + "|"
     r"sanitizer|asan_|libc[.-]|compiler-rt|/csu/|/sysdeps/|"
     # valgrind's frame in libc's allocator or string functions built with their line table

@@ -262,3 +262,22 @@ def test_the_reviews_false_positives_stay_out() -> None:
     assert _facts("[ERROR]: x\nOrigin: app.example.com:8443\n").get("finding") is None
     first = "ERROR replication: failed to fetch WAL segment from 10.0.0.2:5432: refused"
     assert line_shape(first) != line_shape(first.replace("10.0.0.2", "10.0.0.3"))
+
+
+def test_a_virtualenvs_console_script_is_no_user_frame() -> None:
+    """Set 18: alembic's traceback starts in ``venv/bin/alembic``; where it enters the
+    project is ``migrations/env.py``."""
+    trace = (
+        "Traceback (most recent call last):\n"
+        '  File "/srv/venv/bin/alembic", line 8, in <module>\n'
+        "    sys.exit(main())\n"
+        '  File "/srv/venv/lib/python3.11/site-packages/alembic/config.py", line 1039, in main\n'
+        '  File "/srv/shop/migrations/env.py", line 26, in <module>\n'
+        "    run_migrations_online()\n"
+        '  File "/srv/shop/migrations/versions/0003_currency.py", line 12, in upgrade\n'
+        '    op.create_index("ix_email_lower", "customers", ["email"], unique=True)\n'
+        "psycopg2.errors.UniqueViolation: could not create unique index\n"
+    )
+    frames = _facts(trace)["stack_frame"]
+    assert 'File "/srv/shop/migrations/env.py", line 26, in <module>' in frames
+    assert not any("venv/bin" in frame for frame in frames)
