@@ -1,8 +1,9 @@
 """Terminal escape sequences: the pattern the readers of coloured tool output match with.
 
 CSI sequences (``ESC [`` parameters, intermediates, a final byte: colours,
-cursor moves), character set designations (``ESC ( B``) and OSC sequences (``ESC ]`` ... BEL or ``ESC \\``: titles,
-hyperlinks), with bounded lengths so a hostile text cannot make the match slow.
+cursor moves), character set designations (``ESC ( B``) and OSC sequences
+(``ESC ]`` ... BEL or ``ESC \\``: titles, hyperlinks), with bounded lengths so a
+hostile text cannot make the match slow.
 Engines match rules on :func:`strip_ansi` of a line and keep the text as it was.
 The ``ansi`` engine, which takes sequences out for good, has a wider grammar of
 its own (:data:`workers.markers.ansi.SEQUENCE`: private CSI parameters,

@@ -28,6 +28,7 @@ __all__ = [
     "parse_access",
     "read_path",
     "read_paths",
+    "read_patterns",
 ]
 
 MAX_COMMAND = 20_000
@@ -595,6 +596,30 @@ def cat_files(command: str) -> tuple[str, ...]:
         return ()
     paths = [_clean_path(f, cwd) for f in files]
     return tuple(p for p in paths if p) if all(paths) else ()
+
+
+_PATTERN_READERS = frozenset({"cat", "head", "tail", "less", "more"})
+
+
+def read_patterns(command: str | None) -> tuple[str, ...]:
+    """The file patterns one ``cat``/``head``/``tail`` prints (``cat target/surefire-reports/
+    *.txt``), each wildcard as a name's character (``src/*.py`` stands for a ``.py`` file);
+    ``()`` for any other command (a pipe, a redirect, a brace pattern, no pattern)."""
+    if not command or len(command) > MAX_COMMAND or ("*" not in command and "?" not in command):
+        return ()
+    tokens = _tokens(command)
+    if tokens is None:
+        return ()
+    segments = _segments(tokens)
+    if len(segments) != 1:
+        return ()
+    args, redirects = _split_redirects(segments[0][1])
+    if redirects or not args or posixpath.basename(args[0]) not in _PATTERN_READERS:
+        return ()
+    patterns = [a for a in args[1:] if not a.startswith("-") and ("*" in a or "?" in a)]
+    if any("{" in a for a in args):
+        return ()
+    return tuple(p.replace("*", "x").replace("?", "x") for p in patterns)
 
 
 def read_paths(unit: Unit) -> tuple[str, ...]:

@@ -30,9 +30,10 @@ test, a location: :func:`~workers.fidelity.facts.critical_lines` of the unit
 that repeats them) are no part of a back-reference when there are at most
 :data:`MAX_KEPT_LINES` of them: the repeat is cut at them into the runs of
 lines between, each replaced on its own when it is still long enough and
-pays (a repeat of more, a lint run's 300 findings again, is one reference).  A re-run's failures stay readable in the re-run
-(the held-out sets had lost a re-run's ``TS2322`` errors, its failing jest
-test and its alembic frames to references to the run before).
+pays (a repeat of more, a lint run's 300 findings again, is one reference).
+A re-run's failures stay readable in the re-run (the held-out sets had lost a
+re-run's ``TS2322`` errors, its failing jest test and its alembic frames to
+references to the run before).
 
 Each is replaced, in non-frozen messages, by::
 
@@ -112,9 +113,9 @@ class _Visible:
 
     __slots__ = ("_flags", "lines", "starts", "unit")
 
-    def __init__(self, unit: Unit, lines: list[str] | None = None) -> None:
+    def __init__(self, unit: Unit) -> None:
         self.unit = unit
-        self.lines = lines if lines is not None else unit.text.split("\n")
+        self.lines = unit.text.split("\n")
         self.starts = list(accumulate([len(line) + 1 for line in self.lines[:-1]], initial=0))
         self._flags: list[bool] | None = None
 

@@ -7,6 +7,7 @@ had hidden ``uninitialized constant Invoicer::TaxRate`` behind ``… 5 lines omi
 
 from __future__ import annotations
 
+from tests.support.fact_kinds import facts_by_kind as _facts
 from tests.support.sessions import bash_session
 from workers.core.ansi import strip_ansi
 from workers.core.settings import Settings
@@ -76,13 +77,6 @@ __tests__/discount.test.js format ━━━━━━━━━━━━━━━�
 Checked 41 files in 12ms. No fixes applied.
 Found 2 errors.
 """
-
-
-def _facts(text: str) -> dict[str, set[str]]:
-    found: dict[str, set[str]] = {}
-    for kind, line in critical_lines(text, "tool_result"):
-        found.setdefault(kind, set()).add(line)
-    return found
 
 
 def test_haproxys_alert_lines_are_error_lines_and_its_notices_are_not() -> None:

@@ -7,6 +7,7 @@ failing status.  Standard mode kept the ava run's diff lines behind ``… 12 lin
 
 from __future__ import annotations
 
+from tests.support.fact_kinds import facts_by_kind as _facts
 from tests.support.sessions import bash_session
 from workers.core.settings import Settings
 from workers.fidelity.facts import critical_lines, is_error_line
@@ -103,13 +104,6 @@ JUNIT_XML = """\
 \t</testsuite>
 </testsuites>
 """
-
-
-def _facts(text: str) -> dict[str, set[str]]:
-    out: dict[str, set[str]] = {}
-    for kind, line in critical_lines(text, "tool_result"):
-        out.setdefault(kind, set()).add(line)
-    return out
 
 
 def test_an_ava_failures_diff_its_place_and_its_errors_message_are_facts() -> None:

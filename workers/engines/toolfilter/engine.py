@@ -8,7 +8,13 @@ from collections.abc import Sequence
 from typing import Any
 
 from workers.engines._filters import builtin_filters
-from workers.engines._shell import TABLE_SUFFIXES, is_big_data_read, read_path, read_paths
+from workers.engines._shell import (
+    TABLE_SUFFIXES,
+    is_big_data_read,
+    read_path,
+    read_paths,
+    read_patterns,
+)
 from workers.engines._text import is_json_document, named_lines, request_terms
 from workers.engines.base import Engine, EngineContext, EngineOutput
 from workers.engines.listing import compact_listing
@@ -122,26 +128,7 @@ def _read_targets(unit: Unit) -> tuple[str, ...]:
     path = read_path(unit)
     if path is not None:
         return (path,)
-    paths = read_paths(unit)
-    if paths or not unit.command:
-        return paths
-    words = unit.command.split()
-    if (
-        len(words) < 2
-        or words[0] not in _GLOB_READERS
-        or any(w in _SHELL_OPS or "{" in w for w in words)
-    ):
-        return ()
-    # (a pattern's name part stands for a file's: ``src/*.py`` reads source files)
-    return tuple(
-        w.replace("*", "x").replace("?", "x")
-        for w in words[1:]
-        if not w.startswith("-") and ("*" in w or "?" in w)
-    )
-
-
-_GLOB_READERS = frozenset({"cat", "head", "tail", "less", "more"})
-_SHELL_OPS = frozenset({"|", "||", "&&", ";", ">", ">>", "<"})
+    return read_paths(unit) or read_patterns(unit.command)
 
 
 # a sentence: eight words or more, mostly lower case, ending as sentences do
