@@ -581,11 +581,11 @@ _THROUGHPUT_ROW = re.compile(
 )
 # criterion's result row (``parse_line              time:   [93.1 ns 93.5 ns 94.0 ns]``)
 _CRITERION_ROW = re.compile(r"^\S.{0,120}?\s+time:\s+\[[\d.]+ \S+ [\d.]+ \S+ [\d.]+ \S+\]$")
-# (and rustfmt's hunk header, ``cargo fmt --check``'s ``Diff in /src/parse.rs:9:``, older
-# ``Diff in /src/parse.rs at line 9:``)
 # biome's (rome's) diagnostic headline: the file (with its place when it has one), the
 # category, flags, then a rule of heavy lines (``.nyc_output/x.json format ━━━━━━━``)
 _BOXED_HEAD = re.compile(r"^\S+ [\w/.-]+(?:  [A-Z]+)*\s+━{3,}$")
+# a diff's headers: git's, and rustfmt's hunk header (``cargo fmt --check``'s ``Diff in
+# /src/parse.rs:9:``, older ``Diff in /src/parse.rs at line 9:``)
 _DIFF_HEADER = re.compile(
     r"^(?:diff --git .*|@@ .* @@.*|\+\+\+ \S.*|--- (?:a/|b/|/dev/null).*|rename (?:from|to) .*|new file mode .*|deleted file mode .*"
     r"|Diff in \S+(?::\d+| at line \d+):)$",

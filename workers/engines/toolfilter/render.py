@@ -140,6 +140,11 @@ def _repeats(plan: Plan, a: int, b: int) -> list[str]:
         repeat = found.get(i)
         if repeat is not None and plan.cls[i] == DROP:
             kinds.setdefault(repeat.kind, []).append(repeat.where)
+    return _kind_places(kinds)
+
+
+def _kind_places(kinds: dict[str, list[str]]) -> list[str]:
+    """``warning -Wunused-variable 2 more times at main.c:4:33 main.c:5:33`` per kind."""
     return [
         f"{kind} {len(w)} more time{'s' if len(w) > 1 else ''} at {' '.join(w)}"
         for kind, w in kinds.items()
@@ -464,10 +469,7 @@ def _gathered_note(kinds: dict[str, list[str]]) -> str:
     """``… warning no-unused-vars 2 more times at 22:7 24:10; error no-empty 1 more time at 15:34``
     (an eslint report's places, under its file's header), ``… warning -Wunused-variable 1 more
     time at src/pixel.c:21:44`` (a compiler's, as written)."""
-    return "… " + "; ".join(
-        f"{kind} {len(w)} more time{'s' if len(w) > 1 else ''} at {' '.join(w)}"
-        for kind, w in kinds.items()
-    )
+    return "… " + "; ".join(_kind_places(kinds))
 
 
 class _ViewRun(NamedTuple):
