@@ -74,6 +74,8 @@ def reference_tool_lines(text: str, family: str | None) -> Iterator[tuple[str, s
     want_panic_message = False
     javac_detail = 0
     rust_label = False
+    in_snippet = False  # under a compiler's finding: its numbered lines are quoted source
+    above = ""
     in_deadlock = False  # inside a JVM thread dump's deadlock report
     crashed = False  # a crash headline came before: a Go dump's goroutines re-arm the frame
     said: set[str] | None = set() if "[ERROR] " in text or "[WARNING] " in text else None
@@ -95,15 +97,23 @@ def reference_tool_lines(text: str, family: str | None) -> Iterator[tuple[str, s
         if not line:
             title_lines = 0
             in_status_untracked = in_cmake_error = want_panic_message = rust_label = False
-            in_example = in_conflict = False
+            in_example = in_conflict = in_snippet = False
             path_header = None
             error_here = False
+            above = ""
             last_frame = last_user_frame = first_user_frame = None  # a blank line ends a stack
             continue
+        named, above = above, token  # the line above (its token), "" after a blank line
         if len(line) > 600:
             line = line[:600]
         error_above, error_here = error_here, False
         since_error += 1
+        if in_snippet and re.match(r"\s*\d+ +[|│+-](?: |$)", raw):
+            continue  # the source a compiler quotes under its finding
+        if line.startswith("--> ") or re.search(
+            r":\d+(?::\d+)?: (?:fatal )?(?:error|warning|note)(?:\[\w+\])?: ", line
+        ):
+            in_snippet = True
         if in_expected:
             indent = len(raw) - len(raw.lstrip())
             if facts._EXPECTED_END.match(raw) or indent < expected_indent:
@@ -185,6 +195,8 @@ def reference_tool_lines(text: str, family: str | None) -> Iterator[tuple[str, s
         if want_frame and facts._NATIVE_FRAME.match(raw) and not facts._NOT_USER_FRAME.search(raw):
             want_frame = False
             yield "stack_frame", token
+            if line.startswith("at ") and re.match(r"\d+: \S", named):
+                yield "stack_frame", named
         exception = in_traceback and not raw[0].isspace() and not line.startswith("…")
         if exception:
             in_traceback = False
@@ -233,6 +245,8 @@ def reference_tool_lines(text: str, family: str | None) -> Iterator[tuple[str, s
             yield "commit", token
         elif facts._STAT_SUMMARY.match(line):
             yield "stat_summary", token
+        elif facts._RESPONSE_STATUS.match(line):
+            yield "http_status", token
         elif facts._SUMMARY_LINE.match(line) or facts._RUN_OUTCOME.search(line):
             yield "test_summary", token
         elif (

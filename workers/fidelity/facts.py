@@ -378,6 +378,11 @@ def _iter_spans(text: str) -> Iterable[tuple[str, str]]:
 
 # --- visible lines ---------------------------------------------------------
 
+# a line of the source a compiler quotes under its finding: its number, then rustc's and gcc's
+# ``|`` (rustc's suggestions: ``-`` and ``+``), miette's ``│``
+_CODE_GUTTER = re.compile(r"\s*\d+ +[|│+-](?: |$)")
+# the part of a finding's headline that says a quoted source may follow
+_COMPILER_HEAD = re.compile(r":\d+(?::\d+)?: (?:fatal )?(?:error|warning|note)(?:\[\w+\])?: ")
 _ERROR_LINE = re.compile(
     # (pytest 9's subtests report ``SUBFAILED(total=10, parts=6) tests/...::test_x``)
     r"\b(?:error|errors|ERROR|Error|FAILED|SUBFAILED|FAIL|FAILURE|FAILURES|failed|Failed|"
@@ -748,6 +753,9 @@ _HTTP_5XX = re.compile(
     # HAProxy's httplog: the timers (``Tq/Tw/Tc/Tr/Ta``), then the status, the request last
     r"|(?:-?\d{1,9}/){3,4}\+?-?\d{1,9} 5\d\d \d"
 )
+# the status line of a response ``curl -v`` (``-i`` without the ``<``) received: what a request
+# came to
+_RESPONSE_STATUS = re.compile(r"< HTTP/\d(?:\.\d)? [1-5]\d\d\b")
 # a request answered with a 5xx in other access-log shapes: a method, a path and the status
 # (morgan's ``GET /orders/3 500 4.123 ms - 148``), squid's ``TCP_MISS/503 3466 GET http://...``,
 # a structured log's ``status=502`` (logfmt, tracing) or ``"status": 500`` (JSON; not a
@@ -853,6 +861,8 @@ _NATIVE_FRAME = re.compile(
     # gdb's frame: ``#1  0x00005555 in main (argc=4, argv=0x7ff) at tools/tilecat.c:24``
     r"|^(?:#\d+\s+)?(?:0x[0-9a-f]+ in )?[\w:~<>.]+ \(.*\) at \S+:\d+$"
 )
+# a Rust backtrace frame's function, above its ``at ./src/lib.rs:132:22`` (``6: ledger::Ledger::page``)
+_RUST_FRAME_FUNCTION = re.compile(r"\d+: \S")
 # a JVM frame (``at pkg.Class.method(File.java:12)``) in the runtime or a framework or
 # library that applications run on, not in the application: servlet containers, Spring,
 # test runners, serialisers, drivers, RPC and cloud SDKs
@@ -1147,6 +1157,9 @@ def _tool_lines(text: str, family: str | None) -> Iterable[tuple[str, str]]:
     want_error_message = False
     javac_detail = 0  # lines left under a javac error headline where its symbol may stand
     rust_label = False  # inside a rustc error's block, before its first primary label
+    # under a compiler's finding (``--> src/lib.rs:3:5``, ``w.c:3:5: warning: ...``), to a
+    # blank line: the numbered lines are the source it quotes (code, no error lines)
+    in_snippet = False
     in_deadlock = False  # inside a JVM thread dump's deadlock report
     crashed = False  # a crash headline came before (a Go dump's goroutines are its stacks)
     # the lines said so far (without a log level), when some line is logged at one
@@ -1193,7 +1206,7 @@ def _tool_lines(text: str, family: str | None) -> Iterable[tuple[str, str]]:
             above = ""
             error_here = False
             in_status_untracked = in_cmake_error = want_error_message = rust_label = False
-            in_example = in_conflict = in_failed_list = False
+            in_example = in_conflict = in_failed_list = in_snippet = False
             path_header = None
             # a blank line ends a stack: a frame above it is not the frame of an error
             # below (node prints its frames under the error, the next one after a blank)
@@ -1208,6 +1221,10 @@ def _tool_lines(text: str, family: str | None) -> Iterable[tuple[str, str]]:
         named, above = above, token
         error_above, error_here = error_here, False
         since_error += 1
+        if in_snippet and line[0].isdecimal() and _CODE_GUTTER.match(raw):
+            continue  # ``44 |     other => Err(MoneyError::Parse(...)),``: the quoted source
+        if line[:4] == "--> " or (": " in line and _COMPILER_HEAD.search(line) is not None):
+            in_snippet = True
         if described:
             # Spring Boot's failure analysis: ``APPLICATION FAILED TO START``, ``Description:``,
             # then what failed (``Parameter 0 of constructor in ... required a bean ...``)
@@ -1359,6 +1376,8 @@ def _tool_lines(text: str, family: str | None) -> Iterable[tuple[str, str]]:
         ):
             want_frame = False
             yield "stack_frame", token
+            if line[:3] == "at " and _RUST_FRAME_FUNCTION.match(named):
+                yield "stack_frame", named  # the function the Rust frame's place is in
         # the first line at the margin after a Python traceback's frames (a stash
         # marker of omitted frames aside): its exception
         exception = in_traceback and not raw[0].isspace() and first != "…"
@@ -1418,6 +1437,8 @@ def _tool_lines(text: str, family: str | None) -> Iterable[tuple[str, str]]:
             yield "commit", token
         elif first.isdecimal() and _STAT_SUMMARY.match(line):
             yield "stat_summary", token
+        elif first == "<" and _RESPONSE_STATUS.match(line):
+            yield "http_status", token  # ``curl -v``'s ``< HTTP/1.1 400 Bad Request``
         elif (
             ((first in _SUMMARY_FIRST or first.isdecimal()) and _SUMMARY_LINE.match(line))
             or ("time:" in line and _CRITERION_ROW.match(line))

@@ -78,6 +78,8 @@ GATE_KINDS = (
     "grep_file",
     "commit",
     "stat_summary",
+    "http_status",
+    "location",
     "constraint",
     "negation",
     "lossless",

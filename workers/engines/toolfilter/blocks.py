@@ -805,6 +805,11 @@ _QUOTED = re.compile(r"'[^'\n]{1,200}'|`[^`\n]{1,200}`|\"[^\"\n]{1,200}\"|â€˜[^â
 # notes are lines of their own, or stay as written
 NOTE_ROOM = 1200
 MAX_NAMES = 3  # quoted names of one repeat's headline listed with its location
+# a finding's help line that names its rule by a documentation link (clippy prints one under
+# each finding: ``= help: for further information visit https://...index.html#cast_lossless``)
+_RULE_LINK = re.compile(
+    r"^\s*= help: for further information visit https?://\S+#(?P<rule>[\w-]{2,80})$"
+)
 
 
 @dataclass(frozen=True, slots=True)
@@ -840,6 +845,7 @@ def _diagnostics(
     context = -1  # the last gcc context line
     shown_notes: set[str] = set()  # gcc note lines left visible in a shown block
     elaborated: set[tuple[str, str]] = set()  # (tsc message, elaboration line) shown
+    rules_shown: set[str] = set()  # the rules whose link stays under a finding shown
     i = 0
     while i < n:
         m = lines[i]
@@ -890,6 +896,7 @@ def _diagnostics(
         # a headline: its block runs to the next headline, blank or foreign line
         j = i + 1
         location = ""
+        rule_link = -1  # the help line that names the finding's rule (clippy's link)
         javac = _JAVAC_HEAD.match(m) is not None
         pretty = _TSC_PRETTY.match(m) is not None
         plain = not pretty and m[0] not in " \t" and _TSC_HEAD.match(m) is not None
@@ -919,6 +926,8 @@ def _diagnostics(
             loc = RUST_LOCATION.match(line)
             if loc is not None:
                 location = location or line.strip()
+            elif rule_link < 0 and line[:1] == " " and _RULE_LINK.match(line):
+                rule_link = j
             elif javac and j == i + 1 and line.startswith(" "):
                 pass  # javac repeats the source line under its headline
             elif (
@@ -937,7 +946,12 @@ def _diagnostics(
             elif not (_SNIPPET.match(line) or _HELP.match(line) or _GCC_NOTE.match(line)):
                 break
             j += 1
-        repeat = _repeat_of(m, location, header, seen, j == i + 1) if critical is not None else None
+        rule = _RULE_LINK.match(lines[rule_link])["rule"] if rule_link >= 0 else None  # type: ignore[index]
+        repeat = (
+            _repeat_of(m, location, header, seen, j == i + 1, rule)
+            if critical is not None
+            else None
+        )
         cost = 0
         if repeat is not None:
             cost = (
@@ -982,6 +996,11 @@ def _diagnostics(
                 and not (critical is not None and critical(context))
             ):
                 drop[context] = CONTEXT_LINES  # each warning's file:line says where it is
+            if rule is not None and rule not in rules_shown:
+                # the link names the rule (a lint's name is on no other line of its finding):
+                # it stays under the first finding of each rule, the repeats' note names it
+                rules_shown.add(rule)
+                keep.add(rule_link)
             for k in range(i + 1, j):
                 if k in keep or k <= told or k in drop or RUST_LOCATION.match(lines[k]):
                     continue  # (in drop: a system header note's code, labelled with it)
@@ -1058,14 +1077,20 @@ def _library_notes(lines: list[str], i: int, keep: set[int], drop: dict[int, str
 
 
 def _repeat_of(
-    head: str, location: str, header: str, seen: dict[tuple[str, str, str], str], single: bool
+    head: str,
+    location: str,
+    header: str,
+    seen: dict[tuple[str, str, str], str],
+    single: bool,
+    rule: str | None = None,
 ) -> Repeat | None:
     """The block's :class:`Repeat` when an earlier block showed the same fact, else None.
 
     Same fact: the same kind in the same file, and a headline the gate folds
     to the same shape (:func:`~workers.fidelity.facts.line_shape`), so the
     first block's headline keeps it visible.  rustc's ``-->`` locations are
-    facts of their own: the marker note lists them as written.
+    facts of their own: the marker note lists them as written.  ``rule``: the rule a
+    help line of the block names (clippy's lint), the kind of a rustc finding without a code.
     """
     file = where = level = msg = ""
     code: str | None = None
@@ -1083,7 +1108,7 @@ def _repeat_of(
         loc = RUST_LOCATION.match(location)
         if loc is None:
             return None
-        level, msg, code = found["level"], found["msg"], found["code"]
+        level, msg, code = found["level"], found["msg"], found["code"] or rule
         # (miette's ``,-[src/a.js:2:7]``: a place in that file, listed as written too)
         file, where = loc["file"] or loc["mfile"], location
     elif header and (found := _ESLINT_LINE.match(head)) is not None:

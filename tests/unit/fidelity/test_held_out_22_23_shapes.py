@@ -1,0 +1,134 @@
+"""Facts by shape from held-out sets 22 and 23 (a Rust workspace and a Go module; a TypeScript
+monorepo and its ops): the source lines rustc and gcc quote under a finding are code, not
+error lines (``44 |  other => Err(MoneyError::Parse(...))`` had made every clippy finding
+that quotes an ``Err`` unfoldable); clippy names a finding's lint only in its help link, which
+now stays under the first finding of each lint and names the repeats; a Rust backtrace frame
+is its function and its place; ``curl -v``'s response status line is what the request came to.
+"""
+
+from __future__ import annotations
+
+from tests.support.fact_kinds import facts_by_kind as _facts
+from tests.support.sessions import bash_session
+from workers.core.settings import Settings
+from workers.pipeline.runner import Pipeline
+
+LINK = "https://rust-lang.github.io/rust-clippy/rust-1.95.0/index.html"
+
+
+def _clippy_finding(line: int, code: str, name: str) -> str:
+    return (
+        "warning: variables can be used directly in the `format!` string\n"
+        f"  --> crates/money/src/lib.rs:{line}:44\n"
+        "   |\n"
+        f"{line} |             {code}\n"
+        "   |                                            ^^^^^^^^^^^^^^^^^^^^^^\n"
+        "   |\n"
+        f"   = help: for further information visit {LINK}#uninlined_format_args\n"
+        "help: change this to\n"
+        "   |\n"
+        f"{line} -             {code}\n"
+        f"{line} +             {code.replace('{}', '{' + name + '}')}\n"
+        "   |\n"
+        "\n"
+    )
+
+
+CLIPPY = (
+    "    Checking money v0.3.1 (/srv/stockroom/crates/money)\n"
+    + _clippy_finding(44, 'other => Err(MoneyError::Parse(format!("unknown {}", other))),', "other")
+    + _clippy_finding(66, 'MoneyError::Parse(m) => write!(f, "parse error: {}", m),', "m")
+    + _clippy_finding(93, 'return Err(MoneyError::Parse(format!("bad {}", s)));', "s")
+    + _clippy_finding(107, '.map_err(|e| MoneyError::Parse(format!("{}", e)))?;', "e")
+    + "warning: `money` (lib) generated 4 warnings\n"
+)
+
+GCC = """\
+w.c: In function 'parse':
+w.c:12:9: warning: unused variable 'err' [-Wunused-variable]
+   12 |     int err = parse_error(buf);
+      |         ^~~
+w.c:20:5: error: 'ParseError' undeclared (first use in this function)
+   20 |     ParseError e = FAILED;
+      |     ^~~~~~~~~~
+"""
+
+RUST_BACKTRACE = """\
+thread 'tests::page_last_partial' (22209) panicked at crates/ledger/src/lib.rs:132:22:
+range end index 6 out of range for slice of length 5
+stack backtrace:
+   0: __rustc::rust_begin_unwind
+             at /rustc/59807616e1fa/library/std/src/panicking.rs:689:5
+   1: core::panicking::panic_fmt
+             at /rustc/59807616e1fa/library/core/src/panicking.rs:80:14
+   2: <alloc::vec::Vec<T,A> as core::ops::index::Index<I>>::index
+             at /rustc/59807616e1fa/library/alloc/src/vec/mod.rs:3804:9
+   3: ledger::Ledger::page
+             at ./src/lib.rs:132:22
+   4: ledger::tests::page_last_partial
+             at ./src/lib.rs:281:22
+note: Some details are omitted, run with `RUST_BACKTRACE=full` for a verbose backtrace.
+"""
+
+CURL = """\
+*   Trying 127.0.0.1:36100...
+* Connected to 127.0.0.1 (127.0.0.1) port 36100
+> GET /invoices?limit=1000 HTTP/1.1
+> Host: 127.0.0.1:36100
+> User-Agent: curl/7.88.1
+> Accept: */*
+>
+< HTTP/1.1 400 Bad Request
+< Content-Type: application/json
+< Date: Mon, 07 Dec 2026 14:20:11 GMT
+< Connection: keep-alive
+< Content-Length: 58
+<
+{"error":"limit must be between 1 and 100","got":1000}
+"""
+
+
+def test_the_source_a_compiler_quotes_is_code_not_error_lines() -> None:
+    found = _facts(CLIPPY)
+    quoted = {line for lines in found.values() for line in lines if line[:3].strip().isdigit()}
+    assert quoted == set()
+    gcc = _facts(GCC)
+    assert "w.c:20:5: error: 'ParseError' undeclared (first use in this function)" in (
+        gcc["finding"] | gcc.get("error_line", set())
+    )
+    assert not any(
+        "parse_error(buf)" in line or "FAILED;" in line for lines in gcc.values() for line in lines
+    )
+    # outside a finding a numbered line is read as any line (psql's rows: ``  3 | failed``)
+    assert "3 | failed" in _facts(" id | status\n----+--------\n  3 | failed\n").get(
+        "error_line", set()
+    )
+
+
+def test_clippy_repeats_fold_and_the_lint_stays_named() -> None:
+    calls = [("cargo clippy -- -W clippy::pedantic", CLIPPY)]
+    outcome = Pipeline(Settings(mode="standard")).run_raw(bash_session(calls))
+    text = outcome.record["messages"][2]["content"]
+    # the first finding with its lint's link; the others, one note naming the lint and places
+    assert text.count(f"{LINK}#uninlined_format_args") == 1
+    assert (
+        "warning uninlined_format_args 3 more times at --> crates/money/src/lib.rs:66:44 "
+        "--> crates/money/src/lib.rs:93:44 --> crates/money/src/lib.rs:107:44"
+    ) in text
+    assert "parse error: {}" not in text  # the quoted source went to the stash
+    assert outcome.stats["saved_pct"] > 50
+
+
+def test_a_rust_frame_in_user_code_is_its_function_and_its_place() -> None:
+    frames = _facts(RUST_BACKTRACE)["stack_frame"]
+    assert {"3: ledger::Ledger::page", "at ./src/lib.rs:132:22"} <= frames
+    assert not any("panic_fmt" in frame or "rustc" in frame for frame in frames)
+
+
+def test_curls_response_status_is_a_fact() -> None:
+    assert _facts(CURL)["http_status"] == {"< HTTP/1.1 400 Bad Request"}
+    calls = [("curl -sv 'http://127.0.0.1:36100/invoices?limit=1000'", CURL)] + [
+        ("npm test", "ok\n" * 3)
+    ] * 4
+    outcome = Pipeline(Settings(mode="aggressive")).run_raw(bash_session(calls))
+    assert "< HTTP/1.1 400 Bad Request" in outcome.record["messages"][2]["content"]
