@@ -22,7 +22,9 @@ condensed      turns 2-3; assistant steps 8-15:      answered, within ``tool_rec
                user keeps its request line and        (4) steps of the latest turn: head
                every constraint; assistant keeps      (3) and tail (2) lines, critical
                decisions, file paths, commands,       lines, lines relevant to the latest
-               errors and constraints                 request (up to 3)
+               errors and constraints                 request (up to 3); one of fewer than
+                                                      ``condensed_min_lines`` (12) non-blank
+                                                      lines stays whole (unless over budget)
 summarised     older: one marker whose note gives    older: critical lines, the first line,
                the gist, constraints stay visible     relevant lines (up to 3)
 =============  ====================================  =======================================
@@ -218,6 +220,10 @@ def _drop_orphan_frames(lines: Sequence[str], keep: list[bool]) -> None:
             keep[k] = False
 
 
+def _nonblank_lines(text: str) -> int:
+    return sum(1 for line in text.split("\n") if line.strip())
+
+
 def _tier(age: int, verbatim_below: int, condensed_below: int) -> int:
     """VERBATIM under the first limit, CONDENSED under the second, else SUMMARISED."""
     if age < verbatim_below:
@@ -240,6 +246,11 @@ class AgingPolicy:
     fresh_head_lines: int = 6
     fresh_tail_lines: int = 6
     fresh_relevant_lines: int = 6
+    # a recent output (condensed tier) of fewer non-blank lines, as it came in and as it is,
+    # stays as it is: its head and tail are most of it, and a table or a stack cut by two
+    # lines saves a few tokens for a gap (set 23: two of six ``npm outdated`` rows, five
+    # lines of a node error object)
+    condensed_min_lines: int = 12
     # an output an earlier lossy engine shortened to at most this many tokens is left as it
     # is (held-out sets 8-10: aggressive kept 0.3-3.7 points more facts for 1.9-4.4 points of
     # savings; a bigger one is condensed, its critical lines kept)
@@ -702,9 +713,15 @@ class AgingEngine(Engine):
             tier = policy.tier(unit, pos)
             if tier == VERBATIM and unit.kind == "tool_result" and self._fresh(unit, i, ctx):
                 tier = FRESH
-            if tier == VERBATIM:
-                continue
             original = ctx.input_texts[i] if i < len(ctx.input_texts) else unit.text
+            if tier == VERBATIM or (
+                tier == CONDENSED
+                and unit.kind == "tool_result"
+                and not over_budget
+                and max(_nonblank_lines(original), _nonblank_lines(unit.text))
+                < policy.condensed_min_lines
+            ):
+                continue
             if spans is None:
                 spans = dup_spans(units)
             new, n_lines, n_runs = self._age(

@@ -132,3 +132,32 @@ def test_curls_response_status_is_a_fact() -> None:
     ] * 4
     outcome = Pipeline(Settings(mode="aggressive")).run_raw(bash_session(calls))
     assert "< HTTP/1.1 400 Bad Request" in outcome.record["messages"][2]["content"]
+
+
+OUTDATED = """\
+Package       Current    Wanted   Latest  Location                  Depended by
+@eslint/js     9.39.5    9.39.5   10.0.1  node_modules/@eslint/js   mono
+@types/node  20.19.43  20.19.43  26.6.11  node_modules/@types/node  mono
+eslint         9.39.5    9.39.5  10.16.0  node_modules/eslint       mono
+jest           29.7.0    29.7.0   30.5.2  node_modules/jest         mono
+typescript      5.5.4     5.5.4    7.0.2  node_modules/typescript   mono
+vitest          2.1.9     2.1.9   4.1.12  node_modules/vitest       mono
+"""
+
+
+def test_aggressive_leaves_a_short_answered_output_whole() -> None:
+    """Set 23: a 7-line ``npm outdated`` answered by the agent's last words had lost two rows
+    to aging's head and tail (39 tokens for a gap in the table the user asked about)."""
+    record = bash_session([("npm outdated", OUTDATED)], final=None)
+    record["messages"].append({"role": "assistant", "content": "Six packages are behind."})
+    outcome = Pipeline(Settings(mode="aggressive")).run_raw(record)
+    assert outcome.record["messages"][2]["content"] == OUTDATED
+    # a long one is still condensed around its head, tail and facts
+    long_table = OUTDATED + "".join(
+        f"pkg{i:02d}          1.0.{i}     1.0.{i}    2.0.0  node_modules/pkg{i:02d}        mono\n"
+        for i in range(30)
+    )
+    record = bash_session([("npm outdated", long_table)])
+    record["messages"].append({"role": "assistant", "content": "Many packages are behind."})
+    outcome = Pipeline(Settings(mode="aggressive")).run_raw(record)
+    assert "lines omitted" in outcome.record["messages"][2]["content"]
