@@ -51,8 +51,9 @@ What stays visible is always a superset of what the gate requires: every
 critical line (:func:`workers.fidelity.facts.critical_lines`: errors and
 warnings, test summaries, diff headers, findings, git status paths, the
 innermost frame; constraint and negation lines of prose) plus, in prose,
-every line with a polarity word (modals, hedges, conditionals), kept
-verbatim.  Error lines of an older output are kept one per
+every line with a polarity word (modals, hedges, conditionals), and in a
+diff every line a hunk adds or removes (what was done; its context lines
+may go), kept verbatim.  Error lines of an older output are kept one per
 :func:`~workers.fidelity.facts.repeat_key`, not one per shape of the gate:
 lines that differ only in a timestamp, a pid, a thread's name, a duration,
 a size or an attempt counter are one (a warning folds as the gate folds it),
@@ -72,7 +73,7 @@ from __future__ import annotations
 
 import re
 from bisect import bisect_right
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass
 
 import orjson
@@ -135,6 +136,7 @@ DATA_FAMILIES = frozenset({"ls", "find", "ps", "top", "df", "du", "netstat", "ku
 # a marker line that only counts what it hides ("… 2 snippet lines omitted <<cx:KEY>>")
 _BARE_NOTE = re.compile(r"^\s*… [^<\n]*\bomitted\b[^<\n]*<<cx:[0-9a-f]+>>\s*$")
 _HUNK_HEADER = re.compile(r"^@@ -\d", re.M)
+_HUNK_COUNTS = re.compile(r"@@ -\d+(?:,(?P<old>\d+))? \+\d+(?:,(?P<new>\d+))? @@")
 # a line that is one path (``find``, ``git ls-files``, a script's listing)
 _PATH_ROW = re.compile(r"^\s*\.{0,2}[\w.@~+-]*(?:[/\\][\w.@~+ -]+)+[/\\]?\s*$")
 _JSON_START = re.compile(r"\A\s*[\[{]")
@@ -218,6 +220,30 @@ def _drop_orphan_frames(lines: Sequence[str], keep: list[bool]) -> None:
     for k in orphans:
         if lines[k].strip() in anchored:
             keep[k] = False
+
+
+def _changed_rows(lines: Sequence[str]) -> Iterator[int]:
+    """The rows of ``lines`` a diff's hunks add or remove (``+``/``-`` under an ``@@`` header,
+    to the end of the hunk its counts give)."""
+    old = new = 0  # lines of the current hunk's old and new side left
+    for k, line in enumerate(lines):
+        if old > 0 or new > 0:
+            first = line[:1]
+            if first == "-":
+                old -= 1
+                yield k
+            elif first == "+":
+                new -= 1
+                yield k
+            elif first == " " or not line:
+                old, new = old - 1, new - 1
+            elif first != "\\":  # (``\ No newline at end of file`` belongs to the hunk)
+                old = new = 0
+            continue
+        found = _HUNK_COUNTS.match(line)
+        if found is not None:
+            old = int(found["old"]) if found["old"] is not None else 1
+            new = int(found["new"]) if found["new"] is not None else 1
 
 
 def _nonblank_lines(text: str) -> int:
@@ -806,6 +832,10 @@ class AgingEngine(Engine):
                 shape=repeat_key,
                 last_too=not fresh,
             )
+            if "@@ -" in text:
+                # a diff's changed lines are what was done: they stay, its context may go
+                for k in _changed_rows(lines):
+                    keep[k] = True
             search = self._search(unit, ctx, original)
             if search:
                 places = critical_flags(

@@ -161,3 +161,39 @@ def test_aggressive_leaves_a_short_answered_output_whole() -> None:
     record["messages"].append({"role": "assistant", "content": "Many packages are behind."})
     outcome = Pipeline(Settings(mode="aggressive")).run_raw(record)
     assert "lines omitted" in outcome.record["messages"][2]["content"]
+
+
+DIFF = """\
+diff --git a/src/orderly/pricing.py b/src/orderly/pricing.py
+index 9969e5f..3842d9f 100644
+--- a/src/orderly/pricing.py
++++ b/src/orderly/pricing.py
+@@ -29,8 +29,7 @@ def apply_discount(subtotal_cents, coupon):
+     if coupon is None:
+         return subtotal_cents
+     rate = COUPONS.get(coupon.code)
+-    if rate is None:
+-        raise KeyError(coupon.code)
++    if rate is None: return subtotal_cents
+     discounted = subtotal_cents * (100 - rate) // 100
+     return max(discounted, 0)
+
+@@ -39,7 +38,7 @@ def apply_discount(subtotal_cents, coupon):
+ def tax(cents, region):
+     table = TAX[region]
+-    return round(cents * table.rate)
++    return int(round(cents * table.rate))
+     # rates are percentages
+     # of the net amount
+""".replace("0)\n\n@@", "0)\n \n@@")  # (git writes a blank context line as one space)
+
+
+def test_aggressive_keeps_an_older_diffs_changed_lines() -> None:
+    """Set 24: aging had turned every hunk body of an answered ``git diff`` into ``… 10 lines
+    omitted`` (what the agent changed, out of sight); its context lines may still go."""
+    calls = [("git diff", DIFF)] + [("pytest -q", f"{n} passed in 0.5s\n") for n in range(6)]
+    outcome = Pipeline(Settings(mode="aggressive")).run_raw(bash_session(calls))
+    text = outcome.record["messages"][2]["content"]
+    changed = [line for line in DIFF.splitlines() if line[:1] in "+-" and line[:3] not in "+++---"]
+    assert changed and all(line in text.splitlines() for line in changed)
+    assert "@@ -39,7 +38,7 @@ def apply_discount(subtotal_cents, coupon):" in text
