@@ -15,6 +15,7 @@ the input dict is never mutated and untouched fields keep identity and order.
 
 from __future__ import annotations
 
+import re
 import shlex
 from typing import Any
 
@@ -409,7 +410,39 @@ def _openai_units(data: dict[str, Any], rid: str | None) -> list[Unit]:
 
 def _tool_call(name: Any, arguments: Any) -> tuple[str | None, str | None]:
     """(tool name, shell command) of a tool call, each None when unknown."""
-    return (name if isinstance(name, str) else None, command_from_arguments(arguments))
+    tool = name if isinstance(name, str) else None
+    search = _search_command(tool, arguments) if tool is not None else None
+    return tool, search if search is not None else command_from_arguments(arguments)
+
+
+_SEARCH_TOOL = re.compile(r"(?i)(?:^|_)(?:grep|search|ripgrep|rg|find|glob)(?:_?files)?$")
+_PATTERN_KEYS = ("pattern", "query", "regex", "search")
+
+
+def _search_command(tool: str, arguments: Any) -> str | None:
+    """A search tool's call as the shell command it stands for: ``rg -n PATTERN PATH`` for a
+    grep-like tool (``{"pattern": ..., "path": ...}``: its path is where it searched, not a
+    file it read), ``find PATH -name PATTERN`` for a glob."""
+    if _SEARCH_TOOL.search(tool) is None:
+        return None
+    if isinstance(arguments, str):
+        try:
+            arguments = orjson.loads(arguments)
+        except orjson.JSONDecodeError:
+            return None
+    if not isinstance(arguments, dict) or any(k in arguments for k in _COMMAND_KEYS):
+        return None
+    pattern = next(
+        (v for k in _PATTERN_KEYS if isinstance(v := arguments.get(k), str) and v.strip()), None
+    )
+    if pattern is None:
+        return None
+    where = next(
+        (v for k in _PATH_KEYS if isinstance(v := arguments.get(k), str) and v.strip()), "."
+    )
+    if "glob" in tool.lower() or tool.lower().startswith("find"):
+        return f"find {shlex.quote(where)} -name {shlex.quote(pattern)}"
+    return f"rg -n {shlex.quote(pattern)} {shlex.quote(where)}"
 
 
 def _is_text_block(block: Any) -> bool:

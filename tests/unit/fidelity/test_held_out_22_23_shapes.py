@@ -197,3 +197,31 @@ def test_aggressive_keeps_an_older_diffs_changed_lines() -> None:
     changed = [line for line in DIFF.splitlines() if line[:1] in "+-" and line[:3] not in "+++---"]
     assert changed and all(line in text.splitlines() for line in changed)
     assert "@@ -39,7 +38,7 @@ def apply_discount(subtotal_cents, coupon):" in text
+
+
+def test_a_search_in_a_log_folds_matches_that_differ_only_in_time_and_place() -> None:
+    """Set 25: ``rg -n`` over a service log printed 160 ERROR lines of two events that differ
+    only in a timestamp and the line number; each had stayed (0 % saved)."""
+    panic = (
+        'level=ERROR msg="panic in handler" path=/items/SKU-Z '
+        'panic="runtime error: invalid memory address or nil pointer dereference"'
+    )
+    reserve = 'level=ERROR msg="reserve failed" sku=SKU-F qty=500 err="insufficient stock"'
+    rows = [
+        f"{8 + 3 * n}:time=2026-12-07T14:51:{14 + n // 20:02d}.{n % 997:03d}Z "
+        + (reserve if n % 3 == 1 else panic)
+        for n in range(120)
+    ]
+    rows.insert(60, "190:time=2026-12-07T14:51:17.001Z " + panic.replace("SKU-Z", "SKU-Q"))
+    text = "\n".join(rows) + "\n"
+    calls = [("rg -n 'panic in handler|reserve failed' logs/invsvc.log", text)]
+    outcome = Pipeline(Settings(mode="standard")).run_raw(bash_session(calls))
+    out = outcome.record["messages"][2]["content"]
+    assert rows[0] in out and rows[1] in out and rows[60] in out  # another path: another event
+    assert outcome.stats["saved_pct"] > 90
+    # a log line that starts with its date or its time keeps them (no line number to drop)
+    from workers.engines.toolfilter.plan import _MATCH_POSITION
+
+    for line in ("2026-12-07 14:51:14 ERROR x", "14:51:14 ERROR x", "12:14:51:14 ERROR x"):
+        assert _MATCH_POSITION.sub(r"\1", line, count=1) == line
+    assert _MATCH_POSITION.sub(r"\1", "app.log:12:2026-12-07 x", count=1) == "app.log:2026-12-07 x"

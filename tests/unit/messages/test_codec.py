@@ -111,6 +111,47 @@ def test_text_editor_tool_calls_become_read_and_write_commands() -> None:
     assert commands == ["sed -n '1,40p' src/app.py", "patch src/app.py"]
 
 
+def test_search_tool_calls_become_searches_not_reads() -> None:
+    """Set 25: a ``grep`` tool's ``{"pattern", "path"}`` had read as ``cat PATH`` (a file read:
+    no filter), so 160 log lines that differ only in a timestamp stayed whole."""
+    data = anthropic_record("r6", "sys", ("user", "look"))
+    calls = [
+        ("grep", {"pattern": "panic in handler", "path": "logs/invsvc.log"}),
+        ("Grep", {"pattern": "TODO"}),
+        ("Glob", {"pattern": "**/*.go", "path": "internal"}),
+        ("search_files", {"query": "ErrNotFound", "path": "src"}),
+        ("read_file", {"path": "src/app.py"}),
+        ("grep", {"command": "grep -c x y"}),
+    ]
+    data["messages"].append(
+        {
+            "role": "assistant",
+            "content": [
+                {"type": "tool_use", "id": f"t{n}", "name": name, "input": args}
+                for n, (name, args) in enumerate(calls)
+            ],
+        }
+    )
+    data["messages"].append(
+        {
+            "role": "user",
+            "content": [
+                {"type": "tool_result", "tool_use_id": f"t{n}", "content": "x"}
+                for n in range(len(calls))
+            ],
+        }
+    )
+    commands = [u.command for u in parse_record(data).units if u.kind == "tool_result"]
+    assert commands == [
+        "rg -n 'panic in handler' logs/invsvc.log",
+        "rg -n TODO .",
+        "find internal -name '**/*.go'",
+        "rg -n ErrNotFound src",
+        "cat src/app.py",
+        "grep -c x y",
+    ]
+
+
 def test_a_budget_beyond_any_record_is_no_budget() -> None:
     data = openai_record("big", ("user", "hi"), ("tool", "out"), command="ls")
     data["budget_tokens"] = 123456789012345678901234567890

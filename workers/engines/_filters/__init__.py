@@ -39,7 +39,11 @@ from the ``filters_dir`` setting and, when trusted, the project's
                   capture group of ``key``) keep their first ``head`` unclassified lines
     head, tail    unclassified lines kept at the start and end of the output (10, 10)
     context       {before, after}: unclassified lines kept around every kept line
-    similar       bool: consecutive lines of the same shape collapse to the first one
+    similar       bool: consecutive lines of the same shape collapse to the first one, and
+                  a kept line that repeats an event kept above (a log line that differs only
+                  in a timestamp, a duration, a pid) folds
+    events        bool: only the second half of ``similar`` (a search's matches in a log:
+                  the match's line number counts as a measure too)
     dedupe        bool (default true): repeated kept lines are shown once
     rows          bool: notes say "N of M rows omitted" (tables)
     min_lines     outputs with fewer lines are left alone

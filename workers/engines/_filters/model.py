@@ -138,6 +138,7 @@ class Filter:
     context_before: int = 0
     context_after: int = 0
     similar: bool = False
+    events: bool = False  # kept lines that repeat an event kept above fold (see ``similar``)
     dedupe: bool = True
     rows: bool = False
     min_lines: int = 0

@@ -142,6 +142,13 @@ def _shape(line: str) -> str:
 _REPEATED_STACK = frozenset({STACK_FRAMES, STACK_LINES})
 
 
+# the line number a search (``grep -n``, ``rg -n``) puts before a match, after its file if any
+# (not a date's year, nor a time's hour: ``2026-12-07 ...``, ``14:51:14 ERROR ...``)
+_MATCH_POSITION = re.compile(
+    r"^((?:(?!\d+:)[^\s:\"'{}\[\]<>=]+:)?)\d+[:-](?!\d\d[-:]\d\d)(?!\d\d-\d\d[ T])"
+)
+
+
 def _clean_key(key: str) -> str:
     key = _KEY_BAD.sub("", key).strip()
     return key[:80] + ("…" if len(key) > 80 else "")
@@ -355,7 +362,7 @@ class Plan:
                     cls[i] = DROP  # ... unless the budget drops the line that said it
                     labels[i] = REPEAT
                     self._relogged[i] = origin
-                elif similar and self._seen_event(i, m, dkey, seen_events):
+                elif (similar or filt.events) and self._seen_event(i, m, dkey, seen_events):
                     cls[i] = DROP
                     labels[i] = SIMILAR
                 else:
@@ -467,6 +474,8 @@ class Plan:
             return False
         if shape != line_shape(key):
             return False
+        if not self.filt.similar:
+            return True  # a search's matches: the log folder reads no run of them
         lines = self.lines
         run = 1
         for step in (-1, 1):
@@ -481,6 +490,10 @@ class Plan:
     def _event(self, line: str, key: str) -> tuple[str, tuple[str, ...]] | None:
         if key in self._exact or len(line) > _EVENT_CAP or not line.strip():
             return None
+        if self.filt.events and line[:1] != " ":
+            # a search's match: where it is in the file (``12:``, ``app.log:12:``) is a
+            # position, the file and the line after it the event
+            line = _MATCH_POSITION.sub(r"\1", line, count=1)
         masked = mask(line)
         if not any(f.measure for f in masked.fields):
             return None  # nothing volatile: another value is another event
