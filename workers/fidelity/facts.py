@@ -121,9 +121,10 @@ _SHAPE_TOKEN = re.compile(
     r"|(?<=Error: )-?\d+(?:\.\d+)?$|(?<=Exception: )-?\d+(?:\.\d+)?$"
     r"|(?<=[A-Za-z]):\d{2,5}\b"
     # an IPv4 host:port (a client's address alone folds, and so does a client's host:port:
-    # Apache's ``[client 127.0.0.1:42130]``, the port is ephemeral; ``from 10.0.0.3:5432`` is
-    # as often a server as a client: it stays)
-    r"|(?<!client )\b\d{1,3}(?:\.\d{1,3}){3}:\d{1,5}\b"
+    # Apache's ``[client 127.0.0.1:42130]``, a request log's ``remote=127.0.0.1:33054``, the
+    # port is ephemeral; ``from 10.0.0.3:5432`` is as often a server as a client: it stays)
+    r"|(?<!client )(?<!client=)(?<!remote=)(?<!peer=)(?<!remote_addr=)(?<!remoteAddr=)"
+    r"\b\d{1,3}(?:\.\d{1,3}){3}:\d{1,5}\b"
     r"|#\d+"
     r")"
     r"|0x[0-9a-fA-F]+|\b[0-9a-f]{7,64}\b|\d+"

@@ -225,3 +225,44 @@ def test_a_search_in_a_log_folds_matches_that_differ_only_in_time_and_place() ->
     for line in ("2026-12-07 14:51:14 ERROR x", "14:51:14 ERROR x", "12:14:51:14 ERROR x"):
         assert _MATCH_POSITION.sub(r"\1", line, count=1) == line
     assert _MATCH_POSITION.sub(r"\1", "app.log:12:2026-12-07 x", count=1) == "app.log:2026-12-07 x"
+
+
+def _service_log(numbered: bool) -> str:
+    rows = []
+    for n in range(300):
+        ms = f"{n % 1000:03d}"
+        port = 32768 + (n * 37) % 20000
+        if n % 5 == 2:
+            rows.append(
+                f"time=2026-12-07T14:51:14.{ms}Z level=ERROR msg=request method=GET "
+                f"path=/items/SKU-Z status=500 dur_ms=0 remote=127.0.0.1:{port}"
+            )
+        else:
+            rows.append(
+                f"time=2026-12-07T14:51:14.{ms}Z level=INFO msg=request method=GET "
+                f"path=/items/SKU-{'ABC'[n % 3]} status=200 dur_ms=0 remote=127.0.0.1:{port}"
+            )
+    rows[152] = rows[152].replace("SKU-Z status=500", "SKU-Q status=503")
+    if numbered:
+        rows = [f"{k + 1:6d}\t{row}" for k, row in enumerate(rows)]
+    return "\n".join(rows) + "\n"
+
+
+def test_a_request_logs_client_port_names_nobody() -> None:
+    """Set 25: 500s that differ only in the client's ephemeral port (``remote=...:33054``)
+    were each a fact of their own, so a service log of them kept them all; a read of the
+    log numbered by an editor's view (``     12\\t...``) kept every line too."""
+    from workers.fidelity.facts import line_shape
+
+    a = "level=ERROR msg=request path=/items/SKU-Z status=500 remote=127.0.0.1:33054"
+    assert line_shape(a) == line_shape(a.replace("33054", "35120"))
+    assert line_shape("listening addr=127.0.0.1:36310 error") != line_shape(
+        "listening addr=127.0.0.1:36311 error"
+    )  # a server's address still identifies
+    for numbered in (False, True):
+        text = _service_log(numbered)
+        calls = [("cat logs/invsvc.log", text)]
+        outcome = Pipeline(Settings(mode="standard")).run_raw(bash_session(calls))
+        out = outcome.record["messages"][2]["content"]
+        assert outcome.stats["saved_pct"] > 85, numbered
+        assert "path=/items/SKU-Z status=500" in out and "path=/items/SKU-Q status=503" in out

@@ -142,6 +142,8 @@ def _shape(line: str) -> str:
 _REPEATED_STACK = frozenset({STACK_FRAMES, STACK_LINES})
 
 
+# the line number ``cat -n`` and an editor's view put before each line of a file they read
+_READ_GUTTER = re.compile(r"^ *\d+\t")
 # the line number a search (``grep -n``, ``rg -n``) puts before a match, after its file if any
 # (not a date's year, nor a time's hour: ``2026-12-07 ...``, ``14:51:14 ERROR ...``)
 _MATCH_POSITION = re.compile(
@@ -175,6 +177,8 @@ class Plan:
         self.total_rows = 0
         self.headers = 0  # kept lines that are not rows (headers, legends, markers)
         self._relogged: dict[int, int] = {}  # a line said again behind a level -> where first
+        # a numbered read (``cat -n``, an editor's view): each line behind its number
+        self.numbered = n >= 3 and all(_READ_GUTTER.match(line) for line in lines[:3])
         pairs = critical_lines(text, "tool_result")
         crit = {line for _, line in pairs}
         # lines the gate wants as written (not one per shape): never folded as an event
@@ -494,6 +498,8 @@ class Plan:
             # a search's match: where it is in the file (``12:``, ``app.log:12:``) is a
             # position, the file and the line after it the event
             line = _MATCH_POSITION.sub(r"\1", line, count=1)
+        elif self.numbered:
+            line = _READ_GUTTER.sub("", line, count=1)  # ``cat -n``'s line number: a position
         masked = mask(line)
         if not any(f.measure for f in masked.fields):
             return None  # nothing volatile: another value is another event
