@@ -136,7 +136,6 @@ DATA_FAMILIES = frozenset({"ls", "find", "ps", "top", "df", "du", "netstat", "ku
 # a marker line that only counts what it hides ("… 2 snippet lines omitted <<cx:KEY>>")
 _BARE_NOTE = re.compile(r"^\s*… [^<\n]*\bomitted\b[^<\n]*<<cx:[0-9a-f]+>>\s*$")
 _HUNK_HEADER = re.compile(r"^@@ -\d", re.M)
-_HUNK_COUNTS = re.compile(r"@@ -\d+(?:,(?P<old>\d+))? \+\d+(?:,(?P<new>\d+))? @@")
 # a line that is one path (``find``, ``git ls-files``, a script's listing)
 _PATH_ROW = re.compile(r"^\s*\.{0,2}[\w.@~+-]*(?:[/\\][\w.@~+ -]+)+[/\\]?\s*$")
 _JSON_START = re.compile(r"\A\s*[\[{]")
@@ -225,25 +224,37 @@ def _drop_orphan_frames(lines: Sequence[str], keep: list[bool]) -> None:
 def _changed_rows(lines: Sequence[str]) -> Iterator[int]:
     """The rows of ``lines`` a diff's hunks add or remove (``+``/``-`` under an ``@@`` header,
     to the end of the hunk its counts give)."""
-    old = new = 0  # lines of the current hunk's old and new side left
-    for k, line in enumerate(lines):
-        if old > 0 or new > 0:
+    return (k for k, kind in enumerate(_hunk_kinds(lines)) if kind in ("-", "+"))
+
+
+def _hunk_kinds(lines: Iterable[str]) -> Iterator[str]:
+    """Per line of a unified diff: ``@`` for a hunk header (the hunk's old-side start and
+    counts follow in :data:`_HUNK`), its body lines' first character (`` ``, ``-``, ``+``,
+    ``\\``; ``""`` for a blank context line), ``""`` for any other line. Each hunk ends where
+    its line counts say (a removed ``-- comment`` line is no file header)."""
+    old_left = new_left = 0
+    for line in lines:
+        if old_left > 0 or new_left > 0:
             first = line[:1]
-            if first == "-":
-                old -= 1
-                yield k
+            if first in (" ", ""):
+                old_left -= 1
+                new_left -= 1
+            elif first == "-":
+                old_left -= 1
             elif first == "+":
-                new -= 1
-                yield k
-            elif first == " " or not line:
-                old, new = old - 1, new - 1
-            elif first != "\\":  # (``\ No newline at end of file`` belongs to the hunk)
-                old = new = 0
-            continue
-        found = _HUNK_COUNTS.match(line)
-        if found is not None:
-            old = int(found["old"]) if found["old"] is not None else 1
-            new = int(found["new"]) if found["new"] is not None else 1
+                new_left -= 1
+            elif first != "\\":  # (``\ No newline at end of file``)
+                old_left = new_left = 0  # the hunk ended early: read the line as any other
+            if old_left > 0 or new_left > 0 or first in (" ", "", "-", "+", "\\"):
+                yield first
+                continue
+        m = _HUNK.match(line) if line.startswith("@@ -") else None
+        if m is not None:
+            old_left = int(m.group(2)) if m.group(2) is not None else 1
+            new_left = int(m.group(3)) if m.group(3) is not None else 1
+            yield "@"
+        else:
+            yield ""
 
 
 def _nonblank_lines(text: str) -> int:
@@ -540,34 +551,19 @@ def _hunk_lines(diff: str, path: str) -> set[int]:
     line inside a hunk is no file header: each hunk's line counts say where it ends)."""
     found: set[int] = set()
     current = False
-    old_left = new_left = 0
-    for line in diff.split("\n"):
-        if old_left > 0 or new_left > 0:
-            first = line[:1]
-            if first in (" ", ""):
-                old_left -= 1
-                new_left -= 1
-            elif first == "-":
-                old_left -= 1
-            elif first == "+":
-                new_left -= 1
-            elif first != "\\":  # (``\ No newline at end of file``)
-                old_left = new_left = 0  # the hunk ended early: read the line as any other
-            if old_left > 0 or new_left > 0 or first in (" ", "", "-", "+", "\\"):
-                continue
-        if line.startswith(("--- ", "+++ ")):
+    lines = diff.split("\n")
+    for line, kind in zip(lines, _hunk_kinds(lines), strict=True):
+        if kind == "@":
+            m = _HUNK.match(line)
+            if current and m is not None:
+                old_left = int(m.group(2)) if m.group(2) is not None else 1
+                first_line = int(m.group(1))
+                found.update(range(first_line, first_line + min(old_left, 200)))
+        elif kind == "" and line.startswith(("--- ", "+++ ")):
             where = line[4:].split("\t", 1)[0].strip()
             where = where[2:] if where[:2] in ("a/", "b/") else where
             if line.startswith("--- ") or where != "/dev/null":
                 current = where.lstrip("./") == path or where.endswith("/" + path)
-        elif line.startswith("@@ -"):
-            m = _HUNK.match(line)
-            if m is not None:
-                first_line = int(m.group(1))
-                old_left = int(m.group(2)) if m.group(2) is not None else 1
-                new_left = int(m.group(3)) if m.group(3) is not None else 1
-                if current:
-                    found.update(range(first_line, first_line + min(old_left, 200)))
     return found
 
 

@@ -1224,7 +1224,10 @@ def _tool_lines(text: str, family: str | None) -> Iterable[tuple[str, str]]:
         since_error += 1
         if in_snippet and line[0].isdecimal() and _CODE_GUTTER.match(raw):
             continue  # ``44 |     other => Err(MoneyError::Parse(...)),``: the quoted source
-        if line[:4] == "--> " or (": " in line and _COMPILER_HEAD.search(line) is not None):
+        if line[:4] == "--> " or (
+            (": error" in line or ": warning" in line or ": note" in line or ": fatal" in line)
+            and _COMPILER_HEAD.search(line) is not None
+        ):
             in_snippet = True
         if described:
             # Spring Boot's failure analysis: ``APPLICATION FAILED TO START``, ``Description:``,

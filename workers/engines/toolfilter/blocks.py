@@ -896,7 +896,8 @@ def _diagnostics(
         # a headline: its block runs to the next headline, blank or foreign line
         j = i + 1
         location = ""
-        rule_link = -1  # the help line that names the finding's rule (clippy's link)
+        rule_link = -1  # the help line that names the finding's rule (clippy's link) ...
+        rule: str | None = None  # ... and the rule
         javac = _JAVAC_HEAD.match(m) is not None
         pretty = _TSC_PRETTY.match(m) is not None
         plain = not pretty and m[0] not in " \t" and _TSC_HEAD.match(m) is not None
@@ -926,8 +927,8 @@ def _diagnostics(
             loc = RUST_LOCATION.match(line)
             if loc is not None:
                 location = location or line.strip()
-            elif rule_link < 0 and line[:1] == " " and _RULE_LINK.match(line):
-                rule_link = j
+            elif rule is None and line[:1] == " " and (named := _RULE_LINK.match(line)):
+                rule_link, rule = j, named["rule"]
             elif javac and j == i + 1 and line.startswith(" "):
                 pass  # javac repeats the source line under its headline
             elif (
@@ -946,7 +947,6 @@ def _diagnostics(
             elif not (_SNIPPET.match(line) or _HELP.match(line) or _GCC_NOTE.match(line)):
                 break
             j += 1
-        rule = _RULE_LINK.match(lines[rule_link])["rule"] if rule_link >= 0 else None  # type: ignore[index]
         repeat = (
             _repeat_of(m, location, header, seen, j == i + 1, rule)
             if critical is not None
