@@ -554,8 +554,7 @@ def _hunk_lines(diff: str, path: str) -> set[int]:
     lines = diff.split("\n")
     for line, kind in zip(lines, _hunk_kinds(lines), strict=True):
         if kind == "@":
-            m = _HUNK.match(line)
-            if current and m is not None:
+            if current and (m := _HUNK.match(line)) is not None:
                 old_left = int(m.group(2)) if m.group(2) is not None else 1
                 first_line = int(m.group(1))
                 found.update(range(first_line, first_line + min(old_left, 200)))

@@ -411,6 +411,11 @@ def _openai_units(data: dict[str, Any], rid: str | None) -> list[Unit]:
 def _tool_call(name: Any, arguments: Any) -> tuple[str | None, str | None]:
     """(tool name, shell command) of a tool call, each None when unknown."""
     tool = name if isinstance(name, str) else None
+    if isinstance(arguments, str):  # (decoded once for both readings)
+        try:
+            arguments = orjson.loads(arguments)
+        except orjson.JSONDecodeError:
+            return tool, None
     search = _search_command(tool, arguments) if tool is not None else None
     return tool, search if search is not None else command_from_arguments(arguments)
 
@@ -420,16 +425,11 @@ _PATTERN_KEYS = ("pattern", "query", "regex", "search")
 
 
 def _search_command(tool: str, arguments: Any) -> str | None:
-    """A search tool's call as the shell command it stands for: ``rg -n PATTERN PATH`` for a
+    """A search tool's call (its decoded arguments) as the shell command it stands for: ``rg -n PATTERN PATH`` for a
     grep-like tool (``{"pattern": ..., "path": ...}``: its path is where it searched, not a
     file it read), ``find PATH -name PATTERN`` for a glob."""
     if _SEARCH_TOOL.search(tool) is None:
         return None
-    if isinstance(arguments, str):
-        try:
-            arguments = orjson.loads(arguments)
-        except orjson.JSONDecodeError:
-            return None
     if not isinstance(arguments, dict) or any(k in arguments for k in _COMMAND_KEYS):
         return None
     pattern = next(
