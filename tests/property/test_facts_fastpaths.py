@@ -481,8 +481,8 @@ PLAIN_SHAPE_TOKEN = re.compile(
     r"|(?P<keep>"
     r"HTTP/\d(?:\.\d)?\"?\s+\d{3}\b"
     r"|(?<![\w.~%+/-])(?=\S*?[A-Za-z_])[\w.~%+-]*(?:/[\w.~%+-]+)+"
-    r"|\b(?:status|code|Status|HTTP)[=: ]{1,3}\d{3}\b"
-    r"|(?:\b\w+_id|\b\w*[a-z]Id|\bID|\bid)\b[=:# ]{1,3}\d+"
+    r"|\b(?:status|code|Status|HTTP|status_code|statusCode)\"?[=: ]{1,3}\d{3}\b"
+    r"|(?:\b\w+_id|\b\w*[a-z]Id|\bID|\bid)\b\"?[=:# ]{1,3}\d+"
     r"|\b[A-Za-z][A-Za-z_]*[-_]?\d+(?:-\d+)*\b"
     r"|(?P<named>(?i:\b(?:record|row|item|order|job|task|case|shard|partition|offset|page"
     r"|request|index|entry|element|account|customer|invoice|user|test|chunk|batch|column|step"
@@ -514,6 +514,7 @@ def reference_line_shape(line: str) -> str:
     eslint = facts._ESLINT_ERROR.match(line)
     if eslint is not None:
         return eslint.group(1) + reference_line_shape(eslint.group(2))
+    line = facts.REQUEST_ID.sub(r"\1#", line)
     if "/proc/" in line:
         line = facts._PROC_PID.sub(lambda m: facts._DIGITS.sub("#", m.group()), line)
     note = facts._DIAG_NOTE.match(line) is not None or (
@@ -524,7 +525,6 @@ def reference_line_shape(line: str) -> str:
     ):
         if note or facts._DIAG_WARNING.match(line):
             line = facts._BLANKS.sub(" ", facts._QUOTED.sub("'#'", line))
-        line = facts.REQUEST_ID.sub(r"\1#", line)
         return PLAIN_SHAPE_TOKEN.sub(plain_warning_shape_token, line)
     if facts._ASSERTION_WORDS.search(line) is not None:
         return PLAIN_SHAPE_TOKEN.sub(facts._time_token, line)

@@ -20,12 +20,13 @@ Pure, no state between calls; linear in the length of the line.
 from __future__ import annotations
 
 import re
+from collections.abc import Sequence
 from functools import lru_cache
 from typing import NamedTuple
 
 from workers.core.memo import register
 
-__all__ = ["Field", "Masked", "is_log_line", "mask"]
+__all__ = ["Field", "Masked", "is_log_line", "mask", "value_range"]
 
 _MONTH = r"(?:Jan|Feb|Mar|Apr|May|Jun|Jul|Aug|Sep|Oct|Nov|Dec)"
 _TIME = r"\d{2}:\d{2}:\d{2}(?:[.,]\d{1,9})?"
@@ -271,8 +272,10 @@ MIN_LOG_LINES = 4  # a log read, and a unit logtemplate folds, has this many log
 
 def reads_a_log(text: str, marked: bool = False) -> bool:
     """Whether a file read's text is a log (``tail -n 200 logs/api.log``, a JSON-lines file):
-    most of its first ``LOG_READ_SAMPLE`` non-blank lines are log lines; with ``marked``,
-    lines that say so (:func:`is_marked_log_line`: a CSV export's timestamped rows are data)."""
+    most of its first ``LOG_READ_SAMPLE`` non-blank lines are log lines, or log records (a log
+    line and the indented lines that continue it: PostgreSQL's multi-line statements, a stack
+    trace's ``at`` frames) and at least ``MIN_LOG_LINES`` of them; with ``marked``, lines that
+    say so (:func:`is_marked_log_line`: a CSV export's timestamped rows are data)."""
     sample = [
         line
         for line in text.split("\n", LOG_READ_SAMPLE * 2)[: LOG_READ_SAMPLE * 2]
@@ -280,7 +283,20 @@ def reads_a_log(text: str, marked: bool = False) -> bool:
     ]
     sample = sample[:LOG_READ_SAMPLE]
     test = is_marked_log_line if marked else is_log_line
-    return len(sample) >= MIN_LOG_LINES and 2 * sum(map(test, sample)) > len(sample)
+    heads = in_records = 0
+    inside = False  # in a log record: a log line and the indented lines that continue it
+    for line in sample:
+        if test(line):
+            heads += 1
+            in_records += 1
+            inside = True
+        elif inside and line[:1] in " \t":
+            in_records += 1  # a statement's next line, a stack trace's frame
+        else:
+            inside = False
+    if len(sample) < MIN_LOG_LINES:
+        return False
+    return 2 * heads > len(sample) or (heads >= MIN_LOG_LINES and 2 * in_records > len(sample))
 
 
 # Named tuples, not frozen dataclasses: a log line makes one Masked and a field of
@@ -452,3 +468,57 @@ def _mask_span(
             None,
         )
     return parts, fields, status
+
+
+# --- a measure's values as one range ----------------------------------------
+
+_TIME_OF_DAY = re.compile(r"\d{2}:\d{2}:\d{2}")
+_NUMBER = re.compile(r"-?\d+(?:\.\d+)?")
+_DURATION_PART = re.compile(r"(\d+(?:\.\d+)?)(ns|us|µs|ms|s|mins?|m|h|secs?)")
+_UNIT_SECONDS = {
+    "ns": 1e-9,
+    "us": 1e-6,
+    "µs": 1e-6,
+    "ms": 1e-3,
+    "s": 1.0,
+    "sec": 1.0,
+    "secs": 1.0,
+    "m": 60.0,
+    "min": 60.0,
+    "mins": 60.0,
+    "h": 3600.0,
+}
+
+
+def value_range(kind: str, values: Sequence[str]) -> str:
+    """``lo–hi`` of a measure: timestamps first to last (the date said once), others by size."""
+    if kind == "ts":
+        lo, hi = values[0], values[-1]
+        if lo != hi:
+            hi = hi[_common_date(lo, hi) :]
+    else:
+        keyed = sorted(values, key=lambda v: _magnitude(kind, v))
+        lo, hi = keyed[0], keyed[-1]
+    return lo if lo == hi else f"{lo}–{hi}"
+
+
+def _common_date(lo: str, hi: str) -> int:
+    """Where the time of day starts in ``hi`` when ``lo`` has the same date before it, else 0."""
+    match = _TIME_OF_DAY.search(hi)
+    if match is None or match.start() == 0 or lo[: match.start()] != hi[: match.start()]:
+        return 0
+    return match.start()
+
+
+def _magnitude(kind: str, value: str) -> float:
+    if kind == "addr":
+        return float(int(value, 16))
+    if kind == "size":
+        number = _NUMBER.match(value)
+        scale = {"k": 1e3, "K": 1e3, "M": 1e6, "G": 1e9, "T": 1e12}
+        unit = value.lstrip("0123456789. ")[:1]
+        return (float(number.group(0)) if number else 0.0) * scale.get(unit, 1.0)
+    if kind == "dur":
+        return sum(float(n) * _UNIT_SECONDS.get(u, 1.0) for n, u in _DURATION_PART.findall(value))
+    match = _NUMBER.match(value)
+    return float(match.group(0)) if match else 0.0

@@ -56,7 +56,16 @@ from workers.core.memo import Memo
 from workers.core.offload import stash_key
 from workers.core.tokens import TokenCounter
 from workers.engines._jsonlogkeys import shared_keys_view
-from workers.engines._logs import MIN_LOG_LINES, Field, Masked, is_log_line, mask, reads_a_log
+from workers.engines._logrepeats import fold_repeats
+from workers.engines._logs import (
+    MIN_LOG_LINES,
+    Field,
+    Masked,
+    is_log_line,
+    mask,
+    reads_a_log,
+    value_range,
+)
 from workers.engines._shell import is_file_read
 from workers.engines._text import (
     PointedAt,
@@ -117,22 +126,6 @@ def _error_level(template: str) -> bool:
 
 _NUMBER_SLOT = "\x00num\x00"
 _NOTE_BAD = str.maketrans({"\n": " ", "…": "~", "<": "‹", ">": "›"})
-_TIME_OF_DAY = re.compile(r"\d{2}:\d{2}:\d{2}")
-_NUMBER = re.compile(r"-?\d+(?:\.\d+)?")
-_DURATION_PART = re.compile(r"(\d+(?:\.\d+)?)(ns|us|µs|ms|s|mins?|m|h|secs?)")
-_UNIT_SECONDS = {
-    "ns": 1e-9,
-    "us": 1e-6,
-    "µs": 1e-6,
-    "ms": 1e-3,
-    "s": 1.0,
-    "sec": 1.0,
-    "secs": 1.0,
-    "m": 60.0,
-    "min": 60.0,
-    "mins": 60.0,
-    "h": 3600.0,
-}
 
 
 @dataclass(slots=True)
@@ -303,7 +296,7 @@ class _Folder:
                 continue
             shown = [m.masked.fields[j].value for m in dropped]
             if f.measure:
-                ranges.append(f"{f.label} {_range(f, shown)}")
+                ranges.append(f"{f.label} {value_range(f.kind, shown)}")
             else:
                 listed.append(f"{f.label} {', '.join(dict.fromkeys(shown))}")
         for p, t in enumerate(run.tokens):
@@ -336,40 +329,6 @@ class _Folder:
             return True
         assert self.tokens is not None
         return self.tokens.count(stashed) >= self.tokens.count(marker) + MIN_SAVED_TOKENS
-
-
-def _range(f: Field, values: Sequence[str]) -> str:
-    """``lo–hi`` of a measure: timestamps first to last (the date said once), others by size."""
-    if f.kind == "ts":
-        lo, hi = values[0], values[-1]
-        if lo != hi:
-            hi = hi[_common_date(lo, hi) :]
-    else:
-        keyed = sorted(values, key=lambda v: _magnitude(f.kind, v))
-        lo, hi = keyed[0], keyed[-1]
-    return lo if lo == hi else f"{lo}–{hi}"
-
-
-def _common_date(lo: str, hi: str) -> int:
-    """Where the time of day starts in ``hi`` when ``lo`` has the same date before it, else 0."""
-    match = _TIME_OF_DAY.search(hi)
-    if match is None or match.start() == 0 or lo[: match.start()] != hi[: match.start()]:
-        return 0
-    return match.start()
-
-
-def _magnitude(kind: str, value: str) -> float:
-    if kind == "addr":
-        return float(int(value, 16))
-    if kind == "size":
-        number = _NUMBER.match(value)
-        scale = {"k": 1e3, "K": 1e3, "M": 1e6, "G": 1e9, "T": 1e12}
-        unit = value.lstrip("0123456789. ")[:1]
-        return (float(number.group(0)) if number else 0.0) * scale.get(unit, 1.0)
-    if kind == "dur":
-        return sum(float(n) * _UNIT_SECONDS.get(u, 1.0) for n, u in _DURATION_PART.findall(value))
-    match = _NUMBER.match(value)
-    return float(match.group(0)) if match else 0.0
 
 
 @dataclass(slots=True)
@@ -741,7 +700,7 @@ class LogTemplateEngine(Engine):
         asked = request_terms(ctx.latest_user_text)  # words that name the lines holding them
         texts: list[str] = []
         stash: dict[str, str] = {}
-        changed = runs = folded = shared = 0
+        changed = runs = repeats = folded = shared = 0
         for index, unit in enumerate(units):
             text = unit.text
             if (
@@ -755,24 +714,33 @@ class LogTemplateEngine(Engine):
                 texts.append(text)
                 continue
             named = named_lines(text, asked)
+            folded_text = text
             result = fold_log(text, ctx.tokens, unit.command, named)
             if result is not None:
                 stash.update(result.stash)
                 runs += result.runs
                 folded += result.lines_folded
-            view = json_log_view(
-                text if result is None else result.text,
-                ctx.tokens,
-                unit.command,
-                named if result is None else named_lines(result.text, asked),
-            )
+                folded_text = result.text
+                named = named_lines(folded_text, asked)
+            found = fold_repeats(folded_text, ctx.tokens, unit.command, named)
+            if found is not None:
+                stash.update(found.stash)
+                repeats += found.segments
+                folded += found.lines_folded
+                folded_text = found.text
+                named = named_lines(folded_text, asked)
+            view = json_log_view(folded_text, ctx.tokens, unit.command, named)
             if view is not None:
                 stash.update(view[1])
                 shared += 1
-            new = view[0] if view is not None else text if result is None else result.text
+            new = view[0] if view is not None else folded_text
             texts.append(new)
             changed += new is not text
         details: dict[str, Any] = nonzero(
-            outputs=changed, runs_folded=runs, lines_folded=folded, json_shared_keys=shared
+            outputs=changed,
+            runs_folded=runs,
+            repeats_folded=repeats,
+            lines_folded=folded,
+            json_shared_keys=shared,
         )
         return EngineOutput(texts=texts, details=details, stash=stash)

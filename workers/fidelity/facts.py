@@ -112,8 +112,8 @@ _SHAPE_TOKEN = re.compile(
     r"|(?P<keep>"
     r"HTTP/\d(?:\.\d)?\"?\s+\d{3}\b"
     r"|(?<![\w.~%+/-])(?=[\w.~%+-]*+/)(?=\S*?[A-Za-z_])[\w.~%+-]*(?:/[\w.~%+-]+)+"
-    r"|\b(?:status|code|Status|HTTP)[=: ]{1,3}\d{3}\b"
-    r"|\b(?=\w++(?<=id|Id|ID)[=:# ]{1,3}\d)(?:\w+_id|\w*[a-z]Id|ID|id)\b[=:# ]{1,3}\d+"
+    r"|\b(?:status|code|Status|HTTP|status_code|statusCode)\"?[=: ]{1,3}\d{3}\b"
+    r"|\b(?=\w++(?<=id|Id|ID)\"?[=:# ]{1,3}\d)(?:\w+_id|\w*[a-z]Id|ID|id)\b\"?[=:# ]{1,3}\d+"
     r"|\b(?=[A-Za-z][A-Za-z_]*+-?\d)[A-Za-z][A-Za-z_]*[-_]?\d+(?:-\d+)*\b"
     r"|(?P<named>\b(?=(?i:[abceijoprstu])\w*+(?<=(?i:[bdehkmnprstwxy])) #?\d)(?i:(?:record|row|item|order|job|task|case|shard|partition"
     r"|offset|page|request|index|entry|element|account|customer|invoice|user|test|chunk|batch"
@@ -150,8 +150,9 @@ _WARNING_WORD = re.compile(
     # levels that say warn without the word: winston's ``[warn]``, pino's ``"level":40``
     r'|\[warn\]|\[WRN\]|"(?:level|severity|lvl)":\s?(?:40\b|"warn")'
 )
-# a request's or trace's id in a warning (``reqId=req-ec692``, ``"traceId":"4bf9..."``): the
-# request a warning was logged for, as ``request 12`` is; one warning per request is one fact
+# a request's or trace's id (``reqId=req-ec692``, ``"traceId":"4bf9..."``, ``"req_id":8``): the
+# request a line was logged for, not what failed; one warning or error per request is one
+# fact (another order's or user's id stays: ``"order_id":12`` is what failed)
 REQUEST_ID = re.compile(
     r"(?i)\b((?:req(?:uest)?|trace|span|correlation)[-_]?id\"?\s?[=:]\s?\"?)[\w.:-]+"
 )
@@ -309,14 +310,16 @@ def line_shape(line: str) -> str:
     """The line with its volatile numbers and hex ids replaced by ``#``.
 
     An eslint error row's ``line:col`` stays.  In a warning (a warning word, no error word)
-    and in a compiler's ``file:line:col: note:`` the line and column of a position fold too (in a warning the id of
-    the request it was logged for too); in an assertion (``==``, ``expected``,
-    ``got`` ...) only timestamps fold.
+    and in a compiler's ``file:line:col: note:`` the line and column of a position fold too; in
+    an assertion (``==``, ``expected``, ``got`` ...) only timestamps fold (and, in any line,
+    the id of the request it was logged for: :data:`REQUEST_ID`).
     """
     if line[:1] in _ESLINT_FIRST:
         eslint = _ESLINT_ERROR.match(line)
         if eslint is not None:  # an eslint error's ``12:3`` is where it is: two places, two facts
             return eslint.group(1) + line_shape(eslint.group(2))
+    if "d" in line or "D" in line:
+        line = REQUEST_ID.sub(r"\1#", line)
     if "/proc/" in line:
         line = _PROC_PID.sub(lambda m: _DIGITS.sub("#", m.group()), line)
     note = (": note: " in line and _DIAG_NOTE.match(line) is not None) or (
@@ -330,8 +333,6 @@ def line_shape(line: str) -> str:
             # quoted names fold, and so does the padding that aligns a linter's columns
             # (eslint pads each message to its file's longest)
             line = _BLANKS.sub(" ", _QUOTED.sub("'#'", line))
-        if "d" in line or "D" in line:
-            line = REQUEST_ID.sub(r"\1#", line)
         if _HOT.search(line) is None:
             return line  # no number and no hex id: nothing folds
         return _SHAPE_TOKEN.sub(_warning_shape_token, line)

@@ -265,6 +265,70 @@ def _repeated_goroutines(lines: list[str], drop: dict[int, str]) -> None:
         i = j
 
 
+# a JVM thread dump (``jstack``, ``jcmd PID Thread.print``, ``kill -3``): each thread a header
+# line (``"http-worker-4" #18 prio=5 ... nid=0x22a3 waiting for monitor entry  [0x7f..]``), its
+# state and its stack, up to a blank line; a pool's threads stand at the same places
+_THREAD_DUMP = "Full thread dump "
+_THREAD_LIST = "Threads class SMR info:"  # the threads' addresses, before the threads
+_THREAD_HEADER = re.compile(r'^"[^"\n]{1,300}" (?:#\d+ )?.*\b(?:prio|tid|nid)=')
+# what differs between threads at one place: the header's name, numbers and addresses (its
+# state words stay), the monitors' and lambdas' addresses
+_THREAD_HEADER_STATE = re.compile(r"\bnid=\S+ ([^\[\n]*)")
+_THREAD_VOLATILE = re.compile(r"0x[0-9a-f]+")
+
+
+def _thread_dump(lines: list[str], keep: set[int], drop: dict[int, str]) -> None:
+    """A JVM thread dump: each thread whose state and stack a thread above showed (its name,
+    ids and addresses aside) is dropped, its blank line with it, so a run of them is one
+    marker.  Of the first thread of each stack, its header, state, monitors (``- waiting to
+    lock <0x...>``, ``- locked``), top frame and frames in user code stay; its other frames
+    (the runtime's) are dropped; so is the list of thread addresses above the threads."""
+    n = len(lines)
+    seen: set[tuple[str, ...]] = set()
+    i = 0
+    while i < n:
+        if lines[i].startswith(_THREAD_LIST):
+            j = i + 1
+            while j < n and lines[j].strip() and lines[i].rstrip() != "}":
+                j += 1
+                if lines[j - 1].rstrip() == "}":
+                    break
+            for k in range(i + 1, j):
+                drop[k] = THREAD_LIST
+            i = j
+            continue
+        if not _THREAD_HEADER.match(lines[i]):
+            i += 1
+            continue
+        j = i + 1
+        while j < n and lines[j].strip():
+            j += 1
+        state = _THREAD_HEADER_STATE.search(lines[i])
+        stack = (
+            state.group(1).strip() if state is not None else "",
+            *(_THREAD_VOLATILE.sub("#", line) for line in lines[i + 1 : j]),
+        )
+        if stack in seen:
+            drop[i] = THREADS
+            for k in range(i + 1, min(j + 1, n)):
+                drop[k] = THREAD_LINES
+        else:
+            seen.add(stack)
+            keep.add(i)
+            top = True
+            for k in range(i + 1, j):
+                line = lines[k]
+                if _AT_STACK.match(line):
+                    if top or is_user_frame(line):
+                        keep.add(k)
+                        top = False
+                    else:
+                        drop[k] = FRAMES
+                else:
+                    keep.add(k)  # the state, a monitor, ``No compile task``
+        i = j
+
+
 # a JVM or JavaScript stack: ``at`` frames and the JVM's ``... 3 more`` (of a ``Caused by:``)
 _AT_STACK = re.compile(r"^\s+at \S|^\s+\.\.\. \d+ more$")
 
@@ -494,16 +558,26 @@ REPEATS = "repeated diagnostic lines"  # quiet: the note lists the repeats' kind
 SHADOW = "shadow memory lines"
 STACKS = "repeated goroutine stacks"  # a goroutine whose stack a goroutine above showed
 STACK_LINES = "repeated goroutine stack lines"  # quiet: counted by their goroutines
+THREADS = "repeated thread stacks"  # a JVM thread whose stack a thread above showed
+THREAD_LIST = "thread address lines"  # a thread dump's ``_java_thread_list=0x...`` block
+THREAD_LINES = "repeated thread stack lines"  # quiet: counted by their threads
 STACK_FRAMES = "repeated stack frames"  # an exception's frames, as a stack above had them
+RECURSION = "recursive frames"  # a frame repeating one right above it (a stack overflow)
 BANNER = "tool banner lines"
 SEPARATORS = "empty report lines"  # quiet: valgrind's ``==12==`` lines between findings
-QUIET = frozenset({RUNNING, REPEATS, FRAME_LINES, SEPARATORS, STACK_LINES, GROUPS})
+QUIET = frozenset({RUNNING, REPEATS, FRAME_LINES, SEPARATORS, STACK_LINES, THREAD_LINES, GROUPS})
 # where their lines may go when dropped (:func:`workers.engines.toolfilter.render._view`): a
 # marker where they were, always (which tests did not run is news; a repeat's note says
 # where), or the view, counted, from runs too short to keep their marker; the other labels
 # are decoration, which may go into the view from any run
-IN_PLACE = frozenset({IGNORED, REPEATS, STACKS, STACK_LINES})
+IN_PLACE = frozenset({IGNORED, REPEATS, STACKS, STACK_LINES, THREADS, THREAD_LINES})
 COUNTED = frozenset({PASSING, RUNNING, GROUPS})
+
+
+def holds_thread_dump(lines: list[str]) -> bool:
+    """Whether ``lines`` are a JVM thread dump: ``Full thread dump ...`` in its first lines
+    (after ``jcmd``'s pid and the date)."""
+    return any(line.startswith(_THREAD_DUMP) for line in lines[:4])
 
 
 def structure_probes(text: str) -> tuple[bool, bool]:
@@ -532,7 +606,8 @@ def analyse(
         structured, crashy = structure_probes("\n".join(lines))
     else:
         structured, crashy = probes
-    if not structured and not crashy:
+    dump = holds_thread_dump(lines)
+    if not structured and not crashy and not dump:
         return _NONE
     passes = fails = heads = summaries = crashes = frames = 0
     n = len(lines)
@@ -565,7 +640,7 @@ def analyse(
     report = passes + fails >= 3 or (fails >= 1 and summaries >= 1)
     diagnostics = heads >= 1
     crash = crashes >= 1 and frames >= 2
-    if not report and not diagnostics and not crash:
+    if not report and not diagnostics and not crash and not dump:
         return _NONE
     keep: set[int] = set()
     drop: dict[int, str] = {}
@@ -576,9 +651,16 @@ def analyse(
         _diagnostics(lines, keep, drop, repeats, critical)
     if crash:
         _crash(lines, keep, drop)
+    if dump:
+        _thread_dump(lines, keep, drop)
     if not drop:
         return _NONE
-    found = (("report", report), ("diagnostics", diagnostics), ("crash", crash))
+    found = (
+        ("report", report),
+        ("diagnostics", diagnostics),
+        ("crash", crash),
+        ("thread dump", dump),
+    )
     family = "+".join(f for f, on in found if on)
     return Structure(family, frozenset(keep), drop, repeats)
 
@@ -768,11 +850,30 @@ def _frame(lines: list[str], i: int, keep: set[int], drop: dict[int, str]) -> in
         if above and m.strip().partition(": ")[2] == above + "::{{closure}}":
             drop[i] = drop[i + 1] = CLOSURES
             return i + 1
+    if not rust_pair and _recurs(lines, i, keep, drop):
+        drop[i] = RECURSION
+        return i
     keep.add(i)
     if rust_pair:
         keep.add(i + 1)
         return i + 1
     return i
+
+
+MAX_CYCLE = 4  # frames a recursion's cycle may span (``f`` calling ``f``; ``f``, ``g``, ``f``...)
+
+
+def _recurs(lines: list[str], i: int, keep: set[int], drop: dict[int, str]) -> bool:
+    """Whether the frame at ``i`` repeats one of the ``MAX_CYCLE`` frames right above it (a
+    recursion: a StackOverflowError's thousand ``at Tier.resolve(Tier.java:18)``): the line
+    above it stays in sight, so the repeat goes."""
+    line = lines[i]
+    for j in range(i - 1, max(-1, i - 1 - MAX_CYCLE), -1):
+        if j not in keep and drop.get(j) not in (RECURSION, FRAMES):
+            return False  # not a frame: no cycle
+        if lines[j] == line:
+            return True
+    return False
 
 
 _GCC_HEAD = re.compile(

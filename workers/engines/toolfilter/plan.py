@@ -21,12 +21,16 @@ from workers.engines.toolfilter.blocks import (
     IN_PLACE,
     NO_STRUCTURE,
     QUIET,
+    RECURSION,
     REPEATS,
     RUST_LOCATION,
     STACK_FRAMES,
     STACK_LINES,
+    THREAD_LINES,
+    THREADS,
     Structure,
     analyse,
+    holds_thread_dump,
     structure_probes,
 )
 from workers.fidelity.facts import RELOGGED, SHAPED_KINDS, critical_lines, line_shape
@@ -139,7 +143,7 @@ def _shape(line: str) -> str:
     return _DIGITS.sub("0", line[:300])
 
 
-_REPEATED_STACK = frozenset({STACK_FRAMES, STACK_LINES})
+_REPEATED_STACK = frozenset({STACK_FRAMES, STACK_LINES, RECURSION, THREADS, THREAD_LINES})
 
 
 # the line number ``cat -n`` and an editor's view put before each line of a file they read
@@ -190,7 +194,7 @@ class Plan:
 
         self.structure: Structure = NO_STRUCTURE
         probes = structure_probes(ANSI.sub("", text) if ansi else text)
-        if any(probes):
+        if any(probes) or holds_thread_dump(lines):
             # the probes hold for the lines analyse reads when those are the lines as written
             as_written = not (ansi or cr) and max(map(len, lines), default=0) <= LINE_CAP
             self.structure = analyse(
