@@ -34,9 +34,8 @@ from workers.core.ansi import ANSI
 from workers.core.offload import stash_key
 from workers.core.tokens import TokenCounter
 from workers.engines._logs import MIN_LOG_LINES, Field, is_log_line, mask, value_range
-from workers.engines._text import restores
+from workers.engines._text import gate_accepts
 from workers.fidelity.facts import SHAPED_KINDS, critical_lines, is_error_line, line_shape
-from workers.fidelity.lossy import hidden_critical
 from workers.markers import has_marker
 from workers.markers.stash import offload_marker
 
@@ -71,7 +70,7 @@ _NOTE_BAD = str.maketrans({"\n": " ", "…": "~", "<": "‹", ">": "›"})
 class RepeatsResult:
     text: str
     stash: dict[str, str]
-    segments: int
+    runs: int  # markers written (segments of repeats)
     lines_folded: int
 
 
@@ -175,11 +174,7 @@ def fold_repeats(
         return None
     out.extend(lines[cursor:])
     new = "\n".join(out)
-    # the gate's own checks, so that a change is never rejected
-    if not restores(text, new, stash):
-        return None
-    critical = critical_lines(text, "tool_result", command)
-    if next(iter(hidden_critical(critical, [new])), None) is not None:
+    if not gate_accepts(text, new, stash, command):
         return None
     return RepeatsResult(new, stash, segments, folded)
 

@@ -29,6 +29,8 @@ import orjson
 
 from workers.core.offload import MemoryStore
 from workers.engines._prose import language_pack
+from workers.fidelity.facts import critical_lines
+from workers.fidelity.lossy import hidden_critical
 from workers.markers import dup, superseded
 from workers.markers.stash import LITERAL as STASH_LITERAL
 from workers.markers.stash import NOTE_CAP, expand_offload, safe_note, stash_marker
@@ -72,6 +74,15 @@ def restores(before: str, after: str, stash: Mapping[str, str]) -> bool:
     the expansion, so they compare equal to themselves in ``before``.
     """
     return expanded(after, stash) == before
+
+
+def gate_accepts(before: str, after: str, stash: Mapping[str, str], command: str | None) -> bool:
+    """The gate's own checks of a lossy engine's change to a tool output, so that it is never
+    rejected: ``after`` expands to ``before`` and hides none of its critical lines."""
+    if not restores(before, after, stash):
+        return False
+    critical = critical_lines(before, "tool_result", command)
+    return next(iter(hidden_critical(critical, [after])), None) is None
 
 
 def nonzero(**details: Any) -> dict[str, Any]:

@@ -25,8 +25,11 @@ condensed      turns 2-3; assistant steps 8-15:      answered, within ``tool_rec
                errors and constraints                 request (up to 3); one of fewer than
                                                       ``condensed_min_lines`` (12) non-blank
                                                       lines stays whole (unless over budget)
-summarised     older: one marker whose note gives    older: critical lines, the first line,
-               the gist, constraints stay visible     relevant lines (up to 3)
+summarised     older: one marker whose note gives    older: critical lines, the first and
+               the gist, constraints stay visible     the last line (not of a file read),
+                                                      relevant lines (up to 3); one of at
+                                                      most ``short_output_max_tokens`` (64)
+                                                      tokens stays whole (unless over budget)
 =============  ====================================  =======================================
 
 Never aged: frozen units (cached prefix, pinned, leading system), system
@@ -95,7 +98,7 @@ from workers.engines._prose import (
     stash_runs,
     terms,
 )
-from workers.engines._shell import cat_files, parse_access, read_paths
+from workers.engines._shell import cat_files, is_file_read, parse_access, read_paths
 from workers.engines._text import dup_spans, is_stack_frame, named_lines, request_terms
 from workers.engines.base import Engine, EngineContext, EngineOutput
 from workers.fidelity.facts import repeat_key
@@ -278,6 +281,7 @@ class AgingPolicy:
     tool_recent_steps: int = 4
     head_lines: int = 3
     tail_lines: int = 2
+    summary_tail_lines: int = 1  # of an older (summarised) tool output, not a file read
     relevant_lines: int = 3
     fresh_min_lines: int = 40  # 0: an unanswered tool output always stays verbatim
     fresh_head_lines: int = 6
@@ -292,6 +296,10 @@ class AgingPolicy:
     # is (held-out sets 8-10: aggressive kept 0.3-3.7 points more facts for 1.9-4.4 points of
     # savings; a bigger one is condensed, its critical lines kept)
     shortened_output_max_tokens: int = 3000
+    # a tool output of at most this many tokens stays as it is at any age (unless over
+    # budget): its marker would cost a third of it, and it is an answer (set 26: a load
+    # test's six status counts, ``500: 10`` among them, the fact the session was about)
+    short_output_max_tokens: int = 64
 
     def tier(self, unit: Unit, pos: Position) -> int:
         if unit.kind == "tool_result":
@@ -736,11 +744,16 @@ class AgingEngine(Engine):
                 tier = FRESH
             original = ctx.input_texts[i] if i < len(ctx.input_texts) else unit.text
             if tier == VERBATIM or (
-                tier == CONDENSED
-                and unit.kind == "tool_result"
+                unit.kind == "tool_result"
                 and not over_budget
-                and max(_nonblank_lines(original), _nonblank_lines(unit.text))
-                < policy.condensed_min_lines
+                and (
+                    (
+                        tier == CONDENSED
+                        and max(_nonblank_lines(original), _nonblank_lines(unit.text))
+                        < policy.condensed_min_lines
+                    )
+                    or ctx.tokens.count(unit.text) <= policy.short_output_max_tokens
+                )
             ):
                 continue
             if spans is None:
@@ -870,7 +883,10 @@ class AgingEngine(Engine):
             elif tier == CONDENSED:
                 head, tail, relevant = policy.head_lines, policy.tail_lines, policy.relevant_lines
             else:
-                head, tail, relevant = 1, 0, policy.relevant_lines
+                # the first line, and the last: how the command ended (a benchmark's ``tps =``,
+                # psql's ``(30 rows)``, a plan's ``Execution Time``), unless the file is read
+                summary_tail = 0 if is_file_read(unit) else policy.summary_tail_lines
+                head, tail, relevant = 1, summary_tail, policy.relevant_lines
             for k in nonblank[:head]:
                 keep[k] = True
             for k in nonblank[len(nonblank) - tail :] if tail else ():

@@ -70,11 +70,11 @@ from workers.engines._shell import is_file_read
 from workers.engines._text import (
     PointedAt,
     expanded,
+    gate_accepts,
     is_json_document,
     named_lines,
     nonzero,
     request_terms,
-    restores,
 )
 from workers.engines.base import Engine, EngineContext, EngineOutput
 from workers.fidelity.facts import SHAPED_KINDS, critical_lines, is_error_line, line_shape
@@ -391,11 +391,7 @@ def fold_log(
         return None
     out.extend(lines[cursor:])
     new = "\n".join(out)
-    # the gate's own checks, so that a change is never rejected
-    if not restores(text, new, stash):
-        return None
-    critical = critical_lines(text, "tool_result", command)
-    if next(iter(hidden_critical(critical, [new])), None) is not None:
+    if not gate_accepts(text, new, stash, command):
         return None
     return FoldResult(new, stash, count, folded)
 
@@ -700,7 +696,8 @@ class LogTemplateEngine(Engine):
         asked = request_terms(ctx.latest_user_text)  # words that name the lines holding them
         texts: list[str] = []
         stash: dict[str, str] = {}
-        changed = runs = repeats = folded = shared = 0
+        changed = folded = shared = 0
+        markers = [0, 0]  # runs folded, repeats folded
         for index, unit in enumerate(units):
             text = unit.text
             if (
@@ -715,20 +712,14 @@ class LogTemplateEngine(Engine):
                 continue
             named = named_lines(text, asked)
             folded_text = text
-            result = fold_log(text, ctx.tokens, unit.command, named)
-            if result is not None:
-                stash.update(result.stash)
-                runs += result.runs
-                folded += result.lines_folded
-                folded_text = result.text
-                named = named_lines(folded_text, asked)
-            found = fold_repeats(folded_text, ctx.tokens, unit.command, named)
-            if found is not None:
-                stash.update(found.stash)
-                repeats += found.segments
-                folded += found.lines_folded
-                folded_text = found.text
-                named = named_lines(folded_text, asked)
+            for fold in (fold_log, fold_repeats):  # runs of one template, then repeats
+                found = fold(folded_text, ctx.tokens, unit.command, named)
+                if found is not None:
+                    stash.update(found.stash)
+                    markers[fold is fold_repeats] += found.runs
+                    folded += found.lines_folded
+                    folded_text = found.text
+                    named = named_lines(folded_text, asked)
             view = json_log_view(folded_text, ctx.tokens, unit.command, named)
             if view is not None:
                 stash.update(view[1])
@@ -738,8 +729,8 @@ class LogTemplateEngine(Engine):
             changed += new is not text
         details: dict[str, Any] = nonzero(
             outputs=changed,
-            runs_folded=runs,
-            repeats_folded=repeats,
+            runs_folded=markers[0],
+            repeats_folded=markers[1],
             lines_folded=folded,
             json_shared_keys=shared,
         )

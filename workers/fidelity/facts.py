@@ -995,6 +995,18 @@ _NOT_A_TASK = re.compile(
 )
 
 
+# grep's line number before a line of one file (not a date's year: ``2026-12-07``, nor a
+# time's hour: ``14:51:14``)
+_GREP_NUMBER = re.compile(r"\d{1,9}[:-](?!\d\d[-:]\d\d)(?!\d\d-\d\d[ T])")
+
+
+def _grep_numbered(lines: Sequence[str]) -> bool:
+    """Whether most of the first non-blank lines (``--`` between groups aside) start with
+    grep's line number."""
+    head = [line for line in lines[:60] if line.strip() and line != "--"][:20]
+    return len(head) >= 3 and 2 * sum(1 for line in head if _GREP_NUMBER.match(line)) > len(head)
+
+
 def _has_task_prefix(lines: Sequence[str], has_ansi: bool) -> bool:
     """Whether most of ``lines`` start with a task prefix (``_TASK_PREFIX``: a few tasks, each
     with many lines): the rules then read what follows it."""
@@ -1173,6 +1185,9 @@ def _tool_lines(text: str, family: str | None) -> Iterable[tuple[str, str]]:
     all_lines = text.splitlines()
     # every line's task prefix aside (turbo, compose): the rules read what the task printed
     prefixed = (": " in text or " | " in text) and _has_task_prefix(all_lines, has_ansi)
+    # a numbered grep of one file (``grep -n -A16 ERROR app.log``): each line read behind its
+    # number (``57:`` a match, ``58-`` its context: a stack's frames)
+    numbered = family == "grep" and not prefixed and _grep_numbered(all_lines)
     # a test runner's JSON event stream (``go test -json``): each event's ``Output`` is
     # the line the runner prints, read by the rules below; the event, as written, is the
     # line that must stay visible
@@ -1197,7 +1212,10 @@ def _tool_lines(text: str, family: str | None) -> Iterable[tuple[str, str]]:
         if index in quiet:
             continue
         raw = _ANSI.sub("", raw_line) if has_ansi else raw_line
-        tagged = _TASK_PREFIX.match(raw) if prefixed else None
+        if prefixed:
+            tagged = _TASK_PREFIX.match(raw)
+        else:
+            tagged = _GREP_NUMBER.match(raw) if numbered else None
         if tagged is not None:
             raw = raw[tagged.end() :]
         line = raw.strip()
@@ -1388,7 +1406,7 @@ def _tool_lines(text: str, family: str | None) -> Iterable[tuple[str, str]]:
         exception = in_traceback and not raw[0].isspace() and first != "…"
         if exception:
             in_traceback = False
-        if family == "grep":
+        if family == "grep" and not numbered:
             match = _GREP_MATCH.match(raw)
             if match is not None and _GREP_FILE.fullmatch(match.group(1)):
                 if match.group(1) not in grep_files:
