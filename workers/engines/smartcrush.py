@@ -894,6 +894,7 @@ def _plan(
     edits: list[_Edit] = []
     omitted = 0
     unit_word = "rows" if arr.rows else "lines" if arr.lines else "items"
+    id_column = _id_column(columns)
     # every marker of this array has about the same tokens: count one (hex keys
     # tokenise unevenly, hence the slack) instead of each
     sample, _ = stash_marker(f"{n} of {n} {unit_word} omitted", "")
@@ -913,13 +914,54 @@ def _plan(
         if strings:
             a, b = a + 1, b - 1
         original = text[a:b]
-        marker, key = stash_marker(f"{j - i + 1} of {n} {unit_word} omitted", original)
-        if len(original) >= sure or marker_tokens + MIN_RUN_SAVING <= ctx.tokens.count(original):
+        named = _ids_note(id_column, i, j)
+        marker, key = stash_marker(f"{j - i + 1} of {n} {unit_word} omitted{named}", original)
+        cost = marker_tokens + (ctx.tokens.count(named) if named else 0)
+        if len(original) >= sure or cost + MIN_RUN_SAVING <= ctx.tokens.count(original):
             edits.append(_Edit(a, b, marker, key))
             stash[key] = original
             omitted += j - i + 1
         i = j + 1
     return edits, omitted
+
+
+# a field that names its item (``"id": "inv_00002"``, ``"order_id": 12``, ``"userId"``)
+_ID_FIELD = re.compile(r"^(?:id|ID|Id|uuid|[A-Za-z0-9]+_id|[a-z][A-Za-z0-9]*Id)$")
+MAX_NAMED = 6  # ids an omitted run's note names (a longer run of other ids names none)
+_ID_NUMBER = re.compile(r"(\D*?)(\d{1,18})")  # an id's prefix and its number
+MAX_ID_CHARS = 40
+
+
+def _id_column(columns: dict[Any, list[Any]]) -> tuple[str, list[Any]] | None:
+    """The field that names each item (``id`` first), when every item has a short string or
+    integer there: an omitted run's note names its items by it."""
+    found = [key for key in columns if isinstance(key, str) and _ID_FIELD.match(key)]
+    found.sort(key=lambda key: key.lower() != "id")
+    for key in found:
+        col = columns[key]
+        if all(
+            (type(v) is str or type(v) is int) and len(str(v)) <= MAX_ID_CHARS for v in col
+        ):
+            return key, col
+    return None
+
+
+def _ids_note(id_column: tuple[str, list[Any]] | None, i: int, j: int) -> str:
+    """`` (id inv_00002, inv_00008)``: the ids of items ``i`` to ``j`` (consecutive numbers as a
+    range: `` (id 4018–4051)``), or "" (no id field, or more ids than a note names)."""
+    if id_column is None:
+        return ""
+    key, col = id_column
+    ids = [str(v) for v in col[i : j + 1]]
+    if len(ids) > 2:
+        numbered = [_ID_NUMBER.fullmatch(v) for v in ids]
+        if all(numbered) and len({m.group(1) for m in numbered if m}) == 1:
+            numbers = [int(m.group(2)) for m in numbered if m]
+            if numbers == list(range(numbers[0], numbers[0] + len(numbers))):
+                return f" ({key} {ids[0]}–{ids[-1]})"
+    if len(ids) > MAX_NAMED:
+        return ""
+    return f" ({key} {', '.join(ids)})"
 
 
 def _named_items(text: str, arr: _Array, terms: frozenset[str]) -> set[int]:

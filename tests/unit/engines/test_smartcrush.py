@@ -15,7 +15,9 @@ from workers.messages.model import Unit
 from workers.testing import check_corpus_changes, expanded, make_unit
 
 CTX = EngineContext(tokens=TokenCounter())
-OMITTED = re.compile(r"… (\d+) of (\d+) (?:items|rows) omitted <<cx:[0-9a-f]{16}>>")
+OMITTED = re.compile(
+    r"… (\d+) of (\d+) (?:items|rows) omitted(?: \([^)\n]*\))? <<cx:[0-9a-f]{16}>>"
+)
 
 
 def tool(i: int, text: str, command: str | None = "curl -s api/items", **kw: Any) -> Unit:
@@ -184,4 +186,33 @@ def test_a_linters_findings_as_json_all_stay() -> None:
     for issue in issues:
         assert json.dumps(issue) in result.text
     assert '"Name": "linter60"' not in result.text
+    assert expanded(result.text, result.stash) == text
+
+
+def test_an_omitted_run_names_its_items_by_their_ids() -> None:
+    """Held-out set 23: a page of nine invoices kept four; the five others' ids
+    (``inv_00002`` ...) were out of sight, and they are what the next request names."""
+    data = [
+        {
+            "id": f"inv_{i:05d}",
+            "customer": {"id": f"cus_{i % 4}", "name": "Initech", "country": "FR"},
+            "lines": [{"sku": f"SKU-{100 + i}", "quantity": i % 5 + 1}],
+            "total": 1000 + 37 * i,
+        }
+        for i in range(1, 41)
+    ]
+    text = json.dumps(data, indent=2)
+    result = crush_text(text, CTX)
+    assert result is not None
+    named: list[str] = []
+    for m in re.finditer(r"… (\d+) of 40 items omitted \(id ([^)]*)\) <<cx:", result.text):
+        span = re.fullmatch(r"inv_(\d{5})–inv_(\d{5})", m.group(2))
+        if span is not None:  # consecutive ids: a range
+            ids = [f"inv_{k:05d}" for k in range(int(span.group(1)), int(span.group(2)) + 1)]
+        else:
+            ids = m.group(2).split(", ")
+        assert all(re.fullmatch(r"inv_\d{5}", i) for i in ids)
+        assert len(ids) == int(m.group(1))
+        named += ids
+    assert named and all(f'"id": "{i}"' not in result.text for i in named)
     assert expanded(result.text, result.stash) == text

@@ -21,7 +21,7 @@ from workers.pipeline.runner import Pipeline
 from workers.testing import expanded, expanded_record, openai_record
 
 CTX = EngineContext(tokens=TokenCounter())
-_MARKER = re.compile(r"… \d+ of \d+ lines omitted <<cx:[0-9a-f]{16}>>")
+_MARKER = re.compile(r"… \d+ of \d+ lines omitted(?: \([^)\n]*\))? <<cx:[0-9a-f]{16}>>")
 
 
 def _access_log(n: int = 900) -> tuple[str, list[str]]:
