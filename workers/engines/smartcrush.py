@@ -939,9 +939,7 @@ def _id_column(columns: dict[Any, list[Any]]) -> tuple[str, list[Any]] | None:
     found.sort(key=lambda key: key.lower() != "id")
     for key in found:
         col = columns[key]
-        if all(
-            (type(v) is str or type(v) is int) and len(str(v)) <= MAX_ID_CHARS for v in col
-        ):
+        if all((type(v) is str or type(v) is int) and len(str(v)) <= MAX_ID_CHARS for v in col):
             return key, col
     return None
 
