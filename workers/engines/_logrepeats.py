@@ -3,23 +3,28 @@
 A service log interleaves its events (``panic in handler``, then ``request ...
 status 500``, a ``printer busy`` warning, a ``manifest accepted`` line, the next
 panic...): runs of one template are one line long, so nothing folds, and a log of
-six kinds of event reads as hundreds of lines.  Here a log line *repeats an event
-shown above* when a visible line above has its template (:func:`~workers.engines._logs.mask`);
-an error line, when a visible error line above has its template and its identifying values
-(the same failure of the same thing, at most for another request, at another time: an error
-naming another order or client is another fact, in sight) and the gate's shape
-(:func:`~workers.fidelity.facts.line_shape`).  Consecutive repeats (at least
-``MIN_SEGMENT`` log lines; blank lines and earlier engines' markers that only count lines
-ride along) fold into one marker stashed under its key::
+six kinds of event reads as hundreds of lines.  The unit here is a log *record*: a log line
+and the indented lines that continue it (PostgreSQL's multi-line statements).  A record
+*repeats an event shown above* when a visible record above has its template
+(:func:`~workers.engines._logs.mask`); an error record, when a visible one above also has its
+identifying values (the same failure of the same thing, at most for another request, at
+another time: an error naming another order or client is another fact, in sight) and the
+gate's shape (:func:`~workers.fidelity.facts.line_shape`); a record without a time (a build
+tool's ``[INFO] +- a:b:1.0``), when one above has its values too.  Consecutive repeats (at
+least ``MIN_SEGMENT``; blank lines and earlier engines' markers that only count lines ride
+along) fold into one marker stashed under its key::
 
-    … 24 lines repeating events shown above (req_id 34, 39, 42, 25, 28, 37 +18 more;
-    path /manifest, /label; status 500, 503; timestamps 14:12:53.12–14:12:55.31) <<cx:KEY>>
+    … 24 lines repeating events shown above (req_id 34, 39, 42 +21 more; path /quote;
+    status 503; timestamps 14:12:53.12–14:12:55.31; dur_ms 0.04–51.1) <<cx:KEY>>
 
-The note lists the folded lines' identifying values (at most ``MAX_LISTED`` per field, the
-rest counted) and the span of their timestamps; the stash gives the lines back exactly.
+The note lists every identifying value of the folded records that no visible line shows
+(at most ``MAX_DISTINCT`` per field, as logtemplate's runs list them: a segment that would
+need more, or a longer note, is cut; a request's id is counted past ``MAX_LISTED``), then the
+span of their times and of their measures as far as the note has room.  The stash gives the
+lines back exactly.
 
-What stays in sight: the first line of each template and of each error shape, the *last*
-line of each error shape (the latest occurrence), lines the gate must see as written (not
+What stays in sight: the first record of each template (of each error identity), the *last*
+record of each error shape (the latest occurrence), lines the gate must see as written (not
 of a shaped kind), lines the request names (``pinned``), non-log lines, and lines next to a
 marker that points at them (``… 3 lines like the next``).  Pure and deterministic, one pass.
 """
@@ -129,11 +134,12 @@ def fold_repeats(
             markers = sum(1 for event, i, _ in segment if event is None and lines[i].strip())
             room = min(NOTE_MAX, max(NOTE_MIN, len(stashed) // NOTE_SHARE))
             note = _note(members, markers, listed, room)
-            marker = None if note is None else offload_marker(note, stash_key(stashed))
+            key = stash_key(stashed)
+            marker = None if note is None else offload_marker(note, key)
             if marker is not None and _worth(tokens, stashed, marker):
                 out.extend(lines[cursor:a])
                 out.append(marker)
-                stash[stash_key(stashed)] = stashed
+                stash[key] = stashed
                 cursor = b
                 segments += 1
                 folded += b - a
@@ -239,6 +245,7 @@ def _event(
     templates: list[str] = []
     fields: list[Field] = []
     shapes: list[str] = []
+    timed = False
     for k in range(start, end):
         if k in pinned or k in anchored or has_marker(lines[k]):
             return None
@@ -252,8 +259,9 @@ def _event(
         fields.extend(masked.fields)
         if crit is not None or is_error_line(line) or (masked.status or 0) >= 500:
             shapes.append(line_shape(key))
+        if k == start:
+            timed = any(f.kind == "ts" for f in masked.fields)  # the log line's own time
     template = "\n".join(templates)
-    timed = any(f.kind == "ts" for f in mask(plain[start]).fields)
     if not shapes and timed:
         return _Event(start, end, template, fields)  # an event in time: its values are listed
     # an error names what failed; a line without a time (a build tool's ``[INFO] +- a:b:1.0``)
