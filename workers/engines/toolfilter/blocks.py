@@ -289,7 +289,7 @@ def _thread_dump(lines: list[str], keep: set[int], drop: dict[int, str]) -> None
     while i < n:
         if lines[i].startswith(_THREAD_LIST):
             j = i + 1
-            while j < n and lines[j].strip() and lines[i].rstrip() != "}":
+            while j < n and lines[j].strip():  # to the list's closing brace
                 j += 1
                 if lines[j - 1].rstrip() == "}":
                     break
