@@ -233,6 +233,15 @@ SETTINGS: tuple[Setting, ...] = (
         "input topic are consumed (after a rebalance) within about this long",
     ),
     Setting(
+        "table_recovery_stall_s",
+        "CTXPRESS_TABLE_RECOVERY_STALL_S",
+        15.0,
+        "seconds the savings table's recovery after a rebalance may go without progress before "
+        "the worker looks why: a changelog read to its end counts as restored (transaction "
+        "markers), else it is sought again, and after as long again restored with what it has "
+        "(records never wait on the table for good)",
+    ),
+    Setting(
         "shutdown_timeout",
         "CTXPRESS_SHUTDOWN_TIMEOUT",
         30.0,
@@ -352,6 +361,7 @@ class Settings:
     transaction_timeout_ms: int = 60000
     max_message_bytes: int = 0
     metadata_max_age_ms: int = 10000
+    table_recovery_stall_s: float = 15.0
     shutdown_timeout: float = 30.0
     pipeline_factory: str = ""
     combos_file: str = ""
@@ -431,6 +441,10 @@ class Settings:
             )
         if self.shutdown_timeout <= 0:
             raise SettingsError("CTXPRESS_SHUTDOWN_TIMEOUT must be a positive number of seconds")
+        if self.table_recovery_stall_s <= 0:
+            raise SettingsError(
+                "CTXPRESS_TABLE_RECOVERY_STALL_S must be a positive number of seconds"
+            )
 
     def topic(self, short_name: str) -> str:
         """Full Kafka topic name for a short name from topics/."""

@@ -40,7 +40,13 @@ from workers.core.offload import stash_key
 from workers.core.tokens import TokenCounter
 from workers.engines._logs import MIN_LOG_LINES, Field, is_log_line, mask, value_range
 from workers.engines._text import gate_accepts
-from workers.fidelity.facts import SHAPED_KINDS, critical_lines, is_error_line, line_shape
+from workers.fidelity.facts import (
+    REQUEST_KEY,
+    SHAPED_KINDS,
+    critical_lines,
+    is_error_line,
+    line_shape,
+)
 from workers.markers import has_marker
 from workers.markers.stash import offload_marker
 
@@ -65,8 +71,6 @@ _COUNTING_MARKER = re.compile(
     r"… \d+ (?:more |similar |repeated )?(?:lines?|matches)(?: in \"[^\"\n]{0,80}\")?"
     r" omitted(?: \(shown above\))? <<cx:[0-9a-f]{16}>>"
 )
-# the key of a request's or trace's id (as the gate's REQUEST_ID reads one)
-_REQUEST_KEY = re.compile(r"(?i)(?:req(?:uest)?|trace|span|correlation)[-_]?id$")
 _OTHER_BREAKS = re.compile("[\r\x0b\x0c\x1c\x1d\x1e\x85\u2028\u2029]")
 _NOTE_BAD = str.maketrans({"\n": " ", "…": "~", "<": "‹", ">": "›"})
 
@@ -266,7 +270,7 @@ def _event(
         return _Event(start, end, template, fields)  # an event in time: its values are listed
     # an error names what failed; a line without a time (a build tool's ``[INFO] +- a:b:1.0``)
     # is what the tool was run to show: either repeats only the same values
-    named = [f.value for f in fields if not f.measure and _REQUEST_KEY.match(f.label) is None]
+    named = [f.value for f in fields if not f.measure and REQUEST_KEY.match(f.label) is None]
     return _Event(start, end, template, fields, tuple(shapes), (template, *named))
 
 
@@ -309,7 +313,7 @@ class _Listed:
         if self.values and (
             any(
                 len(self.values.get(label, {})) + len(values) > MAX_DISTINCT
-                and _REQUEST_KEY.match(label) is None
+                and REQUEST_KEY.match(label) is None
                 for label, values in new.items()
             )
             or self._length(new) > NOTE_MAX - NOTE_HEAD - RANGE_ROOM
@@ -333,7 +337,7 @@ class _Listed:
 
 def _listing(label: str, values: list[str]) -> str:
     if len(values) <= MAX_LISTED or (
-        len(values) <= MAX_DISTINCT and _REQUEST_KEY.match(label) is None
+        len(values) <= MAX_DISTINCT and REQUEST_KEY.match(label) is None
     ):
         return f"{label} {', '.join(values)}"
     return f"{label} {', '.join(values[:MAX_LISTED])} +{len(values) - MAX_LISTED} more"

@@ -39,6 +39,7 @@ from workers.fidelity.testlogs import has_go_runs, passing_test_logs
 
 __all__ = [
     "MIETTE_HEAD",
+    "REQUEST_KEY",
     "SHAPED_KINDS",
     "SOURCE_FILE",
     "SYSTEM_HEADER_NOTE",
@@ -153,9 +154,10 @@ _WARNING_WORD = re.compile(
 # a request's or trace's id (``reqId=req-ec692``, ``"traceId":"4bf9..."``, ``"req_id":8``): the
 # request a line was logged for, not what failed; one warning or error per request is one
 # fact (another order's or user's id stays: ``"order_id":12`` is what failed)
-REQUEST_ID = re.compile(
-    r"(?i)\b((?:req(?:uest)?|trace|span|correlation)[-_]?id\"?\s?[=:]\s?\"?)[\w.:-]+"
-)
+_REQUEST_KEY_WORDS = r"(?:req(?:uest)?|trace|span|correlation)[-_]?id"
+REQUEST_ID = re.compile(rf"(?i)\b({_REQUEST_KEY_WORDS}\"?\s?[=:]\s?\"?)[\w.:-]+")
+#: a field name that holds a request's or trace's id (``request_id``, ``traceId``)
+REQUEST_KEY = re.compile(rf"(?i){_REQUEST_KEY_WORDS}$")
 
 
 # A compiler or linter warning (gcc/clang ``file:12:5: warning: ...``, javac,

@@ -63,6 +63,7 @@ from workers.service.offload_topic import KafkaOffloadStore
 from workers.service.offprocess import PipelineProcess
 from workers.service.process import Processor, make_processor
 from workers.service.publish import IdempotentPublisher, Publisher, TransactionalPublisher
+from workers.service.recovery_watch import install_recovery_watch
 from workers.service.source import KafkaSource, RecordSource
 from workers.service.topics import TopicNames, load_topics, require_topics
 from workers.service.web import check_web_security, install_views
@@ -330,6 +331,11 @@ def create_app(
         app, handler, publisher, store, guard, names, source, settings.app_id, on_publish_error
     )
     _install_web(app, registry, store, settings, table, health)
+    install_recovery_watch(
+        app,
+        settings.table_recovery_stall_s,
+        lambda how: metrics.table_recovery_finished.labels(how).inc(),
+    )
     if check_topics:
         _install_topic_check(app, settings, names)
     app.ctxpress = WorkerParts(

@@ -186,6 +186,12 @@ class Metrics:
             "ctxpress_gap_records_filled_total",
             "Records Faust skipped that the worker read from the broker itself.",
         )
+        self.table_recovery_finished = counter(
+            "ctxpress_table_recovery_finished_total",
+            "Savings-table changelog partitions whose stalled recovery the worker finished: "
+            "read_to_end (only transaction markers were left) or given_up.",
+            ["how"],
+        )
         self.publish_retries = counter(
             "ctxpress_publish_retries_total", "Batch publications retried after a broker error."
         )
@@ -217,6 +223,8 @@ class Metrics:
         for engine in sorted({e for engines in engines_by_mode.values() for e in engines}):
             for kind in GATE_KINDS:
                 self.gate_rejections.labels(engine, kind)
+        for how in ("read_to_end", "given_up"):
+            self.table_recovery_finished.labels(how)
 
     def observe(self, results: Iterable[Processed]) -> None:
         """Count a published batch: each counter series moves once per batch by its sum (the
