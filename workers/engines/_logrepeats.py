@@ -69,7 +69,7 @@ MAX_RECORD_LINES = 400  # indented lines a log line's record holds (a stack trac
 # an earlier engine's marker whose note only counts lines: it rides in a segment
 _COUNTING_MARKER = re.compile(
     r"… \d+ (?:more |similar |repeated )?(?:lines?|matches)(?: in \"[^\"\n]{0,80}\")?"
-    r" omitted(?: \(shown above\))? <<cx:[0-9a-f]{16}>>"
+    r" omitted(?: \(shown above\)| \(\d+ repeated stack frames?\))? <<cx:[0-9a-f]{16}>>"
 )
 _OTHER_BREAKS = re.compile("[\r\x0b\x0c\x1c\x1d\x1e\x85\u2028\u2029]")
 _NOTE_BAD = str.maketrans({"\n": " ", "…": "~", "<": "‹", ">": "›"})

@@ -101,7 +101,8 @@ _ANSI = ANSI
 # an earlier engine's marker whose note says no more than how many lines it holds: it may
 # ride in a run (a note that lists locations or values stays visible and ends the run)
 _PLAIN_MARKER = re.compile(
-    r"… \d+ (?:similar |repeated )?lines? omitted(?: \(shown above\))? <<cx:[0-9a-f]{16}>>"
+    r"… \d+ (?:similar |repeated )?lines? omitted(?: \(shown above\)| \(\d+ repeated stack frames?\))?"
+    r" <<cx:[0-9a-f]{16}>>"
 )
 # characters str.splitlines() breaks on besides \n: the gate would see other lines
 _OTHER_BREAKS = re.compile("[\r\x0b\x0c\x1c\x1d\x1e\x85\u2028\u2029]")

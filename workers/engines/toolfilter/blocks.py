@@ -65,7 +65,8 @@ the headline, its first user frame (a fact of the gate) and the summary
 are visible; AddressSanitizer's shadow memory map and legend and
 valgrind's banner are dropped too.  A stack of ``at`` frames (JVM, JavaScript)
 that is frame for frame one above goes whole (``repeated stack frames``): a
-service log that logs one failure per request shows its stack once; so does a Go stack
+service log that logs one failure per request shows its stack once; so do a Python
+traceback's frames (its exception line stays unless it repeats one in sight) and a Go stack
 the same but for its ``+0x`` offsets (the race detector's ``Previous write`` and
 ``created at`` stacks of each report).
 
@@ -361,6 +362,23 @@ def _drop_if_seen(
     return j - 1
 
 
+def _repeated_py_stack(
+    lines: list[str], i: int, stacks: set[tuple[str, ...]], drop: dict[int, str]
+) -> int | None:
+    """The index of the last line of the Python traceback's frames that start at ``i`` (under
+    its ``Traceback (most recent call last):``: each ``File`` line with its code and caret
+    lines) when a traceback above had the same frames (a service log that logs one failure
+    per request): they are dropped (``repeated stack frames``; the exception line below
+    stays); None when it is the first such traceback."""
+    n = len(lines)
+    j = i
+    while j < n and lines[j][:1] in " \t" and lines[j].strip():
+        j += 1
+    if j - i < 2:
+        return None
+    return _drop_if_seen(tuple(line.strip() for line in lines[i:j]), i, j, stacks, drop)
+
+
 def _repeated_go_stack(
     lines: list[str], i: int, stacks: set[tuple[str, ...]], drop: dict[int, str]
 ) -> int | None:
@@ -418,6 +436,8 @@ def _crash(lines: list[str], keep: set[int], drop: dict[int, str]) -> None:
             i += 1
         elif m[0] in " \t" and _FRAME.match(m):
             end = _repeated_stack(lines, i, stacks, drop)
+            if end is None and i and lines[i - 1].startswith(_TRACEBACK):
+                end = _repeated_py_stack(lines, i, stacks, drop)
             i = _frame(lines, i, keep, drop) if end is None else end
         i += 1
 
