@@ -140,7 +140,19 @@ def _plain_lines(lines: list[str], ansi: bool, cr: bool) -> list[str]:
 
 
 def _shape(line: str) -> str:
-    return _DIGITS.sub("0", line[:300])
+    """A line with its digits as ``0``: lines of one shape are similar.  An HTTP status keeps
+    its class (``-> 504`` is not like ``-> 200``: a load test's failures stay in sight)."""
+    head = line[:300]
+    shape = _DIGITS.sub("0", head)
+    statuses = _STATUS.findall(head)
+    return f"{shape}\x00{''.join(statuses)}" if statuses else shape
+
+
+# an HTTP status: after an arrow, a ``status``/``code`` key or an access log's request; its
+# first digit is its class
+_STATUS = re.compile(
+    r"(?:-+>|=>|\b(?:status|code)\b\"?[=: ]{1,3}|HTTP/\d(?:\.\d)?\"? )\s?([1-5])\d\d\b", re.I
+)
 
 
 _REPEATED_STACK = frozenset({STACK_FRAMES, STACK_LINES, RECURSION, THREADS, THREAD_LINES})
