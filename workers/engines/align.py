@@ -14,7 +14,8 @@ as it is when squeezing it could change what the line says:
   ``+``/``-``, pytest's ``E``/``>``, a line number) or a line number's gutter
   (``12 |`` of a snippet, ``file:12:`` of grep -n): code structure;
 - inside a string literal (an odd count of ``"``, ``'`` or a backtick before
-  it, or a backslash): ``'a  b'`` is a value;
+  it, or a backslash): ``'a  b'`` is a value; inside square brackets (a pytest id's
+  ``test_region[EU  West]``); two spaces after a sentence (``No rule.  Stop.``);
 - a run that spans the start of another line's cell in its block: this
   line's cell there is empty, and one space would shift the next cell into it;
 - two different lines that would read the same (``-a  b`` and ``+a b`` of a
@@ -63,6 +64,7 @@ def _padding(line: str, runs: list[tuple[int, int]]) -> list[tuple[int, int]]:
     indent = len(line) - len(line.lstrip(" \t"))
     kept: list[tuple[int, int]] = []
     double = single = back = 0  # quote counts in line[:scanned]
+    depth = 0  # brackets open in line[:scanned]
     escaped = False
     scanned = 0
     for start, end in runs:
@@ -70,10 +72,14 @@ def _padding(line: str, runs: list[tuple[int, int]]) -> list[tuple[int, int]]:
         double += piece.count('"')
         single += piece.count("'")
         back += piece.count("`")
+        if "[" in piece or depth:  # a square bracket holds a value (git blame's parens pad)
+            depth += piece.count("[") - piece.count("]")
         escaped = escaped or "\\" in piece
         scanned = start
-        if escaped or (double | single | back) & 1:
-            continue
+        if escaped or (double | single | back) & 1 or (depth > 0 and line[start - 1] != "["):
+            continue  # (pytest's ``[  7%]`` pads its number)
+        if end - start == 2 and line[start - 1] in ".!?" and line[end : end + 1].isupper():
+            continue  # two spaces after a sentence (``*** No rule.  Stop.``): prose, not a column
         size = start - indent
         if (
             size <= _SHORT_PREFIX

@@ -70,6 +70,10 @@ def test_git_stat_padding_goes_out_of_band() -> None:
         "path\\  with  escapes",  # after a backslash
         "120     if ok:",  # nl / cat -n line numbers
         "src/app.py-13-    return x",  # grep -C context line
+        # held-out sets 29-30: text the model reads, not padding
+        "tests/test_load.py::test_normalize_region[EU  West-eu-west] FAILED",  # a pytest id
+        "make: *** No rule to make target 'x'.  Stop.",  # two spaces after a sentence
+        "Did you forget to add messages!  Consider calling add_messages()",
     ],
 )
 def test_code_indentation_and_literals_keep_their_runs(line: str) -> None:
@@ -174,3 +178,8 @@ def test_real_ls_la_keeps_every_cell(tmp_path: Path) -> None:
     assert back == line
     assert [ln.split() for ln in shown.splitlines()] == [ln.split() for ln in text.splitlines()]
     assert len(shown) < len(text) and stats["tokens_after"] <= stats["tokens_before"]
+
+
+def test_pytest_percent_padding_still_squeezes() -> None:
+    plain, runs = squeeze("tests/test_orders.py::test_total_000 PASSED        [  0%]")
+    assert plain == "tests/test_orders.py::test_total_000 PASSED [ 0%]" and len(runs) == 2
