@@ -174,6 +174,9 @@ def _secrets() -> list[tuple[str, str, str]]:
     add("kv_secret", '{{"DB_PASS": "{s}"}}', "Xk9mPq2vL7wZ")
     add("kv_secret", "      - SMTP_PASS: {s}", "hunter2hunter2")
     add("kv_secret", "PASS: {s}", "Xk9mPq2vL7wZ")
+    # a passphrase after a password's key (held-out set 30: it stayed in the stash)
+    add("kv_secret", "password={s}", "correct-horse-battery-staple")
+    add("kv_secret", "export DB_PASSWORD={s}", "purple-monkey-dishwasher")
     return out
 
 
@@ -367,6 +370,8 @@ def _lookalikes() -> list[tuple[str, str]]:
         # everywhere, ``-MT tests/test_parse.o`` in the compile lines above too)
         ("test output", "PASS: tests/test_parse\nFAIL: tests/test_store"),
         ("test output", "XPASS: tests/test_flaky2"),
+        ("test output", "PASS: test-parse-config"),  # automake's test names are kebab-case
+        ("config", "secret: db-credentials"),  # a Kubernetes secret's name
         (
             "test output",
             '{"Action":"output","Output":"    --- PASS: TestDiscount/case_0 (0.00s)\\n"}',

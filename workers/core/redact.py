@@ -212,6 +212,8 @@ _CODE = re.compile(
     r"|(?:~|\.{1,2})?/[\s\S]*"
     r"|[a-z][a-z0-9+.-]*://[\s\S]*"
 )
+_KEBAB = re.compile(r"[a-z]+(?:-[a-z]+)+")
+_PASSPHRASE_KEYS = ("passw", "passp", "pwd")  # not ``PASS:`` (a test result's word)
 _TEMPLATE = re.compile(
     r"^(?:\$|%\(|<[^<>]{1,80}>$|\*+$|x+$|X+$|\.\.\.$|\[REDACTED)|\{\{|\$\{|\{[\w.]*\}|REDACTED"
 )
@@ -313,7 +315,10 @@ def _keyword_value_at(match: re.Match[str], cut: list[bool] | None) -> _Span | N
             vend -= 1
         value = text[vstart:vend]
         if _CODE.fullmatch(value) and not (
-            value.isdigit() and len(value) >= 6 and _password_key(match)
+            (value.isdigit() and len(value) >= 6 and _password_key(match))
+            # a passphrase (``password=correct-horse-battery-staple``): kebab-case is a name
+            # after any other key, not after a password's
+            or (_KEBAB.fullmatch(value) and match.group("k").lower().startswith(_PASSPHRASE_KEYS))
         ):
             return None
     if _UUID.fullmatch(value) or _TEMPLATE.search(value):
