@@ -912,7 +912,7 @@ def is_user_frame(frame: str) -> bool:
 _ANSI = ANSI  # the one escape-sequence pattern
 _TEST_FAILURE = re.compile(
     # jest/vitest/mocha, TAP (jest's ``● Console`` heads console.log output, not a failure)
-    r"^\s*(?:[✕×✗✘✖] |● (?!Console\s*$))\S|^\s*not ok \d+ - \S"
+    r"^\s*(?:[✕×✗✘✖] |● (?!Console\s*$))\S|^\s*not ok \d+ (?:- )?(?!#)\S"
     r'|^\s*FAIL +(?:\S+ +)?"[^"\n]+"$'  # uvu's failing test, its suite first (its message next)
     r"|^_{3,} \S.* _{3,}$"  # pytest's failure section header
     r"|^---- \S+ stdout ----$"  # cargo test

@@ -113,7 +113,7 @@ _PASS = re.compile(
     r"|^\s*--- PASS: \S+ \([\d.]+m?s\)$"  # go test -v
     r"|^test \S+(?: - should panic| - [^\n]{1,300}? \(line \d+\))? \.\.\. ok$"  # cargo test
     r"|^\s+[✓✔√] \S"  # jest, vitest, mocha
-    r"|^\s*ok \d+ - \S"  # TAP (node --test)
+    r"|^\s*ok \d+ (?:- )?(?!#)\S"  # TAP (node --test; bats without the dash)
     r"|^(?:\[INFO\] )?Tests run: \d+, Failures: 0, Errors: 0, Skipped: \d+, Time elapsed"  # surefire
     r"|^[\w.$]{1,300} > [^\n]{1,400}? PASSED$"  # gradle
     r"|^\s*\d+/\d+ Test\s+#\d+: \S+ \.+\s+Passed\s"  # ctest
@@ -133,7 +133,7 @@ _FAIL = re.compile(
     r"|^\s*--- FAIL: \S"
     r"|^test \S+(?: - should panic| - [^\n]{1,300}? \(line \d+\))? \.\.\. FAILED$"
     r"|^\s+(?:[✕×✗✘]|\d+\)) \S"
-    r"|^\s*not ok \d+ - \S"
+    r"|^\s*not ok \d+ (?:- )?(?!#)\S"  # TAP (bats writes no dash; ``# SKIP`` is no name)
     r"|^\[ERROR\] Tests run: \d+, Failures: \d+"
     r"|^[\w.$]{1,300} > [^\n]{1,400}? FAILED$"
     r"|^\s*\d+/\d+ Test\s+#\d+: \S+ \.+\*{3}\w+"
