@@ -86,9 +86,12 @@ def _blocks(text: str) -> list[tuple[int, int]]:
 
 
 def _preview(block: str) -> str:
+    """The block's first line as the marker's preview: cut before a ``]`` (the marker's end;
+    written as ``)`` it read as other text: ``TASK [common : Check disk)``)."""
     first = next((line.strip() for line in block.splitlines() if line.strip()), "")
-    first = first.replace("]", ")").replace("|", "/")
-    return first[:PREVIEW_CHARS] + ("…" if len(first) > PREVIEW_CHARS else "")
+    first = first.replace("|", "/")
+    cut = min(PREVIEW_CHARS, first.find("]") if "]" in first else PREVIEW_CHARS)
+    return first[:cut] + ("…" if len(first) > cut else "")
 
 
 def _where(unit: Unit) -> str:

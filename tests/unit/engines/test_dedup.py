@@ -209,3 +209,15 @@ def test_blank_lines_start_no_run(monkeypatch) -> None:  # type: ignore[no-untyp
     ctx = EngineContext(tokens=TokenCounter(), lossless_chain=True)
     out = DedupEngine().apply(units, ctx)
     assert out.texts[-1] == text and len(calls) < 50
+
+
+def test_a_preview_stops_before_a_closing_bracket() -> None:
+    """Held-out set 29: ``TASK [common : Check disk)`` (a ``]`` written as ``)``) read as other
+    text; the preview is cut before the bracket instead."""
+    from workers.engines.dedup import _preview
+
+    assert _preview("TASK [common : Require enough free space] ****\nok") == (
+        "TASK [common : Require enough free space…"
+    )
+    assert _preview("ok: [web-02] => {}") == "ok: [web-02…"
+    assert ")" not in _preview("TASK [x] ***")
