@@ -270,6 +270,8 @@ def reference_tool_lines(text: str, family: str | None) -> Iterator[tuple[str, s
             in_expected = True
             expected_indent = len(raw) - len(raw.lstrip())
             yield "test_failure", token
+        elif failed and facts._TAP_LOCATION.match(raw):
+            yield "location", token
         elif facts._RUBY_FRAME.match(raw):
             yield "stack_frame", token
         elif (

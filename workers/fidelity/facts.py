@@ -1122,6 +1122,11 @@ _SUREFIRE_PASS = re.compile(
     r"^(?:\[INFO\] )?Tests run: \d+, Failures: 0, Errors: 0, Skipped: \d+, Time elapsed: "
     r"[\d.,]+ s(?:ec)?(?: -{1,2} in [\w.$]+)?$"
 )
+# bats' place of a failure under its ``not ok`` line: ``# (in test file tests/a.bats, line 24)``,
+# ``# (from function `check' in file tests/helper.bash, line 5,``
+_TAP_LOCATION = re.compile(
+    r"^#\s{1,4}\((?:in test file|from function \S{1,200} in file|in file) [^,\n]{1,400}, line \d+[),]"
+)
 _FAILURE_FIRST = frozenset("✕×✗✘✖●n_-rF")
 _LOCATION_FIRST = frozenset("-[❯lLwW>,╭O")
 _CRASH_FIRST = frozenset("SDImt=P[-+<FCA")
@@ -1189,7 +1194,7 @@ def _tool_lines(text: str, family: str | None) -> Iterable[tuple[str, str]]:
     prefixed = (": " in text or " | " in text) and _has_task_prefix(all_lines, has_ansi)
     # a numbered grep of one file (``grep -n -A16 ERROR app.log``): each line read behind its
     # number (``57:`` a match, ``58-`` its context: a stack's frames)
-    numbered = family == "grep" and not prefixed and _grep_numbered(all_lines)
+    grep_numbered = family == "grep" and not prefixed and _grep_numbered(all_lines)
     # a test runner's JSON event stream (``go test -json``): each event's ``Output`` is
     # the line the runner prints, read by the rules below; the event, as written, is the
     # line that must stay visible
@@ -1217,7 +1222,7 @@ def _tool_lines(text: str, family: str | None) -> Iterable[tuple[str, str]]:
         if prefixed:
             tagged = _TASK_PREFIX.match(raw)
         else:
-            tagged = _GREP_NUMBER.match(raw) if numbered else None
+            tagged = _GREP_NUMBER.match(raw) if grep_numbered else None
         if tagged is not None:
             raw = raw[tagged.end() :]
         line = raw.strip()
@@ -1408,7 +1413,7 @@ def _tool_lines(text: str, family: str | None) -> Iterable[tuple[str, str]]:
         exception = in_traceback and not raw[0].isspace() and first != "…"
         if exception:
             in_traceback = False
-        if family == "grep" and not numbered:
+        if family == "grep" and not grep_numbered:
             match = _GREP_MATCH.match(raw)
             if match is not None and _GREP_FILE.fullmatch(match.group(1)):
                 if match.group(1) not in grep_files:
@@ -1513,6 +1518,8 @@ def _tool_lines(text: str, family: str | None) -> Iterable[tuple[str, str]]:
             failed = True  # its assertion lines follow (GoogleTest's, to its ``[  FAILED  ]``)
             failure_block = _FAILURE_BLOCK_LINES
             yield "test_failure", token
+        elif failed and first == "#" and _TAP_LOCATION.match(raw):
+            yield "location", token  # bats: where the failing test's assertion is
         elif first == "#" and _RUBY_FRAME.match(raw):
             yield "stack_frame", token
         elif (

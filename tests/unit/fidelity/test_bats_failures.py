@@ -42,3 +42,16 @@ def test_every_failing_name_stays_in_sight() -> None:
         out, _ = compress_soundly(tool_output(BATS, "bats tests/"), mode)
         for name in FAILED:
             assert name in out, (mode, out)
+
+
+def test_each_failure_keeps_its_place() -> None:
+    """Set 29: ``bats --print-output-on-failure`` dropped ``# (in test file
+    tests/healthcheck.bats, line 30)`` as a line like the one of the failure above."""
+    places = {
+        line for kind, line in critical_lines(BATS, "tool_result", "bats") if kind == "location"
+    }
+    assert places == {
+        "# (in test file tests/backup.bats, line 24)",
+        "# (in test file tests/backup.bats, line 38)",
+        "# (in test file tests/healthcheck.bats, line 12)",
+    }
