@@ -28,7 +28,7 @@ condensed      turns 2-3; assistant steps 8-15:      answered, within ``tool_rec
 summarised     older: one marker whose note gives    older: critical lines, the first and
                the gist, constraints stay visible     the last line (not of a file read),
                                                       relevant lines (up to 3); one of at
-                                                      most ``short_output_max_tokens`` (128)
+                                                      most ``short_output_max_tokens`` (256)
                                                       tokens stays whole (unless over budget)
 =============  ====================================  =======================================
 
@@ -300,7 +300,7 @@ class AgingPolicy:
     # (unless over budget): a marker costs a sixth of it, and it is an answer (set 26: a six
     # line load summary, ``500: 10`` among them; set 28 aggressive: 346 -> 363 of 448 facts from
     # 64 to 128 tokens, ``ss -ltnp``'s six listeners among them, 61.9 % saved either way)
-    short_output_max_tokens: int = 128
+    short_output_max_tokens: int = 256
 
     def tier(self, unit: Unit, pos: Position) -> int:
         if unit.kind == "tool_result":

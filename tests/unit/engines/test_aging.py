@@ -291,7 +291,7 @@ def test_anthropic_cache_control_prefix_is_never_changed() -> None:
 
 
 def test_fenced_blocks_are_stashed_whole() -> None:
-    fenced = "intro line\n```\n" + "\n".join(f"row {i}" for i in range(40)) + "\n```\noutro"
+    fenced = "intro line\n```\n" + "\n".join(f"row {i}" for i in range(120)) + "\n```\noutro"
     data = agent_session([fenced, "a\n" * 3, "b\n" * 3, "c"])
     outcome = run(data)
     aged = tool_texts(outcome.record)[0]

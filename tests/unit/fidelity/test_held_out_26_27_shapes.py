@@ -79,7 +79,13 @@ tps = 33.917500 (without initial connection time)
 def test_an_older_output_keeps_how_it_ended() -> None:
     """Set 27: an older ``pgbench`` run, summarised, kept its banner and lost its result
     (``tps = 33.917500``, the number the slow-query session compared after the index)."""
-    calls = [("pgbench -c 4 -T 15 -f sql/bench.sql ledger", PGBENCH)] + [
+    # a longer run (more progress lines): an output of at most 256 tokens stays whole
+    progress = "".join(
+        f"progress: {5 * k}.0 s, 3{k % 10}.2 tps, lat 11{k % 10}.297 ms stddev 22.947, 0 failed\n"
+        for k in range(4, 16)
+    )
+    long_run = PGBENCH.replace("transaction type:", progress + "transaction type:", 1)
+    calls = [("pgbench -c 4 -T 75 -f sql/bench.sql ledger", long_run)] + [
         ("curl -s localhost:36400/health", f"ok {n}\n") for n in range(20)
     ]
     outcome = Pipeline(Settings(mode="aggressive")).run_raw(bash_session(calls))
