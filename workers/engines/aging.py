@@ -299,7 +299,9 @@ class AgingPolicy:
     # a tool output of at most this many tokens as it came in stays as it is at any age
     # (unless over budget): a marker costs a sixth of it, and it is an answer (set 26: a six
     # line load summary, ``500: 10`` among them; set 28 aggressive: 346 -> 363 of 448 facts from
-    # 64 to 128 tokens, ``ss -ltnp``'s six listeners among them, 61.9 % saved either way)
+    # 64 to 128 tokens, ``ss -ltnp``'s six listeners among them, 61.9 % saved either way; 363 ->
+    # 393 from 128 to 256, 61.6 % saved, a load test's summary and redis-cli's answers among
+    # them; 384 kept 2 facts more for 0.1 point)
     short_output_max_tokens: int = 256
 
     def tier(self, unit: Unit, pos: Position) -> int:

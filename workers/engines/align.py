@@ -73,7 +73,7 @@ def _padding(line: str, runs: list[tuple[int, int]]) -> list[tuple[int, int]]:
         single += piece.count("'")
         back += piece.count("`")
         if "[" in piece or depth:  # a square bracket holds a value (git blame's parens pad)
-            depth += piece.count("[") - piece.count("]")
+            depth = max(0, depth + piece.count("[") - piece.count("]"))
         escaped = escaped or "\\" in piece
         scanned = start
         if escaped or (double | single | back) & 1 or (depth > 0 and line[start - 1] != "["):
