@@ -151,7 +151,7 @@ def _shape(line: str) -> str:
 # an HTTP status: after an arrow, a ``status``/``code`` key or an access log's request; its
 # first digit is its class
 _STATUS = re.compile(
-    r"(?:-+>|=>|\b(?:status|code)\b\"?[=: ]{1,3}|HTTP/\d(?:\.\d)?\"? )\s?([1-5])\d\d\b", re.I
+    r"(?:->|=>|\b(?:status|code)\b\"?[=: ]{1,3}|HTTP/\d(?:\.\d)?\"? )\s?([1-5])\d\d\b", re.I
 )
 
 
