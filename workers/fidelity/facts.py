@@ -775,6 +775,11 @@ _REQUEST_5XX = re.compile(
     r"|\b(?:method|path|uri|url|route)=.*\bstatus(?:_code|Code)?=5\d\d\b"
     r"|\"status(?:_code|Code)?\": ?5\d\d\b(?=.*\"(?:method|path|uri|url|request)\")"
     r"|\"(?:method|path|uri|url|request)\".*\"status(?:_code|Code)?\": ?5\d\d\b"
+    # pino-http's and Fastify's ``"res":{"statusCode":500}`` (the url was on the request's
+    # ``incoming request`` line), or a status beside the request's id or its response time
+    r"|\"res\": ?\{[^{}\n]{0,200}?\"status(?:_code|Code)?\": ?5\d\d\b"
+    r"|\"status(?:_code|Code)?\": ?5\d\d\b(?=.*\"(?:req_?[iI]d|request_?[iI]d|response_?[tT]ime)\")"
+    r"|\"(?:req_?[iI]d|request_?[iI]d|response_?[tT]ime)\".*\"status(?:_code|Code)?\": ?5\d\d\b"
 )
 # The indented line under ``CMake Error at CMakeLists.txt:12 (add_executable):``
 # (``  No SOURCES given to target: app``) is a fact too (kind ``error_detail``), and so is
