@@ -600,7 +600,7 @@ class Plan:
             elif (
                 value not in wanted
                 and len(wanted) < CONTEXT_REQUESTS
-                and head.strip() in self._errors
+                and line.strip()[:CRITICAL_CAP] in self._errors
             ):
                 wanted[value] = CONTEXT_PER_REQUEST
         for value, room in wanted.items():
