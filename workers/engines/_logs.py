@@ -472,7 +472,7 @@ def _mask_span(
 
 # --- a measure's values as one range ----------------------------------------
 
-_TIME_OF_DAY = re.compile(r"\d{2}:\d{2}:\d{2}")
+_TIME_OF_DAY = re.compile(r"(?<!\d)\d{2}:\d{2}:\d{2}")  # not "26:10:00" of "2026:10:00:22"
 _NUMBER = re.compile(r"-?\d+(?:\.\d+)?")
 _DURATION_PART = re.compile(r"(\d+(?:\.\d+)?)(ns|us|µs|ms|s|mins?|m|h|secs?)")
 _UNIT_SECONDS = {
