@@ -29,8 +29,11 @@ FLOORS: dict[str, tuple[float, float]] = {
     "pytest": (67, 73),
     # a re-run's changed lines stay in the re-run since 2026-12-07 (dedup refers to the lines
     # between them): v9 37.2 / 57.2 -> 35.8 / 55.9; aging keeps an older diff's changed lines
-    # since stop 39 (held-out set 24 had lost every hunk body): aggressive 55.9 -> 39.6
-    "git-diff": (32, 36),
+    # since stop 39 (held-out set 24 had lost every hunk body): aggressive 55.9 -> 39.6;
+    # since stop 42 a modified file's changed lines all stay in standard too (held-out set 32
+    # had lost a hunk's fix past its first 12 lines), 6 context lines of a hunk's head:
+    # v9 35.7 / 39.6 -> 10.7 / 22.4 (the corpus's diffs are this repository's big edits)
+    "git-diff": (9, 20),
     # this repository's first commits (workers.bench.corpus); aggressive keeps every
     # ``commit <sha>`` line of an older log since 2026-12-06 (v9: 75.4 -> 63.5)
     "git-log": (28, 58),

@@ -229,7 +229,9 @@ _ESCAPED_BREAKS = ("\\n", "\\r", "\\t")
 
 # a test runner's result line: go's ``--- PASS: TestName/case_0 (0.00s)``, automake's and
 # meson's ``PASS: tests/test_parse`` (beside its ``FAIL:``/``SKIP:`` lines)
-_RESULT_LINE = re.compile(r"PASS: (\S+)( \([\d.]+m?s\))?[ \t]*(?:\r?\n|\\n|$)")
+_RESULT_LINE = re.compile(
+    r"PASS: (\S+?)( \([\d.]+m?s\))?(?:\]\])?[ \t]*(?:\r?\n|\\n|$)"
+)  # ]]: a note quoting it
 _OTHER_RESULT = re.compile(r"(?m)^(?:--- )?(?:FAIL|XFAIL|XPASS|SKIP|ERROR): \S")
 
 
@@ -242,8 +244,10 @@ def _test_result(text: str, match: re.Match[str]) -> bool:
     line_start = max(text.rfind("\n", 0, start) + 1, escaped + 2 if escaped >= 0 else 0)
     before = text[line_start:start]
     before = before[before.rfind('"') + 1 :]  # in a JSON string: from its start (go test -json)
-    if before.strip() not in ("", "---"):
-        return False  # DB_PASS: ..., - PASS: ...
+    if before.strip() not in ("", "---") and not before.endswith(" --- "):
+        # DB_PASS: ..., - PASS: ...; a note quoting the line (``same 9 lines as message 9:
+        # --- PASS: TestX/case (0.00s)``) is the line
+        return False
     result = _RESULT_LINE.match(text, start)
     if result is None:
         return False

@@ -76,12 +76,13 @@ from __future__ import annotations
 
 import re
 from bisect import bisect_right
-from collections.abc import Callable, Iterable, Iterator, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
 
 import orjson
 
 from workers.engines._code import Symbol, language_of, symbols
+from workers.engines._diff import HUNK, changed_rows, hunk_kinds
 from workers.engines._filters import builtin_filters
 from workers.engines._logs import is_marked_log_line
 from workers.engines._prose import (
@@ -222,42 +223,6 @@ def _drop_orphan_frames(lines: Sequence[str], keep: list[bool]) -> None:
     for k in orphans:
         if lines[k].strip() in anchored:
             keep[k] = False
-
-
-def _changed_rows(lines: Sequence[str]) -> Iterator[int]:
-    """The rows of ``lines`` a diff's hunks add or remove (``+``/``-`` under an ``@@`` header,
-    to the end of the hunk its counts give)."""
-    return (k for k, kind in enumerate(_hunk_kinds(lines)) if kind in ("-", "+"))
-
-
-def _hunk_kinds(lines: Iterable[str]) -> Iterator[str]:
-    """Per line of a unified diff: ``@`` for a hunk header (the hunk's old-side start and
-    counts follow in :data:`_HUNK`), its body lines' first character (`` ``, ``-``, ``+``,
-    ``\\``; ``""`` for a blank context line), ``""`` for any other line. Each hunk ends where
-    its line counts say (a removed ``-- comment`` line is no file header)."""
-    old_left = new_left = 0
-    for line in lines:
-        if old_left > 0 or new_left > 0:
-            first = line[:1]
-            if first in (" ", ""):
-                old_left -= 1
-                new_left -= 1
-            elif first == "-":
-                old_left -= 1
-            elif first == "+":
-                new_left -= 1
-            elif first != "\\":  # (``\ No newline at end of file``)
-                old_left = new_left = 0  # the hunk ended early: read the line as any other
-            if old_left > 0 or new_left > 0 or first in (" ", "", "-", "+", "\\"):
-                yield first
-                continue
-        m = _HUNK.match(line) if line.startswith("@@ -") else None
-        if m is not None:
-            old_left = int(m.group(2)) if m.group(2) is not None else 1
-            new_left = int(m.group(3)) if m.group(3) is not None else 1
-            yield "@"
-        else:
-            yield ""
 
 
 def _nonblank_lines(text: str) -> int:
@@ -452,7 +417,6 @@ def _char_spans_to_rows(text: str, spans: Sequence[tuple[int, int]]) -> list[tup
 # numbered line (an edit tool's result), a diff's ``@@ -A,B`` hunk of ``--- a/path``
 _PLACE = re.compile(r"""([\w./@+-]+)(?::|", line )(\d{1,7})\b""")
 _NUMBERED = re.compile(r"^ *(\d{1,7})\t", re.M)
-_HUNK = re.compile(r"^@@ -(\d{1,7})(?:,(\d{1,7}))? \+\d{1,7}(?:,(\d{1,7}))? @@", re.M)
 _MENTION_SCAN = 400_000  # characters of a later text read for places
 _MENTIONS_PER_TEXT = 50  # places naming the file read in one later text
 _MENTIONS_PER_READ = 100  # places naming the file read, over every later text
@@ -563,9 +527,9 @@ def _hunk_lines(diff: str, path: str) -> set[int]:
     found: set[int] = set()
     current = False
     lines = diff.split("\n")
-    for line, kind in zip(lines, _hunk_kinds(lines), strict=True):
+    for line, kind in zip(lines, hunk_kinds(lines), strict=True):
         if kind == "@":
-            if current and (m := _HUNK.match(line)) is not None:
+            if current and (m := HUNK.match(line)) is not None:
                 old_left = int(m.group(2)) if m.group(2) is not None else 1
                 first_line = int(m.group(1))
                 found.update(range(first_line, first_line + min(old_left, 200)))
@@ -845,7 +809,7 @@ class AgingEngine(Engine):
             )
             if "@@ -" in text:
                 # a diff's changed lines are what was done: they stay, its context may go
-                for k in _changed_rows(lines):
+                for k in changed_rows(lines):
                     keep[k] = True
             search = self._search(unit, ctx, original)
             if search:

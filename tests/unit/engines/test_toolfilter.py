@@ -228,8 +228,44 @@ def test_diff_keeps_every_file_and_hunk_header(tokens: TokenCounter) -> None:
         assert f"diff --git a/src/mod{f}.py b/src/mod{f}.py" in after
         assert f"--- a/src/mod{f}.py\n+++ b/src/mod{f}.py" in after
     assert after.count("@@ -10,6 +10,66 @@ def handler(request):") == 12
-    assert "more lines of this hunk omitted (+" in after
+    # every added line stays in sight: in the first file as written, in the eleven files that
+    # add the same lines as a repeat of those
+    assert "".join(f"+    value_{k} = compute({k})\n" for k in range(60)) in after
+    assert after.count("60 repeated lines omitted (shown above)") == 11
     assert tokens.count(after) < tokens.count(diff) / 2
+
+
+def _modified(path: str, changes: int, context: int) -> str:
+    removed = "".join(f"-    old_{path}_{k} = legacy({k})\n" for k in range(changes))
+    added = "".join(f"+    new_{path}_{k} = compute({k}, strict=True)\n" for k in range(changes))
+    around = "".join(f"     keep_{path}_{k} = 0\n" for k in range(context))
+    return (
+        f"diff --git a/{path} b/{path}\nindex 1a2b3c4..4d5e6f7 100644\n"
+        f"--- a/{path}\n+++ b/{path}\n"
+        f"@@ -10,{2 * context + changes} +10,{2 * context + changes} @@ def handler():\n"
+        f"{around}{removed}{added}{around}"
+    )
+
+
+def test_diff_keeps_every_changed_line_of_a_modified_file(tokens: TokenCounter) -> None:
+    new_file = "".join(f"+generated line {k} of a new fixture\n" for k in range(80))
+    diff = (
+        _modified("src/a.py", 30, 20)
+        + "diff --git a/tests/fixture.txt b/tests/fixture.txt\nnew file mode 100644\n"
+        "index 0000000..1a2b3c4\n--- /dev/null\n+++ b/tests/fixture.txt\n"
+        f"@@ -0,0 +1,80 @@\n{new_file}" + _modified("package-lock.json", 40, 0)
+    )
+    after, stash, _ = _run(diff, "git diff", tokens)
+    _assert_sound(diff, after, stash)
+    for k in range(30):  # a modified file: every removed and added line, in order
+        assert f"-    old_src/a.py_{k} = legacy({k})\n" in after
+        assert f"+    new_src/a.py_{k} = compute({k}, strict=True)\n" in after
+    assert "     keep_src/a.py_19 = 0\n" not in after  # its context lines past the head go
+    assert "+generated line 79 of a new fixture" not in after  # a new file's body: its head
+    assert "+generated line 0 of a new fixture" in after
+    assert "new_package-lock.json_39" not in after  # a lock file's changes: their head
+    assert "more lines of this hunk omitted (+" in after
+    assert "(+0 -0)" not in after  # context lines alone: no zero counts
 
 
 def test_diff_detected_from_output_without_command(tokens: TokenCounter) -> None:

@@ -82,7 +82,7 @@ class ToolFilterEngine(Engine):
             if filt is None:
                 texts.append(text)
                 continue
-            result = filter_text(text, filt, ctx.tokens, named_lines(text, asked))
+            result = filter_text(text, filt, ctx.tokens, named_lines(text, asked), unit.command)
             if result is None:
                 texts.append(text)
                 continue

@@ -11,6 +11,7 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
+from workers.engines._diff import modified_file_changes
 from workers.engines._filters import ANSI, LINE_CAP, Filter, Rule
 from workers.engines._filters.linear import Regex
 from workers.engines._logs import mask
@@ -185,8 +186,16 @@ def _clean_key(key: str) -> str:
 class Plan:
     """Per-line classes and labels of one output under one filter."""
 
-    def __init__(self, text: str, filt: Filter, pinned: frozenset[int] = frozenset()) -> None:
-        """``pinned``: lines the latest request names (kept as a critical line is)."""
+    def __init__(
+        self,
+        text: str,
+        filt: Filter,
+        pinned: frozenset[int] = frozenset(),
+        command: str | None = None,
+    ) -> None:
+        """``pinned``: lines the latest request names (kept as a critical line is);
+        ``command``: the shell command that printed ``text`` (it changes what the gate holds
+        critical: ``git log --format='%h %an %s'``'s commit lines)."""
         self.filt = filt
         self.pinned = pinned
         lines = text.split("\n")
@@ -205,13 +214,18 @@ class Plan:
         self._relogged: dict[int, int] = {}  # a line said again behind a level -> where first
         # a numbered read (``cat -n``, an editor's view): each line behind its number
         self.numbered = n >= 3 and all(_READ_GUTTER.match(line) for line in lines[:3])
-        pairs = critical_lines(text, "tool_result")
+        pairs = critical_lines(text, "tool_result", command)
         crit = {line for _, line in pairs}
         # lines the gate wants as written (not one per shape): never folded as an event
         self._exact = {line for kind, line in pairs if kind not in SHAPED_KINDS}
         # error lines (the gate's shaped kind): a request's id on one names its other lines
         self._errors = {line for kind, line in pairs if kind in SHAPED_KINDS}
         ansi, cr, split = "\x1b" in text, "\r" in text, bool(_OTHER_BREAKS.search(text))
+
+        if "@@ -" in text and "+++ " in text:
+            # a modified file's added and removed lines are the diff: they stay in sight (its
+            # context lines and a new or deleted file's body follow the filter's budget)
+            self.pinned = pinned | modified_file_changes(_plain_lines(lines, ansi, cr))
 
         def critical(i: int) -> bool:
             return lines[i].strip()[:CRITICAL_CAP] in crit
@@ -381,6 +395,7 @@ class Plan:
                 if (
                     filt.dedupe
                     and dkey in seen_kept
+                    and not m.startswith("@@ ")  # a hunk header is a place, never a repeat
                     and not self._heads_location(i)
                     and not (i in s_keep and is_stack_frame(m))
                     and not self._locates_headline(i)

@@ -9,6 +9,7 @@ rest.  Expanding the markers gives back the input exactly.
 
 from __future__ import annotations
 
+import re
 from collections import Counter
 from dataclasses import dataclass
 from typing import Any, NamedTuple
@@ -35,6 +36,8 @@ from workers.markers.stash import LITERAL, NOTE_CAP, offload_marker, short_note
 from workers.markers.structured_view import HEADER_LINE
 
 __all__ = ["LONG_LINE", "LONG_LINE_KEEP", "MIN_SAVED_TOKENS", "FilterResult", "filter_text"]
+
+_ZERO_COUNTS = re.compile(r" \([^()]*\)$")  # a note's counts at its end, all of them 0
 
 MIN_SAVED_TOKENS = 12  # a run is dropped only when it saves at least this much, marker paid
 MIN_VIEW_TOKENS = 40  # runs too short for a marker each go into one view when they hold this
@@ -110,9 +113,14 @@ def _note(plan: Plan, a: int, b: int) -> str:
                     1 for line in plan.lines[a:b] if pattern.search(ANSI.sub("", line[:LINE_CAP]))
                 )
             try:
-                return label.note.format(**values)
+                note = label.note.format(**values)
             except (KeyError, IndexError, ValueError):
                 pass
+            else:
+                if label.counts and not any(values[name] for name, _ in label.counts):
+                    # nothing counted (a diff's context lines, its changes stay): no ``(+0 -0)``
+                    note = _ZERO_COUNTS.sub("", note)
+                return note
         if label.rows:
             return f"{n} of {plan.total_rows} rows omitted"
         if not label.text:
@@ -183,12 +191,17 @@ def _structure_note(labels: Counter[Label], lines: str, repeats: list[str]) -> s
 
 
 def filter_text(
-    text: str, filt: Filter, tokens: TokenCounter, pinned: frozenset[int] = frozenset()
+    text: str,
+    filt: Filter,
+    tokens: TokenCounter,
+    pinned: frozenset[int] = frozenset(),
+    command: str | None = None,
 ) -> FilterResult | None:
     """Apply one filter to one output; None when nothing worth dropping was found.
 
-    ``pinned``: indexes of lines the latest request names; they stay visible."""
-    plan = Plan(text, filt, pinned)
+    ``pinned``: indexes of lines the latest request names; they stay visible. ``command``:
+    the shell command that printed it (the gate reads its critical lines with it)."""
+    plan = Plan(text, filt, pinned, command)
     lines = plan.lines
     if len(lines) < filt.min_lines:
         return None
