@@ -503,6 +503,8 @@ def plain_warning_shape_token(match: re.Match[str]) -> str:
     """The warning reading as it was before its fast path (``named`` asked first)."""
     if match.group("named") is not None:
         return facts._DIGITS.sub("#", match.group())
+    if match.lastgroup == "keep" and "/" in match.group() and not match.group().startswith("HTTP"):
+        return facts._PATH_NUMBER.sub("#", match.group())
     if match.lastgroup == "pos":
         at = match.group("at")
         if at is None:

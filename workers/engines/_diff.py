@@ -78,3 +78,22 @@ def modified_file_changes(lines: Sequence[str]) -> frozenset[int]:
             elif where == "/dev/null" or _GENERATED.search(where) is not None:
                 skip = True
     return frozenset(found)
+
+
+# a context line that declares what the change is inside (``pub fn format_minor(...)``,
+# ``def total(self):``, ``func (s *Store) Get(...)``, ``class Cart``): where the change is
+_DECLARATION = re.compile(
+    r" \s*(?:(?:pub(?:\([\w:]+\))?|export|default|public|private|protected|static|abstract|final"
+    r"|async|override|unsafe|const|extern)\s+){0,4}"
+    r"(?:fn|def|func|class|struct|enum|trait|impl|interface|function|module|object|record|type)"
+    r"\s+[\w<(*&]"
+)
+
+
+def declaring_context_rows(lines: Sequence[str]) -> Iterator[int]:
+    """The context rows of a diff's hunks that declare a function, type or class."""
+    return (
+        k
+        for k, kind in enumerate(hunk_kinds(lines))
+        if kind == " " and _DECLARATION.match(lines[k]) is not None
+    )

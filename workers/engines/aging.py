@@ -82,7 +82,7 @@ from dataclasses import dataclass
 import orjson
 
 from workers.engines._code import Symbol, language_of, symbols
-from workers.engines._diff import HUNK, changed_rows, hunk_kinds
+from workers.engines._diff import HUNK, changed_rows, declaring_context_rows, hunk_kinds
 from workers.engines._filters import builtin_filters
 from workers.engines._logs import is_marked_log_line
 from workers.engines._prose import (
@@ -809,7 +809,10 @@ class AgingEngine(Engine):
             )
             if "@@ -" in text:
                 # a diff's changed lines are what was done: they stay, its context may go
+                # (but for the lines that declare what changed: ``pub fn format_minor(...)``)
                 for k in changed_rows(lines):
+                    keep[k] = True
+                for k in declaring_context_rows(lines):
                     keep[k] = True
             search = self._search(unit, ctx, original)
             if search:

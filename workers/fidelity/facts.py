@@ -133,6 +133,7 @@ _SHAPE_TOKEN = re.compile(
 # Where a text can change at all: a digit or 7 hex letters in a row.
 _HOT = re.compile(r"\d|[a-f]{7}")
 _DIGITS = re.compile(r"\d+")
+_PATH_NUMBER = re.compile(r"(?<=/)\d+(?=/|$)")  # a path's segment that is a number
 _PROC_PID = re.compile(r"/proc/\d+(?:/task/\d+)?")  # pids inside paths
 # Words of an error (not a mere warning): a warning repeated at several
 # positions of one file is one fact (its kind and file); errors at two
@@ -232,9 +233,16 @@ def _warning_shape_token(match: re.Match[str]) -> str:
     group = match.lastgroup  # the outer group: ``keep`` for ``named``, ``pos`` for ``at``
     if group == "cold":
         return match.group()
-    if group == "keep" and match.group("named") is not None:
-        # a warning repeated per batch, row or item is one fact (``batch 3 of 900: slow``)
-        return _DIGITS.sub("#", match.group())
+    if group == "keep":
+        if match.group("named") is not None:
+            # a warning repeated per batch, row or item is one fact (``batch 3 of 900: slow``)
+            return _DIGITS.sub("#", match.group())
+        token = match.group()
+        if "/" in token and token[:4] != "HTTP":
+            # ... and so is one per resource of a route (``GET /items/42 -> 429``): a path's
+            # number segments fold (an error's stay: ``/api/orders/338`` failed, not 412)
+            return _PATH_NUMBER.sub("#", token)
+        return token
     if group == "pos":
         at = match.group("at")
         if at is None:
@@ -304,6 +312,18 @@ def repeat_key(line: str) -> str:
             alternatives = "|".join(sorted(pids))
             line = re.sub(rf"(?<![\w.])(?:{alternatives})(?![\w.])", "#", line)
     return shape + "\x00" + _VOLATILE.sub("#", line)
+
+
+def is_warning_shaped(line: str) -> bool:
+    """Whether :func:`line_shape` reads ``line`` as a warning (a warning word and no error
+    word, or a compiler's note): a warning repeated per item, row or resource is one fact."""
+    return (": note: " in line and _DIAG_NOTE.match(line) is not None) or (
+        (line[:1] not in " \t" and _LINT_WARNING.match(line) is not None)
+        or (
+            _WARNING_WORD.search(line) is not None
+            and (_ERROR_LEVEL_HINT.search(line) is None or _ERROR_LEVEL.search(line) is None)
+        )
+    )
 
 
 @register
@@ -770,6 +790,8 @@ _REQUEST_5XX = re.compile(
     r"\b(?:GET|POST|PUT|PATCH|DELETE|HEAD|OPTIONS) /\S* 5\d\d (?:[\d.]+ ?(?:ms|s|µs)|\S+ - [\d.]+ ?ms)\b"
     r"|\b[A-Z]+(?:_[A-Z_]+)?/5\d\d \d+ (?:GET|POST|PUT|PATCH|DELETE|HEAD|OPTIONS|CONNECT) "
     r"|\[GIN\] .*\| 5\d\d \|"  # gin: ``[GIN] 2024/03/01 - 12:00:01 | 500 | 12ms | ...``
+    # PHP's built-in server: ``[Mon Dec  7 23:00:30 2026] 127.0.0.1:50246 [500]: GET /transfer/3``
+    r"|\[5\d\d\]: (?:GET|POST|PUT|PATCH|DELETE|HEAD|OPTIONS) /"
     # a structured log's status beside the request it answers
     r"|\bstatus(?:_code|Code)?=5\d\d\b(?=.*\b(?:method|path|uri|url|route)=)"
     r"|\b(?:method|path|uri|url|route)=.*\bstatus(?:_code|Code)?=5\d\d\b"
@@ -844,7 +866,10 @@ _FRAME_HEAD = re.compile(
     r"|(?:Direct|Indirect) leak of "
     r"|Exception in thread |Caused by: |thread '[^'\n]{0,200}'(?: \(\d+\))? panicked at "
     r"|Program received signal |Found (?:one|\d+) Java-level deadlocks?:|SIG[A-Z]{2,8}: [a-z]"
-    r"|(?:Uncaught )?(?:[A-Za-z_$][\w.$]*)?(?:Exception|Error)(?: \[[\w-]+\])?(?::|$))"
+    r"|(?:Uncaught )?(?:[A-Za-z_$][\w.$]*)?(?:Exception|Error)(?: \[[\w-]+\])?(?::|$)"
+    # PHP's uncaught exception, in a server's log too (``[Mon Dec  7 23:00:35 2026] PHP Fatal
+    # error:  Uncaught TypeError: ...``): its ``#0 /src/public/index.php(26): ...`` frames follow
+    r"|(?:\[[^\]\n]{1,60}\] )?(?:PHP )?Fatal error: +Uncaught )"
 )
 # a sanitizer report's section with a stack of its own: ThreadSanitizer's accesses (``Read of
 # size 8 at 0x... by thread T2:``, ``Previous write of size 8 ...``), MemorySanitizer's origin,
@@ -869,7 +894,11 @@ _NATIVE_FRAME = re.compile(
     r"|^\s+at \S+:\d+:\d+$"  # a Rust backtrace frame's location (under its function)
     # gdb's frame: ``#1  0x00005555 in main (argc=4, argv=0x7ff) at tools/tilecat.c:24``
     r"|^(?:#\d+\s+)?(?:0x[0-9a-f]+ in )?[\w:~<>.]+ \(.*\) at \S+:\d+$"
+    # PHP's: ``#0 /srv/app/public/index.php(26): Ledger\Ledger->get()``
+    r"|^#\d+ \S+\.php\(\d+\): \S"
 )
+# where PHP says an uncaught exception was thrown (``  thrown in /src/Ledger.php on line 22``)
+_PHP_THROWN = re.compile(r"^\s+thrown in \S+ on line \d+$")
 # a Rust backtrace frame's function, above its ``at ./src/lib.rs:132:22`` (``6: ledger::Ledger::page``)
 _RUST_FRAME_FUNCTION = re.compile(r"\d+: \S")
 # a JVM frame (``at pkg.Class.method(File.java:12)``) in the runtime or a framework or
@@ -1397,6 +1426,9 @@ def _tool_lines(text: str, family: str | None) -> Iterable[tuple[str, str]]:
                 if want_frame and _NOT_USER_FRAME.search(raw) is None:
                     want_frame = False
                     yield "stack_frame", token
+            continue
+        if first == "t" and crashed and _PHP_THROWN.match(raw):
+            yield "error_detail", token
             continue
         if crashed and _SANITIZER_SECTION.match(raw):
             want_frame = True  # (its own line is a fact when it says what the memory is)

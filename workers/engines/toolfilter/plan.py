@@ -39,6 +39,7 @@ from workers.fidelity.facts import (
     REQUEST_ID,
     SHAPED_KINDS,
     critical_lines,
+    is_warning_shaped,
     line_shape,
 )
 from workers.markers import has_marker
@@ -66,6 +67,8 @@ _RELATIVE_FINDING = re.compile(r"^\s+\d+:\d+\s")
 _KEY_BAD = re.compile(r"[<>\r\n\x00-\x1f{}]")
 _EVENT_CAP = 600  # longer kept lines are compared as written only
 _RUN_LEFT = 4  # logtemplate's MIN_RUN: a run this long of one event is folded there
+_BY_SHAPE = "\x00shape"  # an event keyed by the gate's shape (a warning's)
+_BESIDE = 8  # other lines in a row that a run of one warning's shape may hold
 
 # line classes
 NORMAL, KEEP, DROP, BLANK, SHOWN = 0, 1, 2, 3, 4
@@ -214,7 +217,12 @@ class Plan:
         self._relogged: dict[int, int] = {}  # a line said again behind a level -> where first
         # a numbered read (``cat -n``, an editor's view): each line behind its number
         self.numbered = n >= 3 and all(_READ_GUTTER.match(line) for line in lines[:3])
-        pairs = critical_lines(text, "tool_result", command)
+        pairs = critical_lines(text, "tool_result")
+        if command is not None:
+            # what the gate holds critical only under the command (``git log
+            # --format='%h %an %s'``'s commit lines) stays too; what it holds critical only
+            # without one (each line a search matched) stays as well
+            pairs = pairs | critical_lines(text, "tool_result", command)
         crit = {line for _, line in pairs}
         # lines the gate wants as written (not one per shape): never folded as an event
         self._exact = {line for kind, line in pairs if kind not in SHAPED_KINDS}
@@ -518,7 +526,7 @@ class Plan:
         shape = seen.get(event)
         if shape is None:
             seen[event] = line_shape(key)
-            return False
+            return self._seen_warning(i, key, event[0], seen)
         if shape != line_shape(key):
             return False
         if not self.filt.similar:
@@ -533,6 +541,44 @@ class Plan:
                 run += 1
                 j += step
         return run < _RUN_LEFT
+
+    def _seen_warning(
+        self, i: int, key: str, template: str, seen: dict[tuple[str, tuple[str, ...]], str]
+    ) -> bool:
+        """Whether warning line ``i``, the first of its event, repeats the gate's shape of a
+        warning kept above and may go: a warning per resource of a route (``GET /items/42 ->
+        429``, one per item) is one fact, and the gate's shape folds its path's numbers.  In a
+        run of :data:`_RUN_LEFT` warning lines of its shape (other lines between them aside)
+        the log folder folds them better (it lists the batch numbers or paths); a
+        warning among warnings of other shapes (interleaved routes) goes here."""
+        if key not in self._errors or not is_warning_shaped(key):
+            return False
+        shape = line_shape(key)
+        marker = (template, (_BY_SHAPE, shape))
+        if marker not in seen:
+            seen[marker] = shape
+            return False
+        return self._shape_run(i, shape) < _RUN_LEFT
+
+    def _shape_run(self, i: int, shape: str) -> int:
+        """How many warning lines in a row around line ``i`` (other lines between them aside,
+        at most :data:`_BESIDE` in a row) have the gate's ``shape``, up to :data:`_RUN_LEFT`."""
+        lines = self.lines
+        run = 1
+        for step in (-1, 1):
+            j = i + step
+            gap = 0
+            while run < _RUN_LEFT and 0 <= j < len(lines) and gap <= _BESIDE:
+                key = lines[j].strip()[:CRITICAL_CAP]
+                if key in self._errors and is_warning_shaped(key):
+                    if line_shape(key) != shape:
+                        break  # a warning of another shape: interleaved, not a run
+                    run += 1
+                    gap = 0
+                else:
+                    gap += 1  # (an error, ``progress: 50/900 pushed, 2 failed``, rides along)
+                j += step
+        return run
 
     def _event(self, line: str, key: str) -> tuple[str, tuple[str, ...]] | None:
         if key in self._exact or len(line) > _EVENT_CAP or not line.strip():
