@@ -27,7 +27,7 @@ def corpus() -> bytes:
         elif i % 23 == 7:
             lines.append(b"")
         else:
-            listing = "\n".join(f"src/pkg_{i}/module_{k}.py" for k in range(30))
+            listing = "\n".join(f"src/pkg_{i}/module_{k}.py" for k in range(120))
             record = {
                 "id": f"r{i}",
                 "messages": [

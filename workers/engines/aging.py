@@ -102,7 +102,7 @@ from workers.engines._prose import (
 from workers.engines._shell import cat_files, is_file_read, parse_access, read_paths
 from workers.engines._text import dup_spans, is_stack_frame, named_lines, request_terms
 from workers.engines.base import Engine, EngineContext, EngineOutput
-from workers.fidelity.facts import repeat_key
+from workers.fidelity.facts import critical_lines, repeat_key
 from workers.markers import has_marker
 from workers.markers.stash import LITERAL as STASH_LITERAL
 from workers.markers.stash import NOTE_CAP
@@ -418,6 +418,8 @@ def _char_spans_to_rows(text: str, spans: Sequence[tuple[int, int]]) -> list[tup
 _PLACE = re.compile(r"""([\w./@+-]+)(?::|", line )(\d{1,7})\b""")
 _NUMBERED = re.compile(r"^ *(\d{1,7})\t", re.M)
 _MENTION_SCAN = 400_000  # characters of a later text read for places
+_FAILURE_OUTPUTS = 12  # later tool outputs read for the failing tests they name
+_FAILURE_NAMES = 200  # ... and at most this many of their failure lines
 _MENTIONS_PER_TEXT = 50  # places naming the file read in one later text
 _MENTIONS_PER_READ = 100  # places naming the file read, over every later text
 _INDEX_AFTER = 8  # reads that look for later mentions before the texts' words are indexed
@@ -463,6 +465,29 @@ class _LaterMentions:
         if held is None:
             held = self._diffs[j] = self.texts[j].find("@@ -", 0, _MENTION_SCAN) >= 0
         return held
+
+    def failing_tests(self, index: int) -> str:
+        """The failing tests later outputs name (``FAILED tests/test_cart.py::test_total``,
+        phpunit's ``1) LedgerTest::testOpenTwiceFails``), one per line: the test functions an
+        older read of the test file holds that the agent went on to fix."""
+        found: list[str] = []
+        seen = 0
+        for j in range(index + 1, len(self.units)):
+            unit = self.units[j]
+            if unit.kind != "tool_result" or read_paths(unit):
+                continue
+            seen += 1
+            if seen > _FAILURE_OUTPUTS:
+                break
+            text = self.texts[j]
+            if len(text) > _MENTION_SCAN:
+                continue
+            found += sorted(
+                line
+                for kind, line in critical_lines(text, "tool_result", unit.command)
+                if kind == "test_failure"
+            )
+        return "\n".join(found[:_FAILURE_NAMES])
 
     def comment(self, index: int) -> str:
         """The first assistant text after unit ``index``, before the next request."""
@@ -877,7 +902,7 @@ class AgingEngine(Engine):
                 if later is not None:
                     # and one the agent's next words name, or a later edit, diff or
                     # traceback of this file touches
-                    named = f"{named}\n{later.comment(index)}"
+                    named = f"{named}\n{later.comment(index)}\n{later.failing_tests(index)}"
                     touched = later.file_lines(unit, index)
                     if touched and offset is not None:
                         named += "\n" + " ".join(

@@ -59,6 +59,8 @@ from workers.markers.structured_view import HEADER_LINE
 __all__ = [
     "MIN_ENTRIES",
     "MIN_SAVED",
+    "MIN_SAVED_PATHS",
+    "MIN_SAVED_PATH_TOKENS",
     "MIN_SAVED_TOKENS",
     "Listing",
     "compact_listing",
@@ -71,6 +73,8 @@ MIN_COMMITS = 3  # a plain git log of fewer commits stays as it is
 MIN_SAVED = 0.10  # the view must save at least this share of the tokens ...
 MIN_SAVED_STAT = 0.05  # ... of a git log (its summaries stay as written: less to gain)
 MIN_SAVED_TOKENS = 12  # ... or, when the command says listing, at least this many
+MIN_SAVED_PATHS = 0.25  # a path listing's tree must save this share of its tokens ...
+MIN_SAVED_PATH_TOKENS = 150  # ... and this many (held-out set 34: 20 paths of find, 12 saved)
 MAX_CHARS = 4_000_000
 _INDENT = "  "
 
@@ -745,6 +749,14 @@ def compact_listing(
     if after > before * (1 - least) and (
         hint not in _PATH_HINTS or after > before - MIN_SAVED_TOKENS
     ):
+        return None
+    if (
+        kind == "paths"
+        and (before - after < MIN_SAVED_PATH_TOKENS or after > before * (1 - MIN_SAVED_PATHS))
+        and text.count("/") >= entries  # paths written whole (find's), not ``ls``'s names
+    ):
+        # the tree writes each path in pieces (``lib/: inventory.rb``): a short listing keeps
+        # its paths as written, a reader (or a search) finds ``./lib/inventory/cart.rb``
         return None
     visible = set(new.split("\n"))
     stripped = {v.strip() for v in visible}

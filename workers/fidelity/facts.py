@@ -552,6 +552,10 @@ _SUMMARY_LINE = re.compile(
     r"|^(?:Planning|Execution) Time: [\d.]+ ms$"  # EXPLAIN ANALYZE's totals (Postgres)
     r"|^\d+ (?:passing|failing|pending)\b"  # mocha
     r"|^\d+ examples?, \d+ failures?"  # rspec
+    # phpcs's per file and its fixable count; rubocop's
+    r"|^FOUND \d+ ERRORS?(?: AND \d+ WARNINGS?)? AFFECTING \d+ LINES?$"
+    r"|^PHPCBF CAN FIX THE \d+ MARKED SNIFF VIOLATIONS? AUTOMATICALLY$"
+    r"|^\d+ files? inspected, (?:no|\d+) offenses? detected"
     r"|^Tests: \d+, Assertions: \d+|^(?:FAILURES|ERRORS)!$"  # phpunit
     r"|^# (?:tests|suites|pass|fail|cancelled|skipped|todo) \d+$"  # TAP (node --test)
     # node --test's spec reporter: its totals, zeros too (``ℹ fail 0`` says no test failed)
@@ -693,6 +697,8 @@ EXAMPLE_END = re.compile(r"^(?:E\s*)?\)$")
 # urllib3<2``, ``types-requests 2.32.4 depends on urllib3>=2``) say why it failed (kind
 # ``error_line``: one per shape, so a version repeated 27 times is one fact)
 CONFLICT_HEAD = "The conflict is caused by:"
+# a row of phpcs's full report (``  11 | WARNING | [ ] Line exceeds 120 characters``)
+_PHPCS_ROW = re.compile(r"\d+ \| (?:ERROR|WARNING) +\| ")
 _ESLINT_FINDING = re.compile(r"^\s+\d+:\d+\s+(?:error|warning)\s")
 # A grouped linter report's finding (kind ``finding``, each one exactly): ``  32:29 ANN001
 # Missing type annotation ...`` under its file's header line (``ruff --output-format
@@ -780,6 +786,8 @@ _HTTP_5XX = re.compile(
 # the status line of a response ``curl -v`` (``-i`` without the ``<``) received: what a request
 # came to
 _RESPONSE_STATUS = re.compile(r"< HTTP/\d(?:\.\d)? [1-5]\d\d\b")
+# ``curl -i``'s status line when the request failed (``HTTP/1.1 404 Not Found``)
+_FAILED_RESPONSE = re.compile(r"HTTP/\d(?:\.\d)? [45]\d\d\b")
 # a request answered with a 5xx in other access-log shapes: a method, a path and the status
 # (morgan's ``GET /orders/3 500 4.123 ms - 148``), squid's ``TCP_MISS/503 3466 GET http://...``,
 # a structured log's ``status=502`` (logfmt, tracing) or ``"status": 500`` (JSON; not a
@@ -952,6 +960,8 @@ _TEST_FAILURE = re.compile(
     r"|^---- \S+ stdout ----$"  # cargo test
     r"|^rspec \S+(?::\d+|\[[\d:]+\]) # "  # rspec's failed examples
 )
+# minitest's failing test under ``  1) Failure:`` (``TestCart#test_total [test/cart.rb:24]:``)
+_MINITEST_FAILURE = re.compile(r"^[A-Z]\w*(?:::[A-Z]\w*)*#\S+ \[[^\]\n]+:\d+\]:$")
 # A counted test result that failed (meson's ``4/4 cqueue:test_stress TIMEOUT  10.06s``,
 # ``2/4 cqueue:test_pool   FAIL  0.02s   exit status 1``)
 _COUNTED_RESULT_FAILED = re.compile(
@@ -1249,6 +1259,7 @@ def _tool_lines(text: str, family: str | None) -> Iterable[tuple[str, str]]:
     since_error = _PG_DETAIL_WINDOW + 1  # non-blank lines since the last error line
     analysis = False  # Spring Boot's ``APPLICATION FAILED TO START`` came before
     described = False  # an error's ``Description:`` label came last: its next line says what
+    report_file: str | None = None  # phpcs's ``FILE: src/Fees.php`` until a row under it
     for index, raw_line in enumerate(all_lines):
         if index in quiet:
             continue
@@ -1282,6 +1293,11 @@ def _tool_lines(text: str, family: str | None) -> Iterable[tuple[str, str]]:
         named, above = above, token
         error_above, error_here = error_here, False
         since_error += 1
+        if line[0] == "F" and line.startswith("FILE: "):
+            report_file = token  # phpcs's full report: the file its rows below are in
+        elif report_file is not None and line[0].isdecimal() and _PHPCS_ROW.match(line):
+            yield "finding", report_file
+            report_file = None
         if in_snippet and line[0].isdecimal() and _CODE_GUTTER.match(raw):
             continue  # ``44 |     other => Err(MoneyError::Parse(...)),``: the quoted source
         if line[:4] == "--> " or (
@@ -1504,7 +1520,9 @@ def _tool_lines(text: str, family: str | None) -> Iterable[tuple[str, str]]:
             yield "commit", token
         elif first.isdecimal() and _STAT_SUMMARY.match(line):
             yield "stat_summary", token
-        elif first == "<" and _RESPONSE_STATUS.match(line):
+        elif (first == "<" and _RESPONSE_STATUS.match(line)) or (
+            first == "H" and _FAILED_RESPONSE.match(line)
+        ):
             yield "http_status", token  # ``curl -v``'s ``< HTTP/1.1 400 Bad Request``
         elif (
             ((first in _SUMMARY_FIRST or first.isdecimal()) and _SUMMARY_LINE.match(line))
@@ -1529,6 +1547,7 @@ def _tool_lines(text: str, family: str | None) -> Iterable[tuple[str, str]]:
             or (first == "-" and _GO_FAIL.match(raw))
             or ((in_failures or mocha) and first.isdecimal() and _NUMBERED_FAILURE.match(raw))
             or (first.isdecimal() and _COUNTED_RESULT_FAILED.match(raw))
+            or (line[-1] == ":" and "#" in line and _MINITEST_FAILURE.match(raw))
         ):
             failed = want_frame = True
             want_message = first == "●" or first == "F"
