@@ -556,6 +556,7 @@ _SUMMARY_LINE = re.compile(
     r"|^FOUND \d+ ERRORS?(?: AND \d+ WARNINGS?)? AFFECTING \d+ LINES?$"
     r"|^PHPCBF CAN FIX THE \d+ MARKED SNIFF VIOLATIONS? AUTOMATICALLY$"
     r"|^\d+ files? inspected, (?:no|\d+) offenses? detected"
+    r"|^System check identified (?:no issues|\d+ issues?)"  # Django's
     r"|^Tests: \d+, Assertions: \d+|^(?:FAILURES|ERRORS)!$"  # phpunit
     r"|^# (?:tests|suites|pass|fail|cancelled|skipped|todo) \d+$"  # TAP (node --test)
     # node --test's spec reporter: its totals, zeros too (``ℹ fail 0`` says no test failed)
@@ -697,6 +698,8 @@ EXAMPLE_END = re.compile(r"^(?:E\s*)?\)$")
 # urllib3<2``, ``types-requests 2.32.4 depends on urllib3>=2``) say why it failed (kind
 # ``error_line``: one per shape, so a version repeated 27 times is one fact)
 CONFLICT_HEAD = "The conflict is caused by:"
+# a Django system check message: its object (``?`` for the project) and its id
+_DJANGO_CHECK = re.compile(r"(?:\?|[A-Za-z_][\w.]*): \((?:[a-z_]+\.)+[EWCI]\d{3}\) \S")
 # a row of phpcs's full report (``  11 | WARNING | [ ] Line exceeds 120 characters``)
 _PHPCS_ROW = re.compile(r"\d+ \| (?:ERROR|WARNING) +\| ")
 _ESLINT_FINDING = re.compile(r"^\s+\d+:\d+\s+(?:error|warning)\s")
@@ -1601,6 +1604,8 @@ def _tool_lines(text: str, family: str | None) -> Iterable[tuple[str, str]]:
             or (first == "^" and _SHELLCHECK_FINDING.match(line))
         ):
             yield "finding", token
+        elif ": (" in line[:120] and _DJANGO_CHECK.match(line):
+            yield "finding", token  # Django's system check: ``?: (security.W004) You have ...``
         elif first.isdecimal() and CODED_FINDING.match(raw):
             if path_header is not None:
                 yield "finding", path_header

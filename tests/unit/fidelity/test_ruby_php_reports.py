@@ -87,3 +87,24 @@ def test_curl_i_failed_status_is_a_fact() -> None:
     assert _kinds(text, "curl -si http://127.0.0.1/recent")["HTTP/1.1 404 Not Found"] == (
         "http_status"
     )
+
+
+DJANGO_CHECK = """System check identified some issues:
+
+WARNINGS:
+?: (security.W004) You have not set a value for the SECURE_HSTS_SECONDS setting.
+catalog.Book: (models.W042) Auto-created primary key used when not defining a primary key type.
+\tHINT: Configure the DEFAULT_AUTO_FIELD setting.
+
+System check identified 2 issues (0 silenced).
+"""
+
+
+def test_django_system_check_messages_are_findings() -> None:
+    # held-out set 35: aggressive aged an older ``check --deploy`` down to its first lines
+    found = _kinds(DJANGO_CHECK, "python manage.py check --deploy")
+    assert found[
+        "?: (security.W004) You have not set a value for the SECURE_HSTS_SECONDS setting."
+    ] == ("finding")
+    assert found["System check identified 2 issues (0 silenced)."] == "test_summary"
+    assert any(line.startswith("catalog.Book: (models.W042)") for line in found)
