@@ -326,7 +326,9 @@ class DedupEngine(LosslessEngine):
             read = bool(paths[pos])
             visible = _Visible(unit)
             if unit.kind == "tool_result":  # tool outputs are the sources and the targets
-                replace = not unit.frozen and not read
+                # (a read too in a lossless chain: a log read whole repeats its tracebacks,
+                # and nothing lossy reads the file after)
+                replace = not unit.frozen and (not read or ctx.lossless_chain)
                 # within one output only when nothing lossy reads it after (a JSON
                 # document is the JSON engines')
                 within = ctx.lossless_chain and not is_json_document(text)
