@@ -38,11 +38,13 @@ from workers.messages.model import Unit
 
 __all__ = [
     "JSON_DOC_START",
+    "JSON_TAIL_PREAMBLE",
     "NOTE_CAP",
     "PointedAt",
     "dup_sources",
     "expanded",
     "is_json_document",
+    "json_tail",
     "named_lines",
     "newer_copy_indexes",
     "nonzero",
@@ -156,6 +158,24 @@ def is_json_document(text: str) -> bool:
     except orjson.JSONDecodeError:
         return False
     return True
+
+
+JSON_TAIL_PREAMBLE = 30  # lines before a JSON document that ends an output (bandit's INFO)
+_JSON_TAIL_OPEN = re.compile(r"^[{\[][ \t]*$", re.M)  # a pretty-printed document's first line
+
+
+def json_tail(text: str) -> int | None:
+    """Where a pretty-printed JSON document starts that ends ``text`` after a few lines of
+    something else (``bandit -f json``'s ``[main] INFO ...`` lines, a tool's warnings above its
+    ``--json`` report): at most :data:`JSON_TAIL_PREAMBLE` lines before it, and it holds most of
+    the text.  None when there is no such document (or the whole text is one)."""
+    match = _JSON_TAIL_OPEN.search(text)
+    if match is None or match.start() == 0:
+        return None
+    start = match.start()
+    if text.count("\n", 0, start) > JSON_TAIL_PREAMBLE or (len(text) - start) * 2 < len(text):
+        return None
+    return start if is_json_document(text[start:]) else None
 
 
 # a frame of a crash report's stack: AddressSanitizer ``#3 0x7f.. in f file:line``, valgrind

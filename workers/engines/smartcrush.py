@@ -71,6 +71,7 @@ from workers.engines._shell import BIG_DATA_READ, DATA_SUFFIXES, is_file_read, r
 from workers.engines._text import (
     JSON_DOC_START,
     PointedAt,
+    json_tail,
     request_terms,
     restores,
     stash_marker,
@@ -1024,6 +1025,9 @@ def crush_text(
         whole = _whole_json(text)
         if whole is not None and _load(text[whole[0] : whole[1]])[0]:
             regions.append(whole)
+        elif (tail := json_tail(text)) is not None:
+            # a JSON report after a few lines of something else (bandit's ``[main] INFO``)
+            regions.append(_strip_span(text, tail, len(text)))
     cut = not regions and not arrays
     if cut:
         broken = _broken_json(text)

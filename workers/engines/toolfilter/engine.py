@@ -15,7 +15,7 @@ from workers.engines._shell import (
     read_paths,
     read_patterns,
 )
-from workers.engines._text import is_json_document, named_lines, request_terms
+from workers.engines._text import is_json_document, json_tail, named_lines, request_terms
 from workers.engines.base import Engine, EngineContext, EngineOutput
 from workers.engines.listing import compact_listing
 from workers.engines.toolfilter.blocks import structure_family
@@ -50,6 +50,7 @@ class ToolFilterEngine(Engine):
                 or len(text) < MIN_CHARS
                 or _JSON_BLOCK.search(text)
                 or is_json_document(text)
+                or json_tail(text) is not None  # (a report after a few lines: the crusher's)
             ):
                 texts.append(text)
                 continue
