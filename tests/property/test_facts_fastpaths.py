@@ -80,6 +80,7 @@ def reference_tool_lines(text: str, family: str | None) -> Iterator[tuple[str, s
     crashed = False  # a crash headline came before: a Go dump's goroutines re-arm the frame
     said: set[str] | None = set() if "[ERROR] " in text or "[WARNING] " in text else None
     path_header: str | None = None
+    report_file: str | None = None  # phpcs's ``FILE:`` until a row under it
     grep_files: set[str] = set()
     has_ansi = "\x1b" in text
     written = all_lines = text.splitlines()
@@ -108,6 +109,11 @@ def reference_tool_lines(text: str, family: str | None) -> Iterator[tuple[str, s
             line = line[:600]
         error_above, error_here = error_here, False
         since_error += 1
+        if line.startswith("FILE: "):
+            report_file = token
+        elif report_file is not None and facts._PHPCS_ROW.match(line):
+            yield "finding", report_file
+            report_file = None
         if in_snippet and re.match(r"\s*\d+ +[|│+-](?: |$)", raw):
             continue  # the source a compiler quotes under its finding
         if line.startswith("--> ") or re.search(
@@ -192,6 +198,12 @@ def reference_tool_lines(text: str, family: str | None) -> Iterator[tuple[str, s
                 want_frame = False
                 yield "stack_frame", token
             continue
+        if facts._NODE_ERROR_CODE.match(raw):
+            yield "error_detail", token
+            continue
+        if crashed and facts._PHP_THROWN.match(raw):
+            yield "error_detail", token
+            continue
         if want_frame and facts._NATIVE_FRAME.match(raw) and not facts._NOT_USER_FRAME.search(raw):
             want_frame = False
             yield "stack_frame", token
@@ -245,12 +257,13 @@ def reference_tool_lines(text: str, family: str | None) -> Iterator[tuple[str, s
             yield "commit", token
         elif facts._STAT_SUMMARY.match(line):
             yield "stat_summary", token
-        elif facts._RESPONSE_STATUS.match(line):
+        elif facts._RESPONSE_STATUS.match(line) or facts._FAILED_RESPONSE.match(line):
             yield "http_status", token
         elif facts._SUMMARY_LINE.match(line) or facts._RUN_OUTCOME.search(line):
             yield "test_summary", token
         elif (
             facts._TEST_FAILURE.match(raw)
+            or facts._MINITEST_FAILURE.match(raw)
             or facts._GO_FAIL.match(raw)
             or ((in_failures or mocha) and facts._NUMBERED_FAILURE.match(raw))
         ):
@@ -285,6 +298,7 @@ def reference_tool_lines(text: str, family: str | None) -> Iterator[tuple[str, s
             facts._BOXED_HEAD.match(line)
             or facts._SHELLCHECK_LOCATION.match(line)
             or facts._SHELLCHECK_FINDING.match(line)
+            or facts._DJANGO_CHECK.match(line)
         ):
             yield "finding", token
         elif facts.CODED_FINDING.match(raw):

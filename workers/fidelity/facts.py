@@ -148,7 +148,7 @@ _ERROR_LEVEL_HINT = re.compile(
     r"rror|RROR|FAIL|ail|atal|ATAL|panic|xception|Traceback|RITICAL|ritical|denied|refused"
 )
 _WARNING_WORD = re.compile(
-    r"\b(?:Warning|WARNING|warning|WARN)\b"
+    r"\b(?:Warning|WARNING|warning|WARN)\b|^npm warn "
     # levels that say warn without the word: winston's ``[warn]``, pino's ``"level":40``
     r'|\[warn\]|\[WRN\]|"(?:level|severity|lvl)":\s?(?:40\b|"warn")'
 )
@@ -435,6 +435,9 @@ _ERROR_LINE = re.compile(
     # ctest's other ways to fail: ``***Timeout   3.00 sec``, ``5 - lru_stress (Timeout)``
     r"|\*\*\*(?:Timeout|Not Run|SEGFAULT|Subprocess aborted|Child aborted)"
     r"|^\s*\d+ - \S+ \((?:Timeout|Not Run|SEGFAULT|NUMERICAL|Subprocess aborted)\)$"
+    # npm 10's and 11's warnings (``npm warn peer typescript@">=4.3 <7" from ts-jest@29.4.15``;
+    # npm 9 wrote ``npm WARN``)
+    r"|^npm warn "
     # Kubernetes: a pod's state or an event's reason that is a failure
     r"|\b(?:CrashLoopBackOff|OOMKill(?:ed|ing)|ImagePullBackOff|ErrImagePull|Evicted)\b"
     # a shell's word for a program killed by a signal (``bash: line 1: 26463 Segmentation
@@ -490,7 +493,7 @@ _ERROR_HINT_LITERALS = (
     'warn"', 'crit"', 'alert"', 'emerg"', 'dpanic"', "***", "Timeout)", "Not Run)",
     "SEGFAULT)", "NUMERICAL)", "aborted)", "BackOff", "OOMKill", "ErrImagePull", "Evicted",
     "Segmentation", "Bus error", "Illegal instr", "Floating point", "core dumped",
-    "undefined reference", "undefined symbol", "multiple definition",
+    "undefined reference", "undefined symbol", "multiple definition", "npm warn ",
 )  # fmt: skip
 # a linter's crosses (outside ASCII: found by ``str.find``, not by the Hyperscan pass)
 _CROSS_HINTS = ("✖", "✗", "✘", "×", "⚠")
@@ -536,6 +539,8 @@ _SUMMARY_LINE = re.compile(
     r"|^(?:Tests?|Test Suites):\s+.*\b(?:passed|failed|total)\b"
     r"|^(?:FAIL|ok|PASS)\s+\S+\s+(?:[\d.]+s|\(cached\))(?:\s+coverage: [\d.]+% of statements)?$"
     r"|^All files\s*\|"  # istanbul's coverage table (jest, vitest, nyc): its total row
+    # autocannon's responses by class
+    r"|^\d+ 2xx responses, \d+ non 2xx responses$"
     r"|^TOTAL\s+\d+\s+\d+(?:\s+\d+\s+\d+)?\s+\d+(?:\.\d+)?%$"  # coverage.py's report
     r"|^test result: "
     r"|^Ran \d+ tests? in "
@@ -699,7 +704,7 @@ EXAMPLE_END = re.compile(r"^(?:E\s*)?\)$")
 # ``error_line``: one per shape, so a version repeated 27 times is one fact)
 CONFLICT_HEAD = "The conflict is caused by:"
 # a Django system check message: its object (``?`` for the project) and its id
-_DJANGO_CHECK = re.compile(r"(?:\?|[A-Za-z_][\w.]*): \((?:[a-z_]+\.)+[EWCI]\d{3}\) \S")
+_DJANGO_CHECK = re.compile(r"(?:\?|[A-Za-z_][\w.]{0,100}): \((?:[a-z_]+\.)+[EWCI]\d{3}\) \S")
 # a row of phpcs's full report (``  11 | WARNING | [ ] Line exceeds 120 characters``)
 _PHPCS_ROW = re.compile(r"\d+ \| (?:ERROR|WARNING) +\| ")
 _ESLINT_FINDING = re.compile(r"^\s+\d+:\d+\s+(?:error|warning)\s")
@@ -908,6 +913,8 @@ _NATIVE_FRAME = re.compile(
     # PHP's: ``#0 /srv/app/public/index.php(26): Ledger\Ledger->get()``
     r"|^#\d+ \S+\.php\(\d+\): \S"
 )
+# an error's ``code`` among the properties node prints under its stack (``  code: 'EADDRINUSE',``)
+_NODE_ERROR_CODE = re.compile(r"^\s+code: '[A-Z][A-Z0-9_]{2,40}',?$")
 # where PHP says an uncaught exception was thrown (``  thrown in /src/Ledger.php on line 22``)
 _PHP_THROWN = re.compile(r"^\s+thrown in \S+ on line \d+$")
 # a Rust backtrace frame's function, above its ``at ./src/lib.rs:132:22`` (``6: ledger::Ledger::page``)
@@ -1445,6 +1452,9 @@ def _tool_lines(text: str, family: str | None) -> Iterable[tuple[str, str]]:
                 if want_frame and _NOT_USER_FRAME.search(raw) is None:
                     want_frame = False
                     yield "stack_frame", token
+            continue
+        if first == "c" and _NODE_ERROR_CODE.match(raw):
+            yield "error_detail", token  # node's error properties under its stack
             continue
         if first == "t" and crashed and _PHP_THROWN.match(raw):
             yield "error_detail", token
