@@ -278,9 +278,7 @@ def _is_warning(line: str) -> bool:
         return True
     if line.startswith("W") and _KLOG_WARNING.match(line) is not None:
         return True
-    return _WARNING_WORD.search(line) is not None and (
-        _ERROR_LEVEL_HINT.search(line) is None or _ERROR_LEVEL.search(line) is None
-    )
+    return _has_warning_word(line)
 
 
 @register
@@ -314,16 +312,24 @@ def repeat_key(line: str) -> str:
     return shape + "\x00" + _VOLATILE.sub("#", line)
 
 
+def _is_note(line: str) -> bool:
+    """A compiler's ``file:line:col: note:`` or a linter's warning row."""
+    return (": note: " in line and _DIAG_NOTE.match(line) is not None) or (
+        line[:1] not in " \t" and _LINT_WARNING.match(line) is not None
+    )
+
+
+def _has_warning_word(line: str) -> bool:
+    """A warning word and no error word."""
+    return _WARNING_WORD.search(line) is not None and (
+        _ERROR_LEVEL_HINT.search(line) is None or _ERROR_LEVEL.search(line) is None
+    )
+
+
 def is_warning_shaped(line: str) -> bool:
     """Whether :func:`line_shape` reads ``line`` as a warning (a warning word and no error
     word, or a compiler's note): a warning repeated per item, row or resource is one fact."""
-    return (": note: " in line and _DIAG_NOTE.match(line) is not None) or (
-        (line[:1] not in " \t" and _LINT_WARNING.match(line) is not None)
-        or (
-            _WARNING_WORD.search(line) is not None
-            and (_ERROR_LEVEL_HINT.search(line) is None or _ERROR_LEVEL.search(line) is None)
-        )
-    )
+    return _is_note(line) or _has_warning_word(line)
 
 
 @register
@@ -344,13 +350,8 @@ def line_shape(line: str) -> str:
         line = REQUEST_ID.sub(r"\1#", line)
     if "/proc/" in line:
         line = _PROC_PID.sub(lambda m: _DIGITS.sub("#", m.group()), line)
-    note = (": note: " in line and _DIAG_NOTE.match(line) is not None) or (
-        line[:1] not in " \t" and _LINT_WARNING.match(line) is not None
-    )
-    if note or (
-        _WARNING_WORD.search(line) is not None
-        and (_ERROR_LEVEL_HINT.search(line) is None or _ERROR_LEVEL.search(line) is None)
-    ):
+    note = _is_note(line)
+    if note or _has_warning_word(line):
         if note or _DIAG_WARNING.match(line):
             # quoted names fold, and so does the padding that aligns a linter's columns
             # (eslint pads each message to its file's longest)

@@ -338,3 +338,9 @@ def test_a_removed_line_that_looks_like_a_file_header_stays_in_its_hunk() -> Non
     assert _hunk_lines(diff, "db/schema.sql") == {10, 11, 12, 40, 41}
     assert _hunk_lines(diff, "other.sql") == {1, 2}
     assert _hunk_lines("--- a/f.py\n+++ b/f.py\n@@ -5,0 +6,2 @@\n+a\n+b\n", "f.py") == set()
+
+
+def test_a_function_a_later_failing_test_names_stays_whole() -> None:
+    # stop 42: a later run's failing test names what the agent went on to fix
+    report = "FAIL tests/ledger.test.js\n  Ledger\n    ✓ opens (2 ms)\n    ✕ transfer (3 ms)\n"
+    _assert_transfer_whole(_worked_on(_bash("npx jest", report)))

@@ -54,3 +54,19 @@ def test_a_modified_files_changes_stay_past_the_hunk_head() -> None:
     assert removed + added in out
     assert "+  line 199 of src/fixtures.rs" not in out  # a new file's body: its head
     assert saved > 0.3
+
+
+def test_context_lines_that_declare_a_function_are_found() -> None:
+    # aging keeps them in an aged diff (held-out set 32: ``pub fn format_minor`` had gone)
+    from workers.engines._diff import declaring_context_rows
+
+    lines = [
+        "@@ -84,7 +84,7 @@ impl Ledger {",
+        ' /// assert_eq!(format_minor(1234), "12.34");',
+        '-/// assert_eq!(format_minor(5), "0.5");',
+        '+/// assert_eq!(format_minor(5), "0.05");',
+        " pub fn format_minor(units: u64) -> String {",
+        "     let whole = units / 100;",
+        "     def helper(): pass",
+    ]
+    assert list(declaring_context_rows(lines)) == [4, 6]
